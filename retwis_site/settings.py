@@ -1,0 +1,169 @@
+"""Settings for the Retwis site, read from the environment through strict helpers.
+
+Every value a deployment changes comes from an environment variable. Outside DEBUG the
+insecure development defaults (secret key, hosts) are refused rather than silently used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name: str, default: str) -> bool:
+    """Return the boolean env var `name`; anything but true/false raises."""
+    value = os.environ.get(name, default).strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off", ""}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}")
+
+
+def envint(name: str, default: int, *, minimum: int = 0) -> int:
+    """Return the integer env var `name`, at least `minimum`; junk raises."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def envlist(name: str, default: str) -> list[str]:
+    """Return the comma-separated env var `name` as a list of non-empty items."""
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DEBUG = envbool("DEBUG", "false")
+
+_DEV_SECRET = "insecure-dev-only-secret-key-change-me"
+SECRET_KEY = os.environ.get("SECRET_KEY", _DEV_SECRET if DEBUG else "")
+if not SECRET_KEY or (SECRET_KEY == _DEV_SECRET and not DEBUG):
+    raise ImproperlyConfigured("Set SECRET_KEY (only DEBUG=true may use the development key).")
+
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver" if DEBUG else "")
+if not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("Set ALLOWED_HOSTS (comma-separated) when DEBUG is off.")
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    # contrib.auth is installed only for its mixins, password hashers and validators.
+    # Its models are never queried: there is no SQL database (DATABASES is empty).
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "social",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "social.middleware.RedisUnavailableMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "social.middleware.RedisAuthMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "retwis_site.urls"
+WSGI_APPLICATION = "retwis_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "builtins": ["django.contrib.humanize.templatetags.humanize"],
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.messages.context_processors.messages",
+                "social.context_processors.user",
+            ],
+        },
+    },
+]
+
+# No SQL database at all: every piece of state lives in Redis.
+DATABASES: dict = {}
+
+# One Redis configuration: django-redis (the cache) and the repository share it.
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "2"))
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "cache",
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.DefaultClient",
+            "SOCKET_CONNECT_TIMEOUT": 1,
+            "SOCKET_TIMEOUT": REDIS_SOCKET_TIMEOUT,
+            "CONNECTION_POOL_KWARGS": {"health_check_interval": 30},
+        },
+    }
+}
+
+# Messages travel in a signed cookie: there is no session store.
+MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
+
+# The password hash lives in the user's Redis hash; Django's hashers make and check it.
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+
+# The `auth` cookie carries the user's secret, as in the reference Retwis.
+AUTH_COOKIE_NAME = "auth"
+AUTH_COOKIE_AGE = envint("AUTH_COOKIE_AGE", 60 * 60 * 24 * 365, minimum=60)
+SECURE_COOKIES = envbool("SECURE_COOKIES", "false")
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SAMESITE = "Lax"
+MESSAGES_COOKIE_SAMESITE = "Lax"
+if SECURE_COOKIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Feed shapes.
+RETWIS_HOME_FEED_CAP = envint("RETWIS_HOME_FEED_CAP", 1000, minimum=10)
+RETWIS_TIMELINE_CAP = 1000  # the reference Retwis keeps exactly the newest 1000
+RETWIS_FANOUT_BATCH = envint("RETWIS_FANOUT_BATCH", 1000, minimum=1)
+RETWIS_FEED_PAGE_SIZE = 10
+RETWIS_TIMELINE_PAGE_SIZE = 50
+RETWIS_LIST_PAGE_SIZE = 50
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}

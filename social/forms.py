@@ -1,0 +1,114 @@
+"""Forms: every input is validated and normalised here, never in views."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+from django import forms
+from django.contrib.auth import password_validation
+from django.core.exceptions import ValidationError
+
+USERNAME_RE = re.compile(r"^[A-Za-z0-9_]{3,20}$")
+POST_MAX = 280
+# Hard ceiling on what a field accepts at all, before any normalising: limits on every input.
+RAW_POST_MAX = 2000
+PASSWORD_MAX = 256
+
+USERNAME_HELP = "3 to 20 letters, digits or underscores."
+
+
+class UsernameField(forms.CharField):
+    """A username as typed: trimmed, 3-20 of letters, digits, underscore."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("max_length", 20)
+        kwargs.setdefault("min_length", 3)
+        kwargs.setdefault(
+            "widget",
+            forms.TextInput(
+                attrs={"autocomplete": "username", "autocapitalize": "none", "spellcheck": "false"}
+            ),
+        )
+        super().__init__(**kwargs)
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        if value and not USERNAME_RE.match(value):
+            raise ValidationError(
+                "Use only letters, digits and underscores (3 to 20).", code="invalid"
+            )
+
+
+class RegisterForm(forms.Form):
+    """Sign-up: username, password twice; passwords checked by Django's validators."""
+
+    username = UsernameField(help_text=USERNAME_HELP)
+    password = forms.CharField(
+        max_length=PASSWORD_MAX,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="At least 8 characters; not a common or all-numeric password.",
+    )
+    password2 = forms.CharField(
+        label="Repeat password",
+        max_length=PASSWORD_MAX,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        password, password2 = data.get("password"), data.get("password2")
+        if password and password2 and password != password2:
+            self.add_error("password2", "The two passwords do not match.")
+        elif password:
+            # The similarity validator wants a user-like object with the typed username.
+            candidate = SimpleNamespace(username=data.get("username") or "")
+            try:
+                password_validation.validate_password(password, candidate)
+            except ValidationError as error:
+                self.add_error("password", error)
+        return data
+
+
+class LoginForm(forms.Form):
+    """Login: username and password; failure never says which part was wrong."""
+
+    username = forms.CharField(
+        max_length=64,
+        widget=forms.TextInput(attrs={"autocomplete": "username", "autocapitalize": "none"}),
+    )
+    password = forms.CharField(
+        max_length=PASSWORD_MAX,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    INVALID = "That username and password do not match an account."
+
+
+class PostForm(forms.Form):
+    """A status update: newlines become spaces, then 1 to 280 characters after trimming."""
+
+    status = forms.CharField(
+        max_length=RAW_POST_MAX,
+        strip=False,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "maxlength": POST_MAX, "placeholder": "What are you doing?"}
+        ),
+        error_messages={
+            "required": "Write something first.",
+            "max_length": f"Keep it to {POST_MAX} characters.",
+        },
+    )
+
+    def clean_status(self) -> str:
+        body = re.sub(r"[\r\n]+", " ", self.cleaned_data["status"]).strip()
+        if not body:
+            raise ValidationError("Write something first.", code="required")
+        if len(body) > POST_MAX:
+            raise ValidationError(
+                f"Keep it to {POST_MAX} characters (this one has {len(body)}).", code="max_length"
+            )
+        return body

@@ -1,0 +1,177 @@
+"""Every Redis key name the site uses, and nothing else.
+
+This is the only module that spells a key string. The first block is the reference Retwis
+layout and must keep its exact names, types and fields so that a database written by the PHP
+Retwis works here and the PHP Retwis can read ours. Everything after it is an addition,
+documented in docs/data-layout.md (type, contents, writer, reader, bound).
+
+Per-user keys take the numeric user id; ids are ints so a typo cannot silently build a new
+key family (rq's warning: a mistyped format becomes permanent once data uses it).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+# --- Reference Retwis layout -----------------------------------------------------------
+
+
+def next_user_id() -> str:
+    """String counter (INCR): the last user id handed out."""
+    return "next_user_id"
+
+
+def user(user_id: int) -> str:
+    """Hash: username, password (Django hash; legacy plain text), auth (secret), plus ours."""
+    return f"user:{int(user_id)}"
+
+
+def users() -> str:
+    """Hash: username (as typed at sign-up) -> user id."""
+    return "users"
+
+
+def auths() -> str:
+    """Hash: auth secret -> user id. May hold stale secrets; user:<id>.auth is the truth."""
+    return "auths"
+
+
+def users_by_time() -> str:
+    """Sorted set: username scored by sign-up unix time."""
+    return "users_by_time"
+
+
+def followers(user_id: int) -> str:
+    """Sorted set: ids of users following user_id, scored by unix time of the follow."""
+    return f"followers:{int(user_id)}"
+
+
+def following(user_id: int) -> str:
+    """Sorted set: ids of users user_id follows, scored by unix time of the follow."""
+    return f"following:{int(user_id)}"
+
+
+def next_post_id() -> str:
+    """String counter (INCR): the last post id handed out."""
+    return "next_post_id"
+
+
+def post(post_id: int) -> str:
+    """Hash: user_id, time (unix seconds), body; plus our moderation fields."""
+    return f"post:{int(post_id)}"
+
+
+def home_feed(user_id: int) -> str:
+    """List: post ids of the user's home feed (own + followed), newest first, capped."""
+    return f"posts:{int(user_id)}"
+
+
+def timeline() -> str:
+    """List: post ids of the global timeline, newest first, exactly the newest 1000."""
+    return "timeline"
+
+
+# --- Additions ---------------------------------------------------------------------------
+
+
+def usernames_lower() -> str:
+    """Hash: lower-cased username -> user id; HSETNX here claims a name ignoring case."""
+    return "users_lower"
+
+
+def username_index() -> str:
+    """Sorted set, all scores 0: lower-cased usernames, for ZRANGEBYLEX prefix search."""
+    return "users_lex"
+
+
+def own_posts(user_id: int) -> str:
+    """List: ids of the posts user_id wrote, newest first (the profile page). Uncapped."""
+    return f"user_posts:{int(user_id)}"
+
+
+def staff_users() -> str:
+    """Sorted set: usernames of staff, scored by the time staff was granted."""
+    return "staff_users"
+
+
+def suspended_users() -> str:
+    """Sorted set: usernames of suspended users, scored by the time of suspension."""
+    return "suspended_users"
+
+
+def notices(user_id: int) -> str:
+    """List: JSON notices for a user (e.g. "your post was removed"), newest first, capped."""
+    return f"notices:{int(user_id)}"
+
+
+def moderation_notes(user_id: int) -> str:
+    """List: JSON staff notes on an account, newest first, capped."""
+    return f"notes:{int(user_id)}"
+
+
+def next_report_id() -> str:
+    """String counter (INCR): the last report id handed out."""
+    return "next_report_id"
+
+
+def report(report_id: int) -> str:
+    """Hash: post_id, reporter_id, reason, text, time, status, resolved_by, resolved_at."""
+    return f"report:{int(report_id)}"
+
+
+def open_reports() -> str:
+    """Sorted set: ids of open reports scored by report time (oldest first)."""
+    return "reports:open"
+
+
+def resolved_reports() -> str:
+    """Sorted set: ids of resolved reports scored by resolution time."""
+    return "reports:resolved"
+
+
+def post_reports(post_id: int) -> str:
+    """Hash: reporter user id -> open report id; HSETNX keeps one open report per user."""
+    return f"post_reports:{int(post_id)}"
+
+
+def user_reports(user_id: int) -> str:
+    """Sorted set: ids of reports against posts by user_id, scored by report time."""
+    return f"user_reports:{int(user_id)}"
+
+
+def audit_log() -> str:
+    """Stream: one entry per staff action (actor, action, target user/post, reason)."""
+    return "audit"
+
+
+def audit_by_actor(user_id: int) -> str:
+    """Sorted set: audit stream ids of entries by staff member user_id (score = ms time)."""
+    return f"audit:actor:{int(user_id)}"
+
+
+def audit_by_target(user_id: int) -> str:
+    """Sorted set: audit stream ids of entries whose target user is user_id (score = ms)."""
+    return f"audit:target:{int(user_id)}"
+
+
+def audit_by_action(action: str) -> str:
+    """Sorted set: audit stream ids of entries of one action (score = ms time)."""
+    if not action.replace("_", "").isalnum():
+        raise ValueError(f"bad audit action name {action!r}")
+    return f"audit:action:{action}"
+
+
+def daily_counter(metric: str, day: date) -> str:
+    """String counter (INCR) of `metric` events on `day`; expires after STATS_TTL_DAYS."""
+    if not metric.isalpha():
+        raise ValueError(f"bad metric name {metric!r}")
+    return f"stats:{metric}:{day:%Y%m%d}"
+
+
+def daily_active(day: date) -> str:
+    """HyperLogLog of user ids active (logged in or posted) on `day`; expires like counters."""
+    return f"stats:active:{day:%Y%m%d}"
+
+
+# Counters and HyperLogLogs older than this are let go (the dashboard shows 60 days).
+STATS_TTL_DAYS = 90

@@ -1,0 +1,60 @@
+"""Middleware: who is asking (the `auth` cookie), and what to say when Redis is down."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.utils.functional import SimpleLazyObject
+
+from social.redis_client import UNAVAILABLE
+from social.repository import AnonymousUser, User, get_repository
+
+log = logging.getLogger(__name__)
+
+
+def user_for_request(request: HttpRequest) -> User | AnonymousUser:
+    """Return the user whose secret is in the `auth` cookie, or an AnonymousUser."""
+    secret = request.COOKIES.get(settings.AUTH_COOKIE_NAME, "")
+    if not secret:
+        return AnonymousUser()
+    return get_repository().user_for_secret(secret) or AnonymousUser()
+
+
+class RedisAuthMiddleware:
+    """Set a lazy request.user: pages that never look at it cost no Redis call."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.user = SimpleLazyObject(lambda: user_for_request(request))
+        return self.get_response(request)
+
+
+def unavailable_response(request: HttpRequest) -> HttpResponse:
+    """Return the friendly 503 page; it never touches Redis (user shown as anonymous)."""
+    html = render_to_string("503.html", {"user": AnonymousUser(), "request": request})
+    response = HttpResponse(html, status=503)
+    response["Retry-After"] = "10"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class RedisUnavailableMiddleware:
+    """Turn "Redis is unreachable" from any view or template into a 503 page."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, UNAVAILABLE):
+            log.warning("Redis unavailable on %s: %s", request.path, exception)
+            return unavailable_response(request)
+        return None

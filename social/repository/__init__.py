@@ -1,0 +1,59 @@
+"""The one repository: every Redis call the site makes goes through here.
+
+`Repository` is assembled from one mixin per aggregate (users, posts, graph, notices,
+moderation, stats) so no module grows past a readable size; they share one client.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from social.redis_client import get_redis
+
+from .errors import (
+    CannotFollowSelf,
+    NotAllowed,
+    PostNotFound,
+    RepositoryError,
+    UsernameTaken,
+    UserNotFound,
+)
+from .graph import GraphStore
+from .models import AnonymousUser, Counts, FollowEntry, HomePage, Page, Post, Profile, User
+from .notices import NoticeStore
+from .posts import PostStore
+from .users import UserStore
+
+
+class Repository(UserStore, PostStore, GraphStore, NoticeStore):
+    """All reads and writes of the site's state."""
+
+
+def get_repository() -> Repository:
+    """Return a Repository on the configured Redis client."""
+    return Repository(
+        get_redis(),
+        home_feed_cap=settings.RETWIS_HOME_FEED_CAP,
+        timeline_cap=settings.RETWIS_TIMELINE_CAP,
+        fanout_batch=settings.RETWIS_FANOUT_BATCH,
+    )
+
+
+__all__ = [
+    "AnonymousUser",
+    "CannotFollowSelf",
+    "Counts",
+    "FollowEntry",
+    "HomePage",
+    "NotAllowed",
+    "Page",
+    "Post",
+    "PostNotFound",
+    "Profile",
+    "Repository",
+    "RepositoryError",
+    "User",
+    "UserNotFound",
+    "UsernameTaken",
+    "get_repository",
+]

@@ -1,0 +1,128 @@
+"""Shared plumbing for the repository modules: the client, decoding, small helpers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+import redis
+
+from social import keys
+
+from .models import User
+
+# How a user hash spells its flags (fields added to the reference layout).
+STATUS_SUSPENDED = "suspended"
+USER_FIELDS = (
+    "username",
+    "signup",
+    "staff",
+    "status",
+    "last_login",
+    "last_login_ip",
+    "suspended_reason",
+)
+
+
+def s(value: bytes | str | None) -> str | None:
+    """Decode a Redis reply to str; None stays None."""
+    if value is None:
+        return None
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def as_int(value: bytes | str | int | float | None) -> int | None:
+    """Decode a Redis reply to int (scores come back as floats); None stays None."""
+    if value is None or value == b"" or value == "":
+        return None
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def decode_hash(raw: Mapping) -> dict[str, str]:
+    """Decode an HGETALL reply into a str -> str dict."""
+    return {s(k): s(v) for k, v in raw.items()}  # type: ignore[misc]
+
+
+def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
+    """Build a User from a decoded user hash (or HMGET fields), or None when absent."""
+    name = h.get("username")
+    if not name:
+        return None
+    return User(
+        id=int(user_id),
+        username=name,
+        signup_time=as_int(h.get("signup")),
+        is_staff=h.get("staff") == "1",
+        is_suspended=h.get("status") == STATUS_SUSPENDED,
+        last_login=as_int(h.get("last_login")),
+        last_login_ip=h.get("last_login_ip") or "",
+        suspended_reason=h.get("suspended_reason") or "",
+    )
+
+
+def now() -> int:
+    """Return the current unix time in whole seconds (the reference's unit)."""
+    return int(time.time())
+
+
+def utc_day(ts: int) -> datetime:
+    """Return the UTC date of unix time ts."""
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+class RepositoryBase:
+    """Holds the client and the feed shapes; the aggregate mixins build on it."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        home_feed_cap: int = 1000,
+        timeline_cap: int = 1000,
+        fanout_batch: int = 1000,
+    ) -> None:
+        self.r = client
+        self.home_feed_cap = home_feed_cap
+        self.timeline_cap = timeline_cap
+        self.fanout_batch = fanout_batch
+
+    def _pipe(self) -> redis.client.Pipeline:
+        """Return a non-transactional pipeline: one round trip, no cross-key atomicity.
+
+        Most writes here touch keys of several users (or a user and a global index), which on
+        a Redis Cluster live on different nodes, so they cannot share a MULTI. Each such write
+        is ordered so that a partial failure leaves nothing a reader trips over; where that is
+        not enough, the method says what repairs it.
+        """
+        return self.r.pipeline(transaction=False)
+
+    def _count_event(self, pipe: redis.client.Pipeline, metric: str, ts: int) -> None:
+        """Queue INCR of today's `metric` counter with its bounded lifetime."""
+        key = keys.daily_counter(metric, utc_day(ts).date())
+        pipe.incr(key)
+        pipe.expire(key, keys.STATS_TTL_DAYS * 86400)
+
+    def _mark_active(self, pipe: redis.client.Pipeline, user_id: int, ts: int) -> None:
+        """Queue PFADD of user_id into today's active-users HyperLogLog."""
+        key = keys.daily_active(utc_day(ts).date())
+        pipe.pfadd(key, str(user_id))
+        pipe.expire(key, keys.STATS_TTL_DAYS * 86400)
+
+    def _users_by_ids(self, ids: Iterable[int]) -> dict[int, User]:
+        """Return {id: User} for the ids that exist, in one round trip."""
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        if not unique:
+            return {}
+        pipe = self._pipe()
+        for uid in unique:
+            pipe.hmget(keys.user(uid), USER_FIELDS)
+        found: dict[int, User] = {}
+        for uid, values in zip(unique, pipe.execute()):
+            user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, values))))
+            if user is not None:
+                found[uid] = user
+        return found

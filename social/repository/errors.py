@@ -1,0 +1,25 @@
+"""Domain exceptions the repository raises; views turn them into form errors or 4xx."""
+
+
+class RepositoryError(Exception):
+    """Base for every domain error."""
+
+
+class UsernameTaken(RepositoryError):
+    """The username (ignoring case) already belongs to someone."""
+
+
+class UserNotFound(RepositoryError):
+    """No user has that id or name."""
+
+
+class CannotFollowSelf(RepositoryError):
+    """A user tried to follow themselves."""
+
+
+class PostNotFound(RepositoryError):
+    """No post has that id."""
+
+
+class NotAllowed(RepositoryError):
+    """The acting user may not do this (suspended, own post, ...)."""

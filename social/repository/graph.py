@@ -1,0 +1,194 @@
+"""The follow graph and what following changes in home feeds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import redis
+
+from social import keys
+
+from .base import RepositoryBase, as_int, decode_hash, now
+from .errors import CannotFollowSelf, UserNotFound
+from .models import Counts, FollowEntry, Page, Profile, User
+from .posts import page_bounds
+
+# "Followed by people you follow" looks at this many of the viewer's newest followings.
+MUTUAL_SCAN_LIMIT = 2000
+WATCH_RETRIES = 5
+
+
+class GraphStore(RepositoryBase):
+    """Follow, unfollow, follower lists, and the profile page that shows them."""
+
+    def follow(self, follower_id: int, followee_id: int, *, at: int | None = None) -> bool:
+        """Make follower follow followee; merge followee's posts into the home feed.
+
+        Return False when already following (a no-op). The two sorted sets belong to two
+        users, so they are written by one pipeline, not one MULTI: if the second ZADD is lost
+        the pair is half-linked, and following again (ZADD NX on both) completes it.
+        """
+        if follower_id == followee_id:
+            raise CannotFollowSelf()
+        ts = now() if at is None else at
+        pipe = self._pipe()
+        pipe.exists(keys.user(followee_id))
+        pipe.zadd(keys.following(follower_id), {followee_id: ts}, nx=True)
+        pipe.zadd(keys.followers(followee_id), {follower_id: ts}, nx=True)
+        exists, added, _ = pipe.execute()
+        if not exists:
+            self.r.zrem(keys.following(follower_id), followee_id)
+            raise UserNotFound(followee_id)
+        if not added:
+            return False
+        theirs = [
+            int(i) for i in self.r.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
+        ]
+        self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))
+        return True
+
+    def unfollow(self, follower_id: int, followee_id: int) -> bool:
+        """Stop following and drop followee's posts from the home feed; False if not following."""
+        pipe = self._pipe()
+        pipe.zrem(keys.following(follower_id), followee_id)
+        pipe.zrem(keys.followers(followee_id), follower_id)
+        removed, _ = pipe.execute()
+        if not removed:
+            return False
+
+        def without_theirs(feed: list[int]) -> list[int]:
+            pipe = self._pipe()
+            for post_id in feed:
+                pipe.hget(keys.post(post_id), "user_id")
+            authors = pipe.execute() if feed else []
+            return [p for p, a in zip(feed, authors) if as_int(a) != followee_id]
+
+        self._rewrite_feed(follower_id, without_theirs)
+        return True
+
+    def _rewrite_feed(self, user_id: int, change: Callable[[list[int]], list[int]]) -> None:
+        """Replace user_id's home feed with change(feed), retrying if a post lands meanwhile.
+
+        WATCH/MULTI on the one feed key: a post fanned out between our read and our write
+        makes EXEC fail and we start again, so no post is lost.
+        """
+        key = keys.home_feed(user_id)
+        for _ in range(WATCH_RETRIES):
+            with self.r.pipeline() as pipe:
+                try:
+                    pipe.watch(key)
+                    feed = [int(i) for i in pipe.lrange(key, 0, -1)]
+                    new = change(feed)[: self.home_feed_cap]
+                    pipe.multi()
+                    pipe.delete(key)
+                    if new:
+                        pipe.rpush(key, *new)
+                    pipe.execute()
+                    return
+                except redis.WatchError:
+                    continue
+        raise RuntimeError(f"home feed of user {user_id} kept changing; gave up")
+
+    def is_following(self, follower_id: int, followee_id: int) -> bool:
+        """Return whether follower follows followee."""
+        return self.r.zscore(keys.following(follower_id), followee_id) is not None
+
+    def counts(self, user_id: int) -> Counts:
+        """Return the user's follower, following and post counts in one round trip."""
+        pipe = self._pipe()
+        pipe.zcard(keys.followers(user_id))
+        pipe.zcard(keys.following(user_id))
+        pipe.llen(keys.own_posts(user_id))
+        f1, f2, n = pipe.execute()
+        return Counts(followers=f1, following=f2, posts=n)
+
+    def follow_list(
+        self, user_id: int, which: str, number: int = 1, per_page: int = 50
+    ) -> Page[FollowEntry]:
+        """Return a page of followers or following ("followers"/"following"), newest first."""
+        key = {"followers": keys.followers, "following": keys.following}[which](user_id)
+        start, stop = page_bounds(number, per_page)
+        pipe = self._pipe()
+        pipe.zrevrange(key, start, stop, withscores=True)
+        pipe.zcard(key)
+        rows, total = pipe.execute()
+        rows = [(int(m), int(score)) for m, score in rows]
+        users = self._users_by_ids(uid for uid, _ in rows[:per_page])
+        entries = [
+            FollowEntry(user=users[uid], since=since)
+            for uid, since in rows[:per_page]
+            if uid in users and not users[uid].is_suspended
+        ]
+        return Page(
+            items=entries,
+            number=number,
+            has_next=len(rows) > per_page,
+            total=total,
+            per_page=per_page,
+        )
+
+    def profile(
+        self,
+        user_id: int,
+        viewer: User | None,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        include_hidden: bool = False,
+    ) -> Profile:
+        """Return the profile page of user_id as `viewer` sees it: three round trips.
+
+        1) the user, a page of own posts, counts, whether viewer follows, viewer's followings;
+        2) the posts, and which of viewer's followings follow user_id (ZMSCORE);
+        3) the names of up to three of those, with the posts' author.
+        """
+        start, stop = page_bounds(number, per_page)
+        viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
+        pipe = self._pipe()
+        pipe.lrange(keys.own_posts(user_id), start, stop)
+        pipe.zcard(keys.followers(user_id))
+        pipe.zcard(keys.following(user_id))
+        pipe.llen(keys.own_posts(user_id))
+        if viewer_id is not None and viewer_id != user_id:
+            pipe.zscore(keys.following(viewer_id), user_id)
+            pipe.zrevrange(keys.following(viewer_id), 0, MUTUAL_SCAN_LIMIT - 1)
+        replies = pipe.execute()
+        raw_ids, n_followers, n_following, n_posts = replies[:4]
+        viewer_follows = len(replies) > 4 and replies[4] is not None
+        candidates = [int(i) for i in replies[5]] if len(replies) > 5 else []
+        candidates = [c for c in candidates if c != user_id]
+        ids = [int(i) for i in raw_ids]
+
+        # Round trip 2 (posts + mutual check); the authors' round trip is the user itself.
+        pipe = self._pipe()
+        for post_id in ids[:per_page]:
+            pipe.hgetall(keys.post(post_id))
+        if candidates:
+            pipe.zmscore(keys.followers(user_id), candidates)
+        replies = pipe.execute() if len(pipe) else []
+        scores = replies[len(ids[:per_page]) :][0] if candidates else []
+        mutual = [c for c, sc in zip(candidates, scores) if sc is not None]
+        # Round trip 3: the profile's owner and the first mutuals, in one pipeline.
+        users = self._users_by_ids([user_id] + mutual[:6])
+        owner = users.get(user_id)
+        if owner is None:
+            raise UserNotFound(user_id)
+        hashes = [decode_hash(h) for h in replies[: len(ids[:per_page])]]
+        posts = self._build_posts(
+            ids[:per_page], hashes, {owner.id: owner}, include_hidden=include_hidden
+        )
+        names = [users[m].username for m in mutual[:6] if m in users and not users[m].is_suspended]
+        return Profile(
+            user=owner,
+            posts=Page(
+                items=posts,
+                number=number,
+                has_next=len(ids) > per_page,
+                total=n_posts,
+                per_page=per_page,
+            ),
+            counts=Counts(followers=n_followers, following=n_following, posts=n_posts),
+            viewer_follows=viewer_follows,
+            mutual_names=names[:3],
+            mutual_count=len(mutual),
+        )

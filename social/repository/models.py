@@ -1,0 +1,183 @@
+"""Small frozen dataclasses the repository returns: decoded once, never raw bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+def as_datetime(ts: float | None) -> datetime | None:
+    """Return the aware UTC datetime for unix time ts, or None."""
+    return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
+
+
+@dataclass(frozen=True)
+class User:
+    """A registered user; quacks like Django's user for mixins and templates."""
+
+    id: int
+    username: str
+    signup_time: int | None = None
+    is_staff: bool = False
+    is_suspended: bool = False
+    last_login: int | None = None
+    last_login_ip: str = ""
+    suspended_reason: str = ""
+
+    is_authenticated = True
+    is_anonymous = False
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+    @property
+    def is_active(self) -> bool:
+        return not self.is_suspended
+
+    @property
+    def signup_at(self) -> datetime | None:
+        return as_datetime(self.signup_time)
+
+    @property
+    def last_login_at(self) -> datetime | None:
+        return as_datetime(self.last_login)
+
+    def get_username(self) -> str:
+        return self.username
+
+    def __str__(self) -> str:
+        return self.username
+
+
+class AnonymousUser:
+    """The visitor with no valid `auth` cookie."""
+
+    id = None
+    pk = None
+    username = ""
+    is_authenticated = False
+    is_anonymous = True
+    is_staff = False
+    is_active = False
+    is_suspended = False
+
+    def get_username(self) -> str:
+        return ""
+
+    def __str__(self) -> str:
+        return "AnonymousUser"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AnonymousUser)
+
+    def __hash__(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What login needs: the user and the stored password field (hash or legacy plain)."""
+
+    user: User
+    password: str
+
+
+@dataclass(frozen=True)
+class Post:
+    """One status update with its author's name resolved."""
+
+    id: int
+    author_id: int
+    author_name: str
+    time: int
+    body: str
+    is_deleted: bool = False
+    author_suspended: bool = False
+    deleted_reason: str = ""
+
+    @property
+    def created(self) -> datetime:
+        return as_datetime(self.time)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a newest-first list: its items and where the neighbours are."""
+
+    items: list[T]
+    number: int
+    has_next: bool
+    total: int | None = None
+    per_page: int = 10
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def next_number(self) -> int:
+        return self.number + 1
+
+    @property
+    def previous_number(self) -> int:
+        return self.number - 1
+
+    @property
+    def num_pages(self) -> int | None:
+        if self.total is None:
+            return None
+        return max(1, -(-self.total // self.per_page))
+
+
+@dataclass(frozen=True)
+class FollowEntry:
+    """A user in a followers/following list and when the follow happened."""
+
+    user: User
+    since: int
+
+    @property
+    def since_at(self) -> datetime:
+        return as_datetime(self.since)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many followers, followings and own posts a user has."""
+
+    followers: int = 0
+    following: int = 0
+    posts: int = 0
+
+
+@dataclass(frozen=True)
+class HomePage:
+    """Everything the logged-in home page shows, read in a fixed number of round trips."""
+
+    feed: Page[Post]
+    counts: Counts
+    notices: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Everything a profile page shows."""
+
+    user: User
+    posts: Page[Post]
+    counts: Counts
+    viewer_follows: bool
+    mutual_names: list[str]
+    mutual_count: int
+
+
+@dataclass(frozen=True)
+class TimelinePage:
+    """The global timeline page: latest posts plus the latest sign-ups."""
+
+    posts: Page[Post]
+    latest_users: list[str]

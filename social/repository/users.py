@@ -1,0 +1,165 @@
+"""Accounts: sign-up, lookup, credentials, the auth secret."""
+
+from __future__ import annotations
+
+import secrets
+
+from social import keys
+
+from .base import RepositoryBase, as_int, decode_hash, now, s, user_from_hash
+from .errors import UsernameTaken, UserNotFound
+from .models import Credentials, User
+
+
+def new_secret() -> str:
+    """Return a fresh unguessable auth secret (160 bits, hex like the reference)."""
+    return secrets.token_hex(20)
+
+
+class UserStore(RepositoryBase):
+    """Accounts and the `auth` secret."""
+
+    def create_user(self, username: str, password_hash: str, *, at: int | None = None) -> User:
+        """Create an account and return it; raise UsernameTaken if the name (any case) is used.
+
+        The name is claimed with HSETNX before anything else is written, so two simultaneous
+        sign-ups with one name give exactly one account. If the process dies between the claim
+        and the writes, the claim points at an id with no user hash: `manage.py repair` frees
+        such claims.
+        """
+        ts = now() if at is None else at
+        user_id = int(self.r.incr(keys.next_user_id()))
+        self._claim_username(username, user_id)
+        pipe = self._pipe()
+        self.queue_user_writes(pipe, user_id, username, password_hash, new_secret(), ts)
+        pipe.execute()
+        return User(id=user_id, username=username, signup_time=ts)
+
+    def _claim_username(self, username: str, user_id: int) -> None:
+        """Claim username (ignoring case) for user_id or raise UsernameTaken."""
+        lower = username.lower()
+        pipe = self._pipe()
+        pipe.hsetnx(keys.usernames_lower(), lower, user_id)
+        pipe.hget(keys.users(), username)  # a legacy (reference-written) account by this name
+        claimed, legacy_id = pipe.execute()
+        if not claimed:
+            raise UsernameTaken(username)
+        if legacy_id is not None and int(legacy_id) != user_id:
+            self.r.hdel(keys.usernames_lower(), lower)
+            raise UsernameTaken(username)
+
+    def queue_user_writes(
+        self, pipe, user_id: int, username: str, password_hash: str, secret: str, ts: int
+    ) -> None:
+        """Queue every write of a new account after its name was claimed.
+
+        The user hash goes first: the indexes only ever point at a complete hash.
+        """
+        pipe.hset(
+            keys.user(user_id),
+            mapping={"username": username, "password": password_hash, "auth": secret, "signup": ts},
+        )
+        pipe.hset(keys.users(), username, user_id)
+        pipe.hset(keys.auths(), secret, user_id)
+        pipe.zadd(keys.users_by_time(), {username: ts})
+        pipe.zadd(keys.username_index(), {username.lower(): 0})
+        self._count_event(pipe, "signups", ts)
+
+    def user_id_for_name(self, username: str) -> int | None:
+        """Return the id of username (ignoring case), or None."""
+        if not username or len(username) > 64:
+            return None
+        pipe = self._pipe()
+        pipe.hget(keys.usernames_lower(), username.lower())
+        pipe.hget(keys.users(), username)  # accounts written by the reference Retwis
+        lower_id, exact_id = pipe.execute()
+        return as_int(lower_id if lower_id is not None else exact_id)
+
+    def get_user(self, user_id: int) -> User | None:
+        """Return the user with this id, or None."""
+        return user_from_hash(user_id, decode_hash(self.r.hgetall(keys.user(user_id))))
+
+    def get_user_by_name(self, username: str) -> User | None:
+        """Return the user called username (ignoring case), or None."""
+        user_id = self.user_id_for_name(username)
+        return None if user_id is None else self.get_user(user_id)
+
+    def get_credentials(self, username: str) -> Credentials | None:
+        """Return the user and stored password field for username, or None."""
+        user_id = self.user_id_for_name(username)
+        if user_id is None:
+            return None
+        h = decode_hash(self.r.hgetall(keys.user(user_id)))
+        user = user_from_hash(user_id, h)
+        if user is None:
+            return None
+        return Credentials(user=user, password=h.get("password") or "")
+
+    def set_password_hash(self, user_id: int, password_hash: str) -> None:
+        """Store a new password hash (e.g. upgrading a legacy plain-text password)."""
+        self.r.hset(keys.user(user_id), "password", password_hash)
+
+    def user_for_secret(self, secret: str) -> User | None:
+        """Return the user whose current auth secret is `secret`, or None.
+
+        `auths` may hold stale secrets (written by the reference, or left by a crash during
+        rotation), so the secret is checked against user:<id>.auth in constant time.
+        """
+        if not secret or len(secret) > 128:
+            return None
+        user_id = as_int(self.r.hget(keys.auths(), secret))
+        if user_id is None:
+            return None
+        h = decode_hash(self.r.hgetall(keys.user(user_id)))
+        if not secrets.compare_digest((h.get("auth") or "").encode(), secret.encode()):
+            return None
+        user = user_from_hash(user_id, h)
+        if user is None or user.is_suspended:
+            return None
+        return user
+
+    def record_login(self, user_id: int, ip: str = "", *, at: int | None = None) -> str:
+        """Note a successful login (time, IP, daily counters) and return the auth secret."""
+        ts = now() if at is None else at
+        pipe = self._pipe()
+        pipe.hset(keys.user(user_id), mapping={"last_login": ts, "last_login_ip": ip[:64]})
+        pipe.hget(keys.user(user_id), "auth")
+        self._count_event(pipe, "logins", ts)
+        self._mark_active(pipe, user_id, ts)
+        secret = s(pipe.execute()[1])
+        if not secret:  # an account written without a secret: give it one
+            secret = self.rotate_secret(user_id)
+        return secret
+
+    def rotate_secret(self, user_id: int) -> str:
+        """Give the user a new auth secret (logging out every device) and return it.
+
+        The new secret is written to the user hash and `auths` before the old `auths` entry is
+        removed; a crash in between leaves a stale entry that user_for_secret already rejects.
+        """
+        old = s(self.r.hget(keys.user(user_id), "auth"))
+        secret = new_secret()
+        pipe = self._pipe()
+        pipe.hset(keys.user(user_id), "auth", secret)
+        pipe.hset(keys.auths(), secret, user_id)
+        if old:
+            pipe.hdel(keys.auths(), old)
+        pipe.execute()
+        return secret
+
+    def latest_usernames(self, count: int = 10) -> list[str]:
+        """Return the names of the newest sign-ups, newest first, skipping suspended ones."""
+        pipe = self._pipe()
+        pipe.zrevrange(keys.users_by_time(), 0, count * 2 - 1)
+        names = [s(n) for n in pipe.execute()[0]]
+        if not names:
+            return []
+        hidden = self.r.zmscore(keys.suspended_users(), names)
+        return [n for n, h in zip(names, hidden) if h is None][:count]
+
+    def require_user(self, username: str) -> User:
+        """Return the user called username or raise UserNotFound."""
+        user = self.get_user_by_name(username)
+        if user is None:
+            raise UserNotFound(username)
+        return user

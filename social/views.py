@@ -1,0 +1,286 @@
+"""Pages a person browses: thin class-based views over the repository."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.hashers import make_password
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.contrib.auth.views import RedirectURLMixin
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views import View
+from django.views.generic import FormView, TemplateView
+
+from social import auth
+from social.forms import LoginForm, PostForm, RegisterForm
+from social.redis_client import ping
+from social.repository import (
+    CannotFollowSelf,
+    PostNotFound,
+    Repository,
+    User,
+    UsernameTaken,
+    UserNotFound,
+    get_repository,
+)
+
+MAX_PAGE = 1000  # a page number past the capped lists is never useful
+
+
+class RepositoryMixin:
+    """Give a view `self.repo` and the requested page number."""
+
+    request: HttpRequest
+
+    @cached_property
+    def repo(self) -> Repository:
+        return get_repository()
+
+    def page_number(self) -> int:
+        try:
+            number = int(self.request.GET.get("page", "1"))
+        except ValueError:
+            return 1
+        return min(max(number, 1), MAX_PAGE)
+
+    def safe_back_url(self, default: str) -> str:
+        """Return the POSTed `next` when it points at this site, else default."""
+        target = self.request.POST.get("next", "")
+        if target and url_has_allowed_host_and_scheme(
+            target,
+            allowed_hosts={self.request.get_host()},
+            require_https=self.request.is_secure(),
+        ):
+            return target
+        return default
+
+
+class HomeView(RepositoryMixin, TemplateView):
+    """/: welcome and forms for visitors; the home feed for a logged-in user."""
+
+    def get_template_names(self) -> list[str]:
+        if self.request.user.is_authenticated:
+            return ["social/home.html"]
+        return ["social/welcome.html"]
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        user = self.request.user
+        if user.is_authenticated:
+            context["home"] = self.repo.home_page(
+                user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+            )
+            context.setdefault("post_form", PostForm())
+        else:
+            context["register_form"] = RegisterForm()
+            context["login_form"] = LoginForm()
+            context["latest_posts"] = self.repo.latest_posts(5)
+        return context
+
+
+class PostCreateView(LoginRequiredMixin, RepositoryMixin, FormView):
+    """POST /post/: publish a status; on error re-show the home page with what was typed."""
+
+    form_class = PostForm
+    template_name = "social/home.html"
+    http_method_names = ["post"]
+
+    def form_valid(self, form: PostForm) -> HttpResponse:
+        user = self.request.user
+        if user.is_suspended:
+            messages.error(self.request, "Your account is suspended.")
+            return redirect("home")
+        self.repo.create_post(user.id, form.cleaned_data["status"])
+        messages.success(self.request, "Posted.")
+        return HttpResponseRedirect(self.safe_back_url(reverse("home")))
+
+    def form_invalid(self, form: PostForm) -> HttpResponse:
+        home = self.repo.home_page(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
+        return self.render_to_response(self.get_context_data(post_form=form, home=home), status=400)
+
+
+class RegisterView(RepositoryMixin, FormView):
+    """/register/: create the account, log in, go home."""
+
+    form_class = RegisterForm
+    template_name = "social/register.html"
+
+    def form_valid(self, form: RegisterForm) -> HttpResponse:
+        data = form.cleaned_data
+        try:
+            user = self.repo.create_user(data["username"], make_password(data["password"]))
+        except UsernameTaken:
+            form.add_error("username", "That username is taken. Try another.")
+            return self.form_invalid(form)
+        secret = self.repo.record_login(user.id, auth.client_ip(self.request))
+        response = redirect("home")
+        auth.set_auth_cookie(response, secret)
+        messages.success(self.request, f"Welcome to Retwis, {user.username}!")
+        return response
+
+
+class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
+    """/login/: set the `auth` cookie and go to a safe `next`, or home."""
+
+    form_class = LoginForm
+    template_name = "social/login.html"
+    next_page = settings.LOGIN_REDIRECT_URL
+
+    def form_valid(self, form: LoginForm) -> HttpResponse:
+        data = form.cleaned_data
+        user = auth.authenticate(self.repo, data["username"], data["password"])
+        if user is None:
+            form.add_error(None, LoginForm.INVALID)
+            return self.form_invalid(form)
+        if user.is_suspended:
+            form.add_error(None, "This account is suspended.")
+            return self.form_invalid(form)
+        secret = self.repo.record_login(user.id, auth.client_ip(self.request))
+        response = HttpResponseRedirect(self.get_success_url())
+        auth.set_auth_cookie(response, secret)
+        return response
+
+    def form_invalid(self, form: LoginForm) -> HttpResponse:
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
+
+class LogoutView(RepositoryMixin, View):
+    """POST /logout/: rotate the secret (every device logs out) and clear the cookie."""
+
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        if request.user.is_authenticated:
+            self.repo.rotate_secret(request.user.id)
+        response = redirect("home")
+        auth.clear_auth_cookie(response)
+        return response
+
+
+class TimelineView(RepositoryMixin, TemplateView):
+    """/timeline/: the global latest posts and the newest sign-ups."""
+
+    template_name = "social/timeline.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["timeline"] = self.repo.timeline_page(
+            self.page_number(), settings.RETWIS_TIMELINE_PAGE_SIZE
+        )
+        return context
+
+
+class UserPageMixin(RepositoryMixin):
+    """Resolve <username> from the URL to a user id, or 404."""
+
+    kwargs: dict
+
+    @cached_property
+    def target_id(self) -> int:
+        user_id = self.repo.user_id_for_name(self.kwargs["username"])
+        if user_id is None:
+            raise Http404("No such user.")
+        return user_id
+
+
+class ProfileView(UserPageMixin, TemplateView):
+    """/u/<username>/: the user's own posts, counts, follow button, mutual followers."""
+
+    template_name = "social/profile.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        viewer = self.request.user
+        try:
+            profile = self.repo.profile(
+                self.target_id,
+                viewer if viewer.is_authenticated else None,
+                self.page_number(),
+                settings.RETWIS_FEED_PAGE_SIZE,
+                include_hidden=viewer.is_staff,
+            )
+        except UserNotFound:
+            raise Http404("No such user.") from None
+        if profile.user.is_suspended and not viewer.is_staff:
+            raise Http404("No such user.")
+        context["profile"] = profile
+        return context
+
+
+class FollowListView(UserPageMixin, TemplateView):
+    """/u/<username>/followers/ and /following/: paged, newest first."""
+
+    template_name = "social/follow_list.html"
+    which = "followers"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        owner: User | None = self.repo.get_user(self.target_id)
+        if owner is None or (owner.is_suspended and not self.request.user.is_staff):
+            raise Http404("No such user.")
+        context["owner"] = owner
+        context["which"] = self.which
+        context["entries"] = self.repo.follow_list(
+            self.target_id, self.which, self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
+        )
+        return context
+
+
+class FollowView(LoginRequiredMixin, UserPageMixin, View):
+    """POST /u/<username>/follow/ and /unfollow/: change the graph, go back."""
+
+    http_method_names = ["post"]
+    action = "follow"
+
+    def post(self, request: HttpRequest, username: str) -> HttpResponse:
+        back = self.safe_back_url(reverse("profile", args=[username]))
+        if request.user.is_suspended:
+            messages.error(request, "Your account is suspended.")
+            return HttpResponseRedirect(back)
+        try:
+            if self.action == "follow":
+                if self.repo.follow(request.user.id, self.target_id):
+                    messages.success(request, f"You are now following {username}.")
+            elif self.repo.unfollow(request.user.id, self.target_id):
+                messages.success(request, f"You unfollowed {username}.")
+        except CannotFollowSelf:
+            messages.error(request, "You cannot follow yourself.")
+        except UserNotFound:
+            raise Http404("No such user.") from None
+        return HttpResponseRedirect(back)
+
+
+class PostDetailView(RepositoryMixin, TemplateView):
+    """/p/<id>/: one post's permalink."""
+
+    template_name = "social/post_detail.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        viewer = self.request.user
+        try:
+            post = self.repo.get_post(self.kwargs["post_id"], include_hidden=True)
+        except PostNotFound:
+            raise Http404("No such post.") from None
+        is_author = viewer.is_authenticated and viewer.id == post.author_id
+        if (post.is_deleted and not (viewer.is_staff or is_author)) or (
+            post.author_suspended and not viewer.is_staff
+        ):
+            raise Http404("No such post.")
+        context["post"] = post
+        return context
+
+
+class HealthView(View):
+    """/healthz: JSON saying whether Redis answers (200) or not (503)."""
+
+    def get(self, request: HttpRequest) -> JsonResponse:
+        ok = ping()
+        response = JsonResponse({"redis": "ok" if ok else "unavailable"}, status=200 if ok else 503)
+        response["Cache-Control"] = "no-store"
+        return response
