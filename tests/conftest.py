@@ -1,0 +1,132 @@
+"""Shared fixtures: a real redis-server started by the suite, fakeredis, personas.
+
+Nothing here touches a Redis the suite did not start: the session's server runs on a free
+port in a temporary directory, and only it is flushed between tests.
+"""
+
+from __future__ import annotations
+
+import fakeredis
+import pytest
+import redis
+from django.contrib.auth.hashers import make_password
+from django.test import Client
+
+from social.repository import Repository, User, get_repository
+from tests.counting import CountingConnection, RoundTrips
+from tests.redis_server import RedisServer
+
+PASSWORD = "correct horse battery"
+
+
+def cache_settings(url: str, **pool_kwargs) -> dict:
+    """Return a CACHES setting that points django-redis (and so the repository) at url."""
+    return {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "cache",
+            "OPTIONS": {
+                "CLIENT_CLASS": "django_redis.client.DefaultClient",
+                "SOCKET_CONNECT_TIMEOUT": 0.5,
+                "SOCKET_TIMEOUT": 2,
+                # No CLIENT SETINFO on connect, so round-trip counts see only our commands.
+                "CONNECTION_POOL_KWARGS": {"driver_info": None, **pool_kwargs},
+            },
+        }
+    }
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A redis-server of our own for the whole run."""
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def redis_url(redis_server, settings):
+    """Point the site at our own server, emptied before each test."""
+    redis.Redis.from_url(redis_server.url).flushall()
+    settings.CACHES = cache_settings(redis_server.url, connection_class=CountingConnection)
+    return redis_server.url
+
+
+@pytest.fixture
+def fake_site(settings):
+    """Point the site at a fresh fakeredis server instead (fast, no network)."""
+    server = fakeredis.FakeServer()
+    settings.CACHES = cache_settings(
+        "redis://fake:6379/0", connection_class=fakeredis.FakeRedisConnection, server=server
+    )
+    return server
+
+
+@pytest.fixture
+def r(redis_url) -> redis.Redis:
+    """A raw client on the test server, for asserting the resulting Redis state."""
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def repo(redis_url) -> Repository:
+    """The site's repository on the test server."""
+    return get_repository()
+
+
+@pytest.fixture(params=["real", "fake"])
+def any_repo(request, redis_server) -> Repository:
+    """The repository on real Redis and on fakeredis: contract tests run on both."""
+    if request.param == "real":
+        client = redis.Redis.from_url(redis_server.url)
+    else:
+        client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    client.flushall()
+    yield Repository(client, home_feed_cap=1000, timeline_cap=1000, fanout_batch=3)
+    client.close()
+
+
+@pytest.fixture
+def round_trips():
+    """Count round trips from here on: `round_trips.count` after the code under test."""
+    RoundTrips.reset()
+    return RoundTrips
+
+
+def make_user(repo: Repository, name: str, password: str = PASSWORD) -> User:
+    """Create a persona through the repository, as sign-up does."""
+    return repo.create_user(name, make_password(password))
+
+
+@pytest.fixture
+def alice(repo) -> User:
+    return make_user(repo, "alice")
+
+
+@pytest.fixture
+def bob(repo) -> User:
+    return make_user(repo, "bob")
+
+
+@pytest.fixture
+def charlie(repo) -> User:
+    return make_user(repo, "charlie")
+
+
+def login(client: Client, repo: Repository, user: User) -> Client:
+    """Give client the `auth` cookie of user, as a successful login would."""
+    client.cookies["auth"] = repo.record_login(user.id, "127.0.0.1")
+    return client
+
+
+@pytest.fixture
+def alice_client(repo, alice) -> Client:
+    return login(Client(), repo, alice)
+
+
+@pytest.fixture
+def bob_client(repo, bob) -> Client:
+    return login(Client(), repo, bob)

@@ -1,0 +1,17 @@
+"""Test settings: the site's settings with test-only values set before they are read.
+
+REDIS_URL points at a port nothing listens on: a test that forgets the `redis_url` fixture
+fails loudly instead of writing to whatever Redis runs on the machine.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "tests-only-secret-key")
+os.environ.setdefault("DEBUG", "false")
+os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
+os.environ["REDIS_URL"] = "redis://127.0.0.1:9/0"
+
+from retwis_site.settings import *  # noqa: E402,F403
+
+# Fast hashing in tests only; the site uses Django's default PBKDF2.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
