@@ -1,0 +1,79 @@
+"""Every key string is pinned: the reference Retwis names must never drift."""
+
+from datetime import date
+
+import pytest
+
+from social import keys
+
+
+@pytest.mark.parametrize(
+    ("built", "expected"),
+    [
+        (keys.next_user_id(), "next_user_id"),
+        (keys.user(7), "user:7"),
+        (keys.users(), "users"),
+        (keys.auths(), "auths"),
+        (keys.users_by_time(), "users_by_time"),
+        (keys.followers(7), "followers:7"),
+        (keys.following(7), "following:7"),
+        (keys.next_post_id(), "next_post_id"),
+        (keys.post(42), "post:42"),
+        (keys.home_feed(7), "posts:7"),
+        (keys.timeline(), "timeline"),
+    ],
+)
+def test_it_keeps_the_reference_retwis_key_names(built, expected):
+    assert built == expected
+
+
+@pytest.mark.parametrize(
+    ("built", "expected"),
+    [
+        (keys.usernames_lower(), "users_lower"),
+        (keys.username_index(), "users_lex"),
+        (keys.own_posts(7), "user_posts:7"),
+        (keys.staff_users(), "staff_users"),
+        (keys.suspended_users(), "suspended_users"),
+        (keys.notices(7), "notices:7"),
+        (keys.moderation_notes(7), "notes:7"),
+        (keys.next_report_id(), "next_report_id"),
+        (keys.report(3), "report:3"),
+        (keys.open_reports(), "reports:open"),
+        (keys.resolved_reports(), "reports:resolved"),
+        (keys.post_reports(42), "post_reports:42"),
+        (keys.user_reports(7), "user_reports:7"),
+        (keys.audit_log(), "audit"),
+        (keys.audit_by_actor(7), "audit:actor:7"),
+        (keys.audit_by_target(7), "audit:target:7"),
+        (keys.audit_by_action("delete_post"), "audit:action:delete_post"),
+        (keys.daily_counter("posts", date(2026, 1, 2)), "stats:posts:20260102"),
+        (keys.daily_active(date(2026, 1, 2)), "stats:active:20260102"),
+    ],
+)
+def test_it_names_the_additions_as_documented(built, expected):
+    assert built == expected
+
+
+@pytest.mark.parametrize(
+    "build", [keys.user, keys.followers, keys.following, keys.post, keys.home_feed, keys.own_posts]
+)
+def test_it_refuses_a_non_numeric_id(build):
+    with pytest.raises(ValueError):
+        build("1:evil")
+
+
+def test_it_normalises_a_numeric_string_id():
+    assert keys.user("12") == "user:12"
+
+
+@pytest.mark.parametrize("bad", ["posts:x", "post s", ""])
+def test_it_refuses_a_bad_metric_name(bad):
+    with pytest.raises(ValueError):
+        keys.daily_counter(bad, date(2026, 1, 2))
+
+
+@pytest.mark.parametrize("bad", ["delete:post", "a b", "x*"])
+def test_it_refuses_a_bad_audit_action_name(bad):
+    with pytest.raises(ValueError):
+        keys.audit_by_action(bad)
