@@ -174,6 +174,11 @@ class Profile:
     mutual_names: list[str]
     mutual_count: int
 
+    @property
+    def mutual_more(self) -> int:
+        """How many followers-you-follow are not named."""
+        return max(0, self.mutual_count - len(self.mutual_names))
+
 
 @dataclass(frozen=True)
 class TimelinePage:
