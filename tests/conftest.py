@@ -130,3 +130,15 @@ def alice_client(repo, alice) -> Client:
 @pytest.fixture
 def bob_client(repo, bob) -> Client:
     return login(Client(), repo, bob)
+
+
+@pytest.fixture
+def any_r(any_repo) -> redis.Redis:
+    """A decoded raw client on any_repo's server (real or fake), for asserting its state."""
+    pool = any_repo.r.connection_pool
+    kwargs = {**pool.connection_kwargs, "decode_responses": True}
+    client = redis.Redis(
+        connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs)
+    )
+    yield client
+    client.close()

@@ -40,11 +40,13 @@ class UserStore(RepositoryBase):
         lower = username.lower()
         pipe = self._pipe()
         pipe.hsetnx(keys.usernames_lower(), lower, user_id)
-        pipe.hget(keys.users(), username)  # a legacy (reference-written) account by this name
-        claimed, legacy_id = pipe.execute()
+        # A legacy (reference-written) account has no users_lower entry: look for the name
+        # as typed and lower-cased (a mixed-case legacy name stays reachable by exact name).
+        pipe.hmget(keys.users(), [username, lower])
+        claimed, legacy_ids = pipe.execute()
         if not claimed:
             raise UsernameTaken(username)
-        if legacy_id is not None and int(legacy_id) != user_id:
+        if any(i is not None and int(i) != user_id for i in legacy_ids):
             self.r.hdel(keys.usernames_lower(), lower)
             raise UsernameTaken(username)
 
@@ -73,7 +75,8 @@ class UserStore(RepositoryBase):
         pipe.hget(keys.usernames_lower(), username.lower())
         pipe.hget(keys.users(), username)  # accounts written by the reference Retwis
         lower_id, exact_id = pipe.execute()
-        return as_int(lower_id if lower_id is not None else exact_id)
+        # The exact name wins: a legacy "Bob" must not be shadowed by a newer "bob".
+        return as_int(exact_id if exact_id is not None else lower_id)
 
     def get_user(self, user_id: int) -> User | None:
         """Return the user with this id, or None."""
