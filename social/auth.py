@@ -9,6 +9,7 @@ from django.contrib.auth.hashers import check_password, identify_hasher, make_pa
 from django.http import HttpRequest, HttpResponse
 
 from social.repository import Repository, User
+from social.repository.limits import LOGIN_PER_IP, LOGIN_PER_USER, SIGNUP_PER_IP, Limit
 
 
 def authenticate(repo: Repository, username: str, password: str) -> User | None:
@@ -57,3 +58,16 @@ def set_auth_cookie(response: HttpResponse, secret: str) -> None:
 def clear_auth_cookie(response: HttpResponse) -> None:
     """Remove the `auth` cookie."""
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
+
+
+def login_limits(ip: str, username: str) -> dict[tuple[str, str], Limit]:
+    """Return the rate limits a login attempt counts against: its IP and its username."""
+    return {
+        ("login_ip", ip or "unknown"): LOGIN_PER_IP,
+        ("login_user", username.lower()[:64]): LOGIN_PER_USER,
+    }
+
+
+def signup_limits(ip: str) -> dict[tuple[str, str], Limit]:
+    """Return the rate limits a sign-up counts against: its IP."""
+    return {("signup_ip", ip or "unknown"): SIGNUP_PER_IP}

@@ -86,6 +86,7 @@ class LoginForm(forms.Form):
     )
 
     INVALID = "That username and password do not match an account."
+    THROTTLED = "Too many failed attempts. Wait 15 minutes and try again."
 
 
 class PostForm(forms.Form):

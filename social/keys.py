@@ -175,3 +175,16 @@ def daily_active(day: date) -> str:
 
 # Counters and HyperLogLogs older than this are let go (the dashboard shows 60 days).
 STATS_TTL_DAYS = 90
+
+
+def rate_limit(scope: str, subject: str) -> str:
+    """String counter (INCR) of attempts in the current window; expires with the window.
+
+    Policies (see social/repository/limits.py): "login_ip" 20 failed logins per IP per 15
+    minutes; "login_user" 10 failed logins per username per 15 minutes; "signup_ip" 10
+    sign-ups per IP per hour. `subject` is an IP or a lower-cased username, both validated
+    and length-limited by the caller.
+    """
+    if not scope.replace("_", "").isalpha():
+        raise ValueError(f"bad rate-limit scope {scope!r}")
+    return f"ratelimit:{scope}:{subject[:64]}"

@@ -112,11 +112,16 @@ class RegisterView(RepositoryMixin, FormView):
 
     def form_valid(self, form: RegisterForm) -> HttpResponse:
         data = form.cleaned_data
+        limits = auth.signup_limits(auth.client_ip(self.request))
+        if self.repo.is_limited(limits):
+            form.add_error(None, "Too many new accounts from your network. Try again in an hour.")
+            return self.render_to_response(self.get_context_data(form=form), status=429)
         try:
             user = self.repo.create_user(data["username"], make_password(data["password"]))
         except UsernameTaken:
             form.add_error("username", "That username is taken. Try another.")
             return self.form_invalid(form)
+        self.repo.hit(limits)
         secret = self.repo.record_login(user.id, auth.client_ip(self.request))
         response = redirect("home")
         auth.set_auth_cookie(response, secret)
@@ -133,13 +138,19 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
 
     def form_valid(self, form: LoginForm) -> HttpResponse:
         data = form.cleaned_data
+        limits = auth.login_limits(auth.client_ip(self.request), data["username"])
+        if self.repo.is_limited(limits):
+            form.add_error(None, LoginForm.THROTTLED)
+            return self.render_to_response(self.get_context_data(form=form), status=429)
         user = auth.authenticate(self.repo, data["username"], data["password"])
         if user is None:
+            self.repo.hit(limits)
             form.add_error(None, LoginForm.INVALID)
             return self.form_invalid(form)
         if user.is_suspended:
             form.add_error(None, "This account is suspended.")
             return self.form_invalid(form)
+        self.repo.clear("login_user", data["username"].lower())
         secret = self.repo.record_login(user.id, auth.client_ip(self.request))
         response = HttpResponseRedirect(self.get_success_url())
         auth.set_auth_cookie(response, secret)

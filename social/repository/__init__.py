@@ -19,13 +19,14 @@ from .errors import (
     UserNotFound,
 )
 from .graph import GraphStore
+from .limits import LimitStore
 from .models import AnonymousUser, Counts, FollowEntry, HomePage, Page, Post, Profile, User
 from .notices import NoticeStore
 from .posts import PostStore
 from .users import UserStore
 
 
-class Repository(UserStore, PostStore, GraphStore, NoticeStore):
+class Repository(UserStore, PostStore, GraphStore, NoticeStore, LimitStore):
     """All reads and writes of the site's state."""
 
 
