@@ -23,7 +23,11 @@ SIGNUP_PER_IP = Limit(attempts=10, window=60 * 60)
 
 
 class LimitStore(RepositoryBase):
-    """Counters that expire with their window (INCR, then EXPIRE NX in the same pipeline)."""
+    """Counters that expire with their window.
+
+    `SET key 0 EX window NX` starts a window only if none is running, then INCR counts (INCR
+    keeps the TTL). Works on Redis 6.2, unlike EXPIRE's NX flag (7.0+).
+    """
 
     def is_limited(self, checks: dict[tuple[str, str], Limit]) -> bool:
         """Return whether any (scope, subject) has used up its limit. One round trip."""
@@ -38,8 +42,8 @@ class LimitStore(RepositoryBase):
         pipe = self._pipe()
         for (scope, subject), limit in checks.items():
             key = keys.rate_limit(scope, subject)
+            pipe.set(key, 0, ex=limit.window, nx=True)
             pipe.incr(key)
-            pipe.expire(key, limit.window, nx=True)
         pipe.execute()
 
     def clear(self, scope: str, subject: str) -> None:
