@@ -36,8 +36,11 @@ class GraphStore(RepositoryBase):
         pipe.zadd(keys.following(follower_id), {followee_id: ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {follower_id: ts}, nx=True)
         exists, added, _ = pipe.execute()
-        if not exists:
-            self.r.zrem(keys.following(follower_id), followee_id)
+        if not exists:  # undo both ZADDs: no follower list may name a missing user
+            pipe = self._pipe()
+            pipe.zrem(keys.following(follower_id), followee_id)
+            pipe.zrem(keys.followers(followee_id), follower_id)
+            pipe.execute()
             raise UserNotFound(followee_id)
         if not added:
             return False
