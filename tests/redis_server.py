@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -20,7 +21,12 @@ def free_port() -> int:
 
 
 def server_binary() -> str:
-    """Return a redis-server executable: the one on PATH, else one shipped in a wheel."""
+    """Return a redis-server executable: $RETWIS_TEST_REDIS_SERVER if set (to run the suite on
+    another server, e.g. Redis 6.2 or Valkey 8), the one on PATH, else one shipped in a wheel.
+    """
+    chosen = os.environ.get("RETWIS_TEST_REDIS_SERVER")
+    if chosen:
+        return chosen
     found = shutil.which("redis-server")
     if found:
         return found
