@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 from django import forms
 from django.contrib.auth import password_validation
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 
-USERNAME_RE = re.compile(r"^[A-Za-z0-9_]{3,20}$")
+# The characters a username may hold; its length (3 to 20) is checked by min/max_length.
+USERNAME_RE = re.compile(r"[A-Za-z0-9_]+")
 POST_MAX = 280
 # Hard ceiling on what a field accepts at all, before any normalising: limits on every input.
 RAW_POST_MAX = 2000
@@ -34,10 +35,13 @@ class UsernameField(forms.CharField):
 
     def validate(self, value: str) -> None:
         super().validate(value)
-        if value and not USERNAME_RE.match(value):
-            raise ValidationError(
-                "Use only letters, digits and underscores (3 to 20).", code="invalid"
-            )
+        if value and not USERNAME_RE.fullmatch(value):
+            raise ValidationError("Use only letters, digits and underscores.", code="invalid")
+
+
+def _no_field(name: str) -> None:
+    """Stand in for Model._meta.get_field: this user has no model, so no field."""
+    raise FieldDoesNotExist(name)
 
 
 class RegisterForm(forms.Form):
@@ -63,8 +67,11 @@ class RegisterForm(forms.Form):
         if password and password2 and password != password2:
             self.add_error("password2", "The two passwords do not match.")
         elif password:
-            # The similarity validator wants a user-like object with the typed username.
-            candidate = SimpleNamespace(username=data.get("username") or "")
+            # The similarity validator wants a user-like object with the typed username, and
+            # asks its `_meta` for the field's verbose name when the password is too similar.
+            candidate = SimpleNamespace(
+                username=data.get("username") or "", _meta=SimpleNamespace(get_field=_no_field)
+            )
             try:
                 password_validation.validate_password(password, candidate)
             except ValidationError as error:

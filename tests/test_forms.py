@@ -1,0 +1,139 @@
+"""Forms: each bad input gets a clear message on the right field; good input is normalised."""
+
+from __future__ import annotations
+
+import pytest
+
+from social.forms import LoginForm, PostForm, RegisterForm
+
+GOOD_PASSWORD = "correct horse battery"
+
+
+def register(**fields) -> RegisterForm:
+    data = {"username": "alice", "password": GOOD_PASSWORD, "password2": GOOD_PASSWORD}
+    return RegisterForm(data={**data, **fields})
+
+
+def test_it_accepts_a_good_sign_up_and_trims_the_username():
+    form = register(username="  Alice_99  ")
+
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["username"] == "Alice_99"
+
+
+@pytest.mark.parametrize(
+    ("username", "message"),
+    [
+        ("ab", "at least 3 characters"),
+        ("a" * 21, "at most 20 characters"),
+        ("al ice", "letters, digits and underscores"),
+        ("al-ice", "letters, digits and underscores"),
+        ("<script>", "letters, digits and underscores"),
+        ("ålice", "letters, digits and underscores"),
+        ("", "required"),
+    ],
+)
+def test_it_refuses_a_bad_username(username, message):
+    form = register(username=username)
+
+    assert not form.is_valid()
+    assert list(form.errors) == ["username"]
+    assert message in " ".join(form.errors["username"])
+
+
+@pytest.mark.parametrize("username", ["abc", "a" * 20, "under_score", "ALL_CAPS_123"])
+def test_it_accepts_usernames_at_the_limits(username):
+    assert register(username=username).is_valid()
+
+
+def test_it_refuses_passwords_that_do_not_match():
+    form = register(password2=GOOD_PASSWORD + "!")
+
+    assert not form.is_valid()
+    assert form.errors["password2"] == ["The two passwords do not match."]
+    assert "password" not in form.errors
+
+
+@pytest.mark.parametrize(
+    ("password", "message"),
+    [
+        ("sh0rt!", "too short"),
+        ("password123", "too common"),
+        ("8675309123", "entirely numeric"),
+        ("alice_wonderland", "too similar to the username"),
+    ],
+)
+def test_it_refuses_a_weak_password(password, message):
+    form = register(username="alice_wonderland", password=password, password2=password)
+
+    assert not form.is_valid()
+    assert list(form.errors) == ["password"]
+    assert message in " ".join(form.errors["password"])
+
+
+def test_it_requires_the_repeated_password():
+    form = register(password2="")
+
+    assert not form.is_valid()
+    assert "password2" in form.errors
+
+
+def test_it_keeps_spaces_in_passwords():
+    form = register(password=" " + GOOD_PASSWORD + " ", password2=" " + GOOD_PASSWORD + " ")
+
+    assert form.is_valid()
+    assert form.cleaned_data["password"] == " " + GOOD_PASSWORD + " "
+
+
+def test_it_requires_both_login_fields():
+    form = LoginForm(data={"username": "", "password": ""})
+
+    assert not form.is_valid()
+    assert set(form.errors) == {"username", "password"}
+
+
+def post(status: str) -> PostForm:
+    return PostForm(data={"status": status})
+
+
+@pytest.mark.parametrize("status", ["", "   ", "\n\n", " \r\n\t "])
+def test_it_refuses_an_empty_post(status):
+    form = post(status)
+
+    assert not form.is_valid()
+    assert form.errors["status"] == ["Write something first."]
+
+
+def test_it_refuses_281_characters_after_trimming():
+    form = post("  " + "x" * 281 + "  ")
+
+    assert not form.is_valid()
+    assert "Keep it to 280 characters" in form.errors["status"][0]
+
+
+def test_it_accepts_280_characters_after_trimming():
+    form = post("\n  " + "x" * 280 + "  \n")
+
+    assert form.is_valid()
+    assert form.cleaned_data["status"] == "x" * 280
+
+
+def test_it_refuses_a_huge_paste_before_normalising_it():
+    form = post("x" * 2001)
+
+    assert not form.is_valid()
+    assert "Keep it to 280 characters" in form.errors["status"][0]
+
+
+def test_it_turns_newlines_into_spaces():
+    form = post("line one\nline two\r\nline three\n\nend")
+
+    assert form.is_valid()
+    assert form.cleaned_data["status"] == "line one line two line three end"
+
+
+def test_it_keeps_markup_as_plain_text_for_the_template_to_escape():
+    form = post("<script>alert(1)</script>")
+
+    assert form.is_valid()
+    assert form.cleaned_data["status"] == "<script>alert(1)</script>"
