@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.contrib.auth.views import RedirectURLMixin
+from django.contrib.auth.views import RedirectURLMixin, redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -60,6 +60,19 @@ class RepositoryMixin:
         return default
 
 
+class ActionLoginRequiredMixin(LoginRequiredMixin):
+    """LoginRequiredMixin for POST-only actions: after login, go back to where the action
+    lives (a GET page), never to the action's own URL, which would answer 405."""
+
+    def after_login_url(self) -> str:
+        return reverse("home")
+
+    def handle_no_permission(self) -> HttpResponse:
+        if self.request.user.is_authenticated:
+            return super().handle_no_permission()
+        return redirect_to_login(self.after_login_url(), self.get_login_url())
+
+
 class HomeView(RepositoryMixin, TemplateView):
     """/: welcome and forms for visitors; the home feed for a logged-in user."""
 
@@ -83,7 +96,7 @@ class HomeView(RepositoryMixin, TemplateView):
         return context
 
 
-class PostCreateView(LoginRequiredMixin, RepositoryMixin, FormView):
+class PostCreateView(ActionLoginRequiredMixin, RepositoryMixin, FormView):
     """POST /post/: publish a status; on error re-show the home page with what was typed."""
 
     form_class = PostForm
@@ -135,6 +148,11 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
     form_class = LoginForm
     template_name = "social/login.html"
     next_page = settings.LOGIN_REDIRECT_URL
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["next"] = self.get_redirect_url()  # "" unless it is a safe, local URL
+        return context
 
     def form_valid(self, form: LoginForm) -> HttpResponse:
         data = form.cleaned_data
@@ -242,11 +260,14 @@ class FollowListView(UserPageMixin, TemplateView):
         return context
 
 
-class FollowView(LoginRequiredMixin, UserPageMixin, View):
+class FollowView(ActionLoginRequiredMixin, UserPageMixin, View):
     """POST /u/<username>/follow/ and /unfollow/: change the graph, go back."""
 
     http_method_names = ["post"]
     action = "follow"
+
+    def after_login_url(self) -> str:
+        return reverse("profile", args=[self.kwargs["username"]])
 
     def post(self, request: HttpRequest, username: str) -> HttpResponse:
         back = self.safe_back_url(reverse("profile", args=[username]))
