@@ -138,7 +138,11 @@ CSRF_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Lax"
 MESSAGES_COOKIE_SAMESITE = "Lax"
 if SECURE_COOKIES:
+    # Served over HTTPS (behind a proxy that sets X-Forwarded-Proto): redirect plain HTTP and
+    # ask browsers to stay on HTTPS. HSTS starts short; raise it once HTTPS is known good.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "true")
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 3600)
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
