@@ -21,12 +21,22 @@ from .errors import (
 from .graph import GraphStore
 from .limits import LimitStore
 from .models import AnonymousUser, Counts, FollowEntry, HomePage, Page, Post, Profile, User
+from .moderation import ModerationStore
 from .notices import NoticeStore
 from .posts import PostStore
+from .stats import StatsStore
 from .users import UserStore
 
 
-class Repository(UserStore, PostStore, GraphStore, NoticeStore, LimitStore):
+class Repository(
+    UserStore,
+    PostStore,
+    GraphStore,
+    NoticeStore,
+    LimitStore,
+    ModerationStore,
+    StatsStore,
+):
     """All reads and writes of the site's state."""
 
 

@@ -1,0 +1,131 @@
+"""Round-trip budgets: each page costs a fixed number of Redis round trips, whatever its length.
+
+Counted like djangoproject.com counts queries: every command or pipeline sent is one. The
+reference PHP Retwis costs 26 for a home page and 105 for its timeline page.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from social.repository import Repository, get_repository
+from tests.conftest import login, make_user
+
+BUDGET = 6
+T0 = 1_700_000_000
+
+
+def cost(client: Client, url: str, round_trips) -> int:
+    """Return the round trips one GET of url costs, after a warm-up request."""
+    client.get("/healthz")  # open the pooled connection so its setup is not counted
+    round_trips.reset()
+    response = client.get(url)
+    assert response.status_code == 200
+    return round_trips.count
+
+
+def add_posts(repo: Repository, authors: list[int], n: int) -> None:
+    start = int(repo.r.get("next_post_id") or 0)
+    for i in range(start, start + n):
+        repo.create_post(authors[i % len(authors)], f"post {i}", at=T0 + i)
+
+
+@pytest.fixture
+def network(repo, alice, bob, charlie):
+    """alice follows bob and charlie; charlie follows bob (a mutual for alice on bob's page)."""
+    repo.follow(alice.id, bob.id, at=T0)
+    repo.follow(alice.id, charlie.id, at=T0)
+    repo.follow(charlie.id, bob.id, at=T0)
+    return [alice.id, bob.id, charlie.id]
+
+
+def test_the_logged_in_home_page_costs_the_same_for_5_posts_as_for_50(
+    repo, network, alice_client, round_trips
+):
+    add_posts(repo, network, 5)
+    with_5 = cost(alice_client, "/", round_trips)
+    add_posts(repo, network, 45)
+    with_50 = cost(alice_client, "/", round_trips)
+
+    assert with_5 == with_50 <= BUDGET
+
+
+def test_the_timeline_page_with_50_posts_costs_the_same_as_with_5(
+    repo, network, alice_client, round_trips
+):
+    add_posts(repo, network, 5)
+    with_5 = cost(alice_client, "/timeline/", round_trips)
+    add_posts(repo, network, 45)
+    with_50 = cost(alice_client, "/timeline/", round_trips)
+
+    assert with_5 == with_50 <= BUDGET
+
+
+def test_the_profile_page_costs_the_same_for_5_posts_as_for_50(
+    repo, network, alice_client, round_trips
+):
+    bob_only = [network[1]]
+    add_posts(repo, bob_only, 5)
+    with_5 = cost(alice_client, "/u/bob/", round_trips)
+    add_posts(repo, bob_only, 45)
+    with_50 = cost(alice_client, "/u/bob/", round_trips)
+
+    assert with_5 == with_50 <= BUDGET
+
+
+def test_the_visitor_pages_stay_within_budget(repo, network, client, round_trips):
+    add_posts(repo, network, 50)
+
+    for url in ("/", "/timeline/", "/u/bob/", "/p/1/"):
+        assert cost(client, url, round_trips) <= BUDGET, url
+
+
+def test_a_follower_list_costs_the_same_for_5_followers_as_for_50(repo, client, round_trips):
+    star = make_user(repo, "star")
+    fans = [make_user(repo, f"fan{i}") for i in range(50)]
+    for fan in fans[:5]:
+        repo.follow(fan.id, star.id, at=T0)
+    with_5 = cost(client, "/u/star/followers/", round_trips)
+    for fan in fans[5:]:
+        repo.follow(fan.id, star.id, at=T0)
+    with_50 = cost(client, "/u/star/followers/", round_trips)
+
+    assert with_5 == with_50 <= BUDGET
+
+
+@pytest.mark.parametrize(("n_fans", "batches"), [(0, 0), (1, 1), (3, 1), (4, 2), (7, 3)])
+def test_posting_costs_two_round_trips_plus_one_per_batch_of_followers(
+    settings, repo, round_trips, n_fans, batches
+):
+    settings.RETWIS_FANOUT_BATCH = 3
+    batched = get_repository()
+    author = make_user(repo, "author")
+    for i in range(n_fans):
+        repo.follow(make_user(repo, f"fan{i}").id, author.id, at=T0)
+
+    round_trips.reset()
+    batched.create_post(author.id, "hello")
+
+    assert round_trips.count == 2 + batches
+
+
+def test_posting_through_the_site_costs_a_fixed_number_plus_one_per_batch(
+    settings, repo, round_trips
+):
+    settings.RETWIS_FANOUT_BATCH = 3
+    author = make_user(repo, "author")
+    client = login(Client(), repo, author)
+    client.get("/healthz")
+    round_trips.reset()
+    client.post("/post/", {"status": "to nobody"})
+    alone = round_trips.count
+    for i in range(7):
+        repo.follow(make_user(repo, f"fan{i}").id, author.id, at=T0)
+
+    round_trips.reset()
+    response = client.post("/post/", {"status": "to seven fans"})
+
+    assert response.status_code == 302
+    assert round_trips.count == alone + 3
+    assert alone <= BUDGET
