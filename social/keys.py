@@ -188,3 +188,13 @@ def rate_limit(scope: str, subject: str) -> str:
     if not scope.replace("_", "").isalpha():
         raise ValueError(f"bad rate-limit scope {scope!r}")
     return f"ratelimit:{scope}:{subject[:64]}"
+
+
+def report_quota(user_id: int, day: date) -> str:
+    """String counter (INCR) of reports user_id filed on `day`; expires after two days."""
+    return f"report_quota:{int(user_id)}:{day:%Y%m%d}"
+
+
+def follows_total() -> str:
+    """String counter: follow edges in the graph (INCR on follow, DECR on unfollow)."""
+    return "stats:follows"

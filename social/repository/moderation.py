@@ -1,0 +1,343 @@
+"""Moderation: staff flags, suspension, soft-deleted posts, notes, and an account's file.
+
+Every change here is one staff action and is logged (see audit.py): a read of the target
+(one round trip), one pipeline with the audit XADD first and then the change, and one for
+the audit indexes. No MULTI: a change touches the target user's keys and global indexes
+(`auths`, `staff_users`, `suspended_users`, `timeline`), which a Redis Cluster keeps on
+different nodes. The user hash is always written first because it is the truth every
+reader checks; the global sorted sets are indexes for the staff lists, and repeating the
+action (or its no-op path) re-syncs them.
+
+Reports live in reports.py. This module relies on NoticeStore.queue_notice and
+PostStore._load_posts, its siblings in Repository.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from redis.client import Pipeline
+
+from social import keys
+
+from .audit import REASON_MAX, AuditDraft, AuditEntry, entries_from_xranges
+from .base import STATUS_SUSPENDED, as_int, decode_hash, s, user_from_hash
+from .errors import NotAllowed, UserNotFound
+from .models import Counts, Page, Post, User, as_datetime
+from .reports import Report, ReportStore, report_from_hash
+from .users import new_secret
+
+NOTES_CAP = 200  # the newest notes on an account; older ones fall off
+NOTE_MAX = 1000
+ACCOUNT_POSTS = 10
+ACCOUNT_REPORTS = 10
+ACCOUNT_NOTES = 20
+ACCOUNT_HISTORY = 20
+
+# Who acts when a person runs `manage.py createstaff` (user ids start at 1).
+SYSTEM_ACTOR = User(id=0, username="manage.py", is_staff=True)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A staff note on an account."""
+
+    text: str
+    author_id: int
+    author_name: str
+    time: int
+
+    @property
+    def created(self) -> datetime:
+        return as_datetime(self.time)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Account:
+    """Everything the staff page of one account shows."""
+
+    user: User
+    counts: Counts
+    posts: list[Post]
+    has_more_posts: bool
+    reports: list[Report]
+    reports_total: int
+    notes: list[Note]
+    history: list[AuditEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PostRow:
+    """A post in the staff list, with how many open reports it has."""
+
+    post: Post
+    open_reports: int
+
+
+def decode_notes(raw: list) -> list[Note]:
+    """Decode LRANGE'd JSON notes, skipping any that do not parse."""
+    out = []
+    for item in raw:
+        try:
+            h = json.loads(item)
+            out.append(Note(h["text"], int(h["by"]), h["by_name"], int(h["time"])))
+        except (TypeError, ValueError, KeyError):
+            continue
+    return out
+
+
+class ModerationStore(ReportStore):
+    """Staff actions on accounts and posts, each logged."""
+
+    def _target(self, user_id: int) -> tuple[User, str]:
+        """Return the user and their current auth secret, or raise UserNotFound."""
+        h = decode_hash(self.r.hgetall(keys.user(user_id)))
+        user = user_from_hash(user_id, h)
+        if user is None:
+            raise UserNotFound(user_id)
+        return user, h.get("auth") or ""
+
+    def _queue_new_secret(self, pipe: Pipeline, user_id: int, old: str) -> None:
+        """Queue a secret rotation, in UserStore.rotate_secret's order (new first).
+
+        If the user logs out between our read of `old` and this write, their own rotation's
+        `auths` entry is left behind; user_for_secret rejects it (it is not user:<id>.auth).
+        """
+        secret = new_secret()
+        pipe.hset(keys.user(user_id), "auth", secret)
+        pipe.hset(keys.auths(), secret, user_id)
+        if old:
+            pipe.hdel(keys.auths(), old)
+
+    def grant_staff(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
+        """Make user_id staff; False (and the index re-synced) when already staff."""
+        user, _ = self._target(user_id)
+        if user.id == actor.id:
+            raise NotAllowed("You cannot change your own staff status.")
+        if user.is_suspended:
+            raise NotAllowed("Unsuspend the account before making it staff.")
+        if user.is_staff:
+            self.r.zadd(keys.staff_users(), {user.username: 0}, nx=True)
+            return False
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            pipe.hset(keys.user(user_id), "staff", "1")
+            pipe.zadd(keys.staff_users(), {user.username: ts})
+
+        draft = AuditDraft(actor, "grant_staff", user.id, user.username, reason=reason)
+        self._run_audited([draft], queue, at=at)
+        return True
+
+    def revoke_staff(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
+        """Take staff away from user_id; False (and the index re-synced) when not staff."""
+        user, _ = self._target(user_id)
+        if user.id == actor.id:
+            raise NotAllowed("You cannot change your own staff status.")
+        if not user.is_staff:
+            self.r.zrem(keys.staff_users(), user.username)
+            return False
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            pipe.hdel(keys.user(user_id), "staff")
+            pipe.zrem(keys.staff_users(), user.username)
+
+        draft = AuditDraft(actor, "revoke_staff", user.id, user.username, reason=reason)
+        self._run_audited([draft], queue, at=at)
+        return True
+
+    def suspend(self, user_id: int, actor: User, reason: str, *, at=None) -> bool:
+        """Suspend user_id and log them out everywhere; False when already suspended.
+
+        Nothing of theirs is removed: every reader skips suspended authors, so unsuspending
+        brings it all back.
+        """
+        user, old_secret = self._target(user_id)
+        if user.id == actor.id:
+            raise NotAllowed("You cannot suspend yourself.")
+        if user.is_staff:
+            raise NotAllowed("Revoke staff before suspending this account.")
+        if user.is_suspended:
+            self.r.zadd(keys.suspended_users(), {user.username: 0}, nx=True)
+            return False
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            pipe.hset(
+                keys.user(user_id),
+                mapping={
+                    "status": STATUS_SUSPENDED,
+                    "suspended_reason": reason[:REASON_MAX],
+                    "suspended_at": ts,
+                    "suspended_by": actor.id,
+                },
+            )
+            self._queue_new_secret(pipe, user_id, old_secret)
+            pipe.zadd(keys.suspended_users(), {user.username: ts})
+
+        draft = AuditDraft(actor, "suspend", user.id, user.username, reason=reason)
+        self._run_audited([draft], queue, at=at)
+        return True
+
+    def unsuspend(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
+        """Lift a suspension; False (and the index re-synced) when not suspended."""
+        user, _ = self._target(user_id)
+        if not user.is_suspended:
+            self.r.zrem(keys.suspended_users(), user.username)
+            return False
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            fields = ("status", "suspended_reason", "suspended_at", "suspended_by")
+            pipe.hdel(keys.user(user_id), *fields)
+            pipe.zrem(keys.suspended_users(), user.username)
+
+        draft = AuditDraft(actor, "unsuspend", user.id, user.username, reason=reason)
+        self._run_audited([draft], queue, at=at)
+        return True
+
+    def force_logout(self, user_id: int, actor: User, reason: str = "", *, at=None) -> None:
+        """Rotate user_id's auth secret so every device is logged out."""
+        user, old_secret = self._target(user_id)
+        if user.id == actor.id:
+            raise NotAllowed("Use “Log out” to log yourself out.")
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            self._queue_new_secret(pipe, user_id, old_secret)
+
+        draft = AuditDraft(actor, "force_logout", user.id, user.username, reason=reason)
+        self._run_audited([draft], queue, at=at)
+
+    def add_note(self, user_id: int, actor: User, text: str, *, at=None) -> None:
+        """Add a staff note to user_id's account (the newest NOTES_CAP are kept)."""
+        user, _ = self._target(user_id)
+        text = text[:NOTE_MAX]
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            note = {"text": text, "by": actor.id, "by_name": actor.username, "time": ts}
+            pipe.lpush(keys.moderation_notes(user_id), json.dumps(note))
+            pipe.ltrim(keys.moderation_notes(user_id), 0, NOTES_CAP - 1)
+
+        draft = AuditDraft(actor, "add_note", user.id, user.username, reason=text)
+        self._run_audited([draft], queue, at=at)
+
+    def notes(self, user_id: int, count: int = ACCOUNT_NOTES) -> list[Note]:
+        """Return the newest staff notes on user_id."""
+        return decode_notes(self.r.lrange(keys.moderation_notes(user_id), 0, count - 1))
+
+    def delete_posts(
+        self, post_ids: Sequence[int], actor: User, reason: str, *, at=None
+    ) -> list[int]:
+        """Soft-delete posts (each logged, authors notified); return the ids deleted.
+
+        Posts already deleted or missing are skipped. Open reports on a deleted post are
+        closed as "deleted". Four round trips whatever the number of posts: the posts and
+        their open reports, their authors, the changes, the audit indexes.
+        """
+        ids = list(dict.fromkeys(int(i) for i in post_ids))
+        pipe = self._pipe()
+        for post_id in ids:
+            pipe.hmget(keys.post(post_id), ["user_id", "deleted", "body"])
+            pipe.hgetall(keys.post_reports(post_id))
+        replies = pipe.execute() if ids else []
+        found = []
+        for post_id, (author, deleted, body), claims in zip(ids, replies[0::2], replies[1::2]):
+            if as_int(author) is not None and s(deleted) != "1":
+                found.append((post_id, as_int(author), s(body) or "", decode_hash(claims)))
+        authors = self._users_by_ids(a for _, a, _, _ in found)
+        found = [f for f in found if f[1] in authors]
+        drafts = [
+            AuditDraft(actor, "delete_post", a, authors[a].username, post_id=p, reason=reason)
+            for p, a, _, _ in found
+        ]
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            for post_id, author_id, body, claims in found:
+                self._queue_soft_delete(pipe, post_id, author_id, body, actor, reason, ts)
+                self._queue_close_reports(pipe, post_id, claims, "deleted", actor, ts)
+
+        if found:
+            self._run_audited(drafts, queue, at=at)
+        return [p for p, _, _, _ in found]
+
+    def account(self, user_id: int) -> Account:
+        """Return the staff view of one account in four round trips, or raise UserNotFound.
+
+        1) the user, counts, and the ids of their latest posts, reports, notes and log
+        entries; 2) those posts, reports and entries; 3) the reported posts; 4) their authors
+        (the account itself, but a post can be missing from the latest ten).
+        """
+        pipe = self._pipe()
+        pipe.hgetall(keys.user(user_id))
+        pipe.zcard(keys.followers(user_id))
+        pipe.zcard(keys.following(user_id))
+        pipe.llen(keys.own_posts(user_id))
+        pipe.lrange(keys.own_posts(user_id), 0, ACCOUNT_POSTS)
+        pipe.zrevrange(keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
+        pipe.zcard(keys.user_reports(user_id))
+        pipe.lrange(keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
+        pipe.zrevrange(keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
+        raw, n_followers, n_following, n_posts, post_ids, report_ids, n_reports, notes, log = (
+            pipe.execute()
+        )
+        user = user_from_hash(user_id, decode_hash(raw))
+        if user is None:
+            raise UserNotFound(user_id)
+        post_ids = [int(i) for i in post_ids]
+        report_ids = [int(i) for i in report_ids]
+        pipe = self._pipe()
+        for post_id in post_ids[:ACCOUNT_POSTS]:
+            pipe.hgetall(keys.post(post_id))
+        for report_id in report_ids:
+            pipe.hgetall(keys.report(report_id))
+        self.queue_audit_reads(pipe, [s(i) for i in log])  # type: ignore[misc]
+        replies = pipe.execute() if len(pipe) else []
+        n = len(post_ids[:ACCOUNT_POSTS])
+        hashes = [decode_hash(h) for h in replies[:n]]
+        posts = self._build_posts(post_ids[:n], hashes, {user.id: user}, include_hidden=True)
+        reports = [
+            report_from_hash(rid, decode_hash(h))
+            for rid, h in zip(report_ids, replies[n : n + len(report_ids)])
+        ]
+        reports = self._attach_posts([r for r in reports if r is not None])
+        return Account(
+            user=user,
+            counts=Counts(followers=n_followers, following=n_following, posts=n_posts),
+            posts=posts,
+            has_more_posts=len(post_ids) > ACCOUNT_POSTS,
+            reports=reports,
+            reports_total=n_reports,
+            notes=decode_notes(notes),
+            history=entries_from_xranges(replies[n + len(report_ids) :]),
+        )
+
+    def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:
+        """Return the posts that exist among post_ids, deleted ones included, in order."""
+        posts, _, _ = self._load_posts(list(post_ids), include_hidden=True)  # type: ignore[attr-defined]
+        return posts
+
+    def staff_posts_page(self, number: int = 1, per_page: int = 50) -> Page[PostRow]:
+        """Return the newest posts site-wide, deleted ones included: three round trips.
+
+        Post ids come from INCR, so the newest posts are the ids counting down from
+        next_post_id: no extra list to keep, and paging goes past the timeline's 1000. An
+        id whose post was never written (a crash after INCR) is skipped: a page can be short.
+        """
+        number = max(1, number)
+        top = as_int(self.r.get(keys.next_post_id())) or 0
+        start = top - (number - 1) * per_page
+        ids = list(range(start, max(0, start - per_page), -1))
+
+        def open_counts(pipe: Pipeline) -> None:
+            for post_id in ids:
+                pipe.hlen(keys.post_reports(post_id))
+
+        posts, _, counts = self._load_posts(ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
+        n_open = dict(zip(ids, counts))
+        return Page(
+            items=[PostRow(p, n_open.get(p.id, 0)) for p in posts],
+            number=number,
+            has_next=start - per_page > 0,
+            total=top,
+            per_page=per_page,
+        )
