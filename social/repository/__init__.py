@@ -10,6 +10,7 @@ from django.conf import settings
 
 from social.redis_client import get_redis
 
+from .bulk import BulkStore
 from .errors import (
     CannotFollowSelf,
     NotAllowed,
@@ -34,6 +35,7 @@ class Repository(
     GraphStore,
     NoticeStore,
     LimitStore,
+    BulkStore,
     ModerationStore,
     StatsStore,
 ):

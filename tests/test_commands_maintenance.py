@@ -1,0 +1,103 @@
+"""`manage.py rebuild_feeds` and `manage.py repair`."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from django.core.management import call_command
+
+from social import keys
+from tests.conftest import make_user
+
+
+def run(command: str, **options) -> str:
+    out = StringIO()
+    call_command(command, stdout=out, **options)
+    return out.getvalue()
+
+
+def feed(r, user_id: int) -> list[int]:
+    return [int(p) for p in r.lrange(keys.home_feed(user_id), 0, -1)]
+
+
+# --- rebuild_feeds -----------------------------------------------------------------------
+
+
+def test_rebuild_feeds_restores_feeds_that_drifted_from_the_graph(r, repo, alice, bob, charlie):
+    repo.follow(alice.id, bob.id)
+    mine = repo.create_post(alice.id, "mine")
+    bobs = repo.create_post(bob.id, "bob's")
+    charlies = repo.create_post(charlie.id, "charlie's")
+    r.delete(keys.home_feed(alice.id))
+    r.rpush(keys.home_feed(bob.id), charlies, 9999)  # not followed, and a dangling id
+    output = run("rebuild_feeds")
+    assert "Rebuilt 3 home feeds" in output
+    assert feed(r, alice.id) == [bobs, mine]
+    assert feed(r, bob.id) == [bobs]
+    assert feed(r, charlie.id) == [charlies]
+
+
+def test_rebuild_feeds_applies_the_cap_setting(r, repo, alice, bob, settings):
+    repo.follow(alice.id, bob.id)
+    ids = [repo.create_post(bob.id, f"post {i}") for i in range(30)]
+    settings.RETWIS_HOME_FEED_CAP = 10
+    run("rebuild_feeds")
+    assert feed(r, alice.id) == ids[::-1][:10]
+
+
+def test_rebuild_feeds_empties_the_feed_of_someone_with_nothing_to_read(r, alice):
+    r.rpush(keys.home_feed(alice.id), 1, 2)
+    run("rebuild_feeds")
+    assert r.exists(keys.home_feed(alice.id)) == 0
+
+
+def test_rebuild_feeds_dry_run_changes_nothing(r, repo, alice, bob):
+    r.rpush(keys.home_feed(alice.id), 9999)
+    output = run("rebuild_feeds", dry_run=True)
+    assert "would rebuild 2 home feeds" in output
+    assert feed(r, alice.id) == [9999]
+
+
+def test_rebuild_feeds_agrees_with_what_the_site_wrote(r, repo, alice, bob, charlie):
+    repo.follow(alice.id, bob.id)
+    repo.follow(bob.id, charlie.id)
+    for i in range(5):
+        repo.create_post((alice, bob, charlie)[i % 3].id, f"post {i}")
+    repo.follow(alice.id, charlie.id)
+    repo.unfollow(alice.id, bob.id)
+    before = {u.id: feed(r, u.id) for u in (alice, bob, charlie)}
+    run("rebuild_feeds")
+    assert {u.id: feed(r, u.id) for u in (alice, bob, charlie)} == before
+
+
+# --- repair ------------------------------------------------------------------------------
+
+
+def test_repair_frees_a_claim_whose_account_was_never_written(r, repo, alice):
+    r.hset(keys.usernames_lower(), "ghost", 999)  # a sign-up that died after its claim
+    output = run("repair", grace=0)
+    assert "'ghost' claimed by missing user 999" in output
+    assert "Freed 1 orphan" in output
+    assert r.hget(keys.usernames_lower(), "ghost") is None
+    assert r.hget(keys.usernames_lower(), "alice") == str(alice.id)
+    assert make_user(repo, "Ghost").username == "Ghost"
+
+
+def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
+    r.hset(keys.usernames_lower(), "ghost", 999)
+    output = run("repair", dry_run=True)
+    assert "1 orphan username claim(s); none freed" in output
+    assert r.hget(keys.usernames_lower(), "ghost") == "999"
+
+
+def test_repair_leaves_a_claim_whose_account_appeared_meanwhile(r, repo):
+    r.hset(keys.usernames_lower(), "late", 5)
+    orphans = repo.orphan_username_claims()
+    assert orphans == [("late", 5)]
+    r.hset(keys.user(5), "username", "late")  # the sign-up in flight writes its account
+    assert repo.free_username_claims(orphans, grace=0) == []
+    assert r.hget(keys.usernames_lower(), "late") == "5"
+
+
+def test_repair_with_nothing_to_do_says_so(alice):
+    assert "Freed 0 orphan" in run("repair", grace=0)
