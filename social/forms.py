@@ -111,6 +111,12 @@ class PostForm(forms.Form):
         },
     )
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # CharField.widget_attrs overwrote the widget's maxlength with the raw ceiling (2000):
+        # the browser should enforce the limit people are told about.
+        self.fields["status"].widget.attrs["maxlength"] = POST_MAX
+
     def clean_status(self) -> str:
         body = re.sub(r"[\r\n]+", " ", self.cleaned_data["status"]).strip()
         if not body:

@@ -137,3 +137,9 @@ def test_it_keeps_markup_as_plain_text_for_the_template_to_escape():
 
     assert form.is_valid()
     assert form.cleaned_data["status"] == "<script>alert(1)</script>"
+
+
+def test_it_tells_the_browser_the_280_character_limit():
+    html = str(PostForm()["status"])
+
+    assert 'maxlength="280"' in html
