@@ -35,7 +35,10 @@ def authenticate(repo: Repository, username: str, password: str) -> User | None:
     def upgrade(raw: str) -> None:
         repo.set_password_hash(user.id, make_password(raw))
 
-    return user if check_password(password, stored, setter=upgrade) else None
+    try:
+        return user if check_password(password, stored, setter=upgrade) else None
+    except ValueError:  # looks like a hash ("md5$...") but is malformed: no login with it
+        return None
 
 
 def client_ip(request: HttpRequest) -> str:

@@ -33,3 +33,8 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
 def server_error(request: HttpRequest) -> HttpResponse:
     html = render_to_string("500.html", {"user": AnonymousUser(), "request": request})
     return HttpResponse(html, status=500)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Explain a refused form (stale page, cookies off) in the site's look."""
+    return _render(request, "403_csrf.html", 403, {"reason": reason})

@@ -6,6 +6,8 @@ port in a temporary directory, and only it is flushed between tests.
 
 from __future__ import annotations
 
+import uuid
+
 import fakeredis
 import pytest
 import redis
@@ -57,8 +59,12 @@ def redis_url(redis_server, settings):
 def fake_site(settings):
     """Point the site at a fresh fakeredis server instead (fast, no network)."""
     server = fakeredis.FakeServer()
+    # django-redis keeps one pool per URL for the whole process: a URL per test gives each
+    # test its own FakeServer instead of the first test's.
     settings.CACHES = cache_settings(
-        "redis://fake:6379/0", connection_class=fakeredis.FakeRedisConnection, server=server
+        f"redis://fake-{uuid.uuid4().hex}:6379/0",
+        connection_class=fakeredis.FakeRedisConnection,
+        server=server,
     )
     return server
 

@@ -33,4 +33,4 @@ def test_logging_in_goes_to_the_safe_next(client, alice, r):
     )
     assert response.status_code == 302
     assert response["Location"] == "/u/alice/"
-    assert r.hget("user:%d" % alice.id, "last_login") is not None
+    assert r.hget(f"user:{alice.id}", "last_login") is not None
