@@ -4,6 +4,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("", include("social.urls")),
+    path("staff/", include("social.staff.urls")),
 ]
 
 handler404 = "social.errors.page_not_found"

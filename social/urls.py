@@ -3,6 +3,7 @@
 from django.urls import path
 
 from social import views
+from social.staff import public
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
@@ -28,4 +29,5 @@ urlpatterns = [
     ),
     path("p/<int:post_id>/", views.PostDetailView.as_view(), name="post_detail"),
     path("healthz", views.HealthView.as_view(), name="healthz"),
+    path("p/<int:post_id>/report/", public.ReportPostView.as_view(), name="report_post"),
 ]

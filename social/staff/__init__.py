@@ -1,0 +1,1 @@
+"""Staff pages (dashboard, accounts, posts, reports, audit log) and public reporting."""

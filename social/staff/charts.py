@@ -1,0 +1,92 @@
+"""Server-side SVG charts: geometry here, drawing in templates/staff/_chart.html.
+
+Each chart shows the current period as bars and the period before it as a faint dashed line
+over the same days, with a labelled value axis and the first, middle and last dates, so the
+trend reads at a glance with no JavaScript and no network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from social.repository.stats import DailySeries
+
+WIDTH, HEIGHT = 480, 196
+LEFT, RIGHT, TOP, BOTTOM = 40, 474, 10, 170  # the plot area inside the viewBox
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    value: int
+    label: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    """What _chart.html draws for one DailySeries."""
+
+    series: DailySeries
+    bars: list[Bar]
+    previous_points: str
+    y_ticks: list[tuple[float, int]]
+    x_labels: list[tuple[float, str]]
+    width: int = WIDTH
+    height: int = HEIGHT
+    left: int = LEFT
+    right: int = RIGHT
+    bottom: int = BOTTOM
+
+    @property
+    def summary(self) -> str:
+        """A sentence a screen reader (or a hurried person) gets instead of the picture."""
+        s = self.series
+        change = s.change_percent
+        trend = "" if change is None else f", {change:+d}% on the 30 days before"
+        return f"{s.label}: {s.total} in the last 30 days{trend}."
+
+
+def nice_ceiling(value: int) -> int:
+    """Return the smallest of 1, 2, 5 x 10^n that is at least value (at least 1)."""
+    step = 1
+    while True:
+        for m in (1, 2, 5):
+            if m * step >= value:
+                return m * step
+        step *= 10
+
+
+def build_chart(series: DailySeries) -> Chart:
+    """Lay out series (current as bars, previous as a line) on a shared value axis."""
+    top_value = nice_ceiling(max(series.current + series.previous + [1]))
+    n = max(1, len(series.current))
+    slot = (RIGHT - LEFT) / n
+    plot_h = BOTTOM - TOP
+
+    def y(value: int) -> float:
+        return round(BOTTOM - plot_h * value / top_value, 1)
+
+    bars = [
+        Bar(
+            x=round(LEFT + i * slot + slot * 0.15, 1),
+            y=y(value),
+            width=round(slot * 0.7, 1),
+            height=round(BOTTOM - y(value), 1),
+            value=value,
+            label=f"{day:%a %-d %b}",
+        )
+        for i, (day, value) in enumerate(zip(series.days, series.current))
+    ]
+    points = " ".join(
+        f"{round(LEFT + (i + 0.5) * slot, 1)},{y(v)}" for i, v in enumerate(series.previous)
+    )
+    ticks = [(y(v), v) for v in sorted({0, top_value // 2, top_value})]
+    labels = [
+        (round(LEFT + (i + 0.5) * slot, 1), f"{series.days[i]:%-d %b}")
+        for i in sorted({0, n // 2, n - 1})
+        if i < len(series.days)
+    ]
+    return Chart(series, bars, points, ticks, labels)

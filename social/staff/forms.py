@@ -1,0 +1,195 @@
+"""Forms of the staff pages and of reporting a post: every input is checked here."""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from social.forms import USERNAME_RE
+from social.repository import Repository
+from social.repository.audit import ACTIONS, REASON_MAX
+from social.repository.moderation import NOTE_MAX
+from social.repository.reports import OUTCOMES, REPORT_REASONS, REPORT_TEXT_MAX
+from social.repository.stats import USER_STATUSES
+
+BULK_MAX = 100  # posts one bulk action may touch: a page of the staff post list and then some
+
+
+def one_line(value: str) -> str:
+    """Collapse runs of whitespace (newlines included) to single spaces and trim."""
+    return re.sub(r"\s+", " ", value).strip()
+
+
+class ReasonForm(forms.Form):
+    """An optional reason for a staff action, one line, at most REASON_MAX characters."""
+
+    reason = forms.CharField(
+        required=False,
+        max_length=REASON_MAX,
+        widget=forms.TextInput(attrs={"placeholder": "Reason (optional)"}),
+    )
+
+    def clean_reason(self) -> str:
+        return one_line(self.cleaned_data["reason"])
+
+    def value(self) -> str:
+        """Return the text the repository stores with the action."""
+        return self.cleaned_data["reason"]
+
+
+class RequiredReasonForm(ReasonForm):
+    """A staff action that must say why (the user may be told): 3 to REASON_MAX chars."""
+
+    reason = forms.CharField(
+        max_length=REASON_MAX,
+        widget=forms.TextInput(attrs={"placeholder": "Reason (required)"}),
+        error_messages={"required": "Say why: it goes into the log."},
+    )
+
+    def clean_reason(self) -> str:
+        reason = one_line(self.cleaned_data["reason"])
+        if len(reason) < 3:
+            raise ValidationError("Give a reason of at least 3 characters.", code="min_length")
+        return reason
+
+
+class NoteForm(ReasonForm):
+    """A note on an account, visible to staff only."""
+
+    reason = forms.CharField(
+        label="Note",
+        max_length=NOTE_MAX,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Visible to staff only"}),
+        error_messages={"required": "Write the note first."},
+    )
+
+    def clean_reason(self) -> str:
+        return self.cleaned_data["reason"].strip()
+
+
+class UserSearchForm(forms.Form):
+    """The staff user list: a username prefix and/or a status."""
+
+    q = forms.CharField(
+        label="Username starts with",
+        required=False,
+        max_length=20,
+        widget=forms.TextInput(attrs={"type": "search", "autocapitalize": "none"}),
+    )
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("", "Any status")] + [(s, s.capitalize()) for s in USER_STATUSES],
+    )
+
+    def clean_q(self) -> str:
+        prefix = self.cleaned_data["q"].strip().lstrip("@")
+        if prefix and not USERNAME_RE.match(prefix.ljust(3, "_")):
+            raise ValidationError("Usernames hold only letters, digits and underscores.")
+        return prefix.lower()
+
+
+class AuditFilterForm(forms.Form):
+    """The audit log's filters: staff member, action, target user (names as typed)."""
+
+    actor = forms.CharField(label="Staff member", required=False, max_length=20)
+    action = forms.ChoiceField(required=False, choices=[("", "Any action")] + list(ACTIONS.items()))
+    target = forms.CharField(label="Target user", required=False, max_length=20)
+
+    def __init__(self, *args, repo: Repository, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.repo = repo
+
+    def clean(self) -> dict:
+        """Resolve the names to user ids in one round trip; an unknown name is an error."""
+        data = super().clean()
+        names = {f: data[f] for f in ("actor", "target") if data.get(f)}
+        ids = self.repo.user_ids_for_names(list(names.values()))
+        for field, user_id in zip(names, ids):
+            if user_id is None:
+                self.add_error(field, "No user by that name.")
+            data[f"{field}_id"] = user_id
+        return data
+
+    def _name(self, field: str) -> str:
+        name = self.cleaned_data[field].strip().lstrip("@")
+        if name and not USERNAME_RE.match(name):
+            raise ValidationError("That is not a username.")
+        return name
+
+    def clean_actor(self) -> str:
+        return self._name("actor")
+
+    def clean_target(self) -> str:
+        return self._name("target")
+
+    def filters(self) -> dict:
+        """Return audit_page's filter arguments."""
+        data = self.cleaned_data
+        return {
+            "actor_id": data.get("actor_id"),
+            "action": data.get("action") or None,
+            "target_id": data.get("target_id"),
+        }
+
+
+class PostIdsField(forms.Field):
+    """A list of post ids (`?id=1&id=2`), 1 to BULK_MAX of them."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> list[int]:
+        if not value:
+            return []
+        values = value if isinstance(value, list | tuple) else [value]
+        try:
+            ids = [int(v) for v in values]
+        except (TypeError, ValueError):
+            raise ValidationError("Post ids are numbers.", code="invalid") from None
+        if any(i < 1 for i in ids):
+            raise ValidationError("Post ids are positive numbers.", code="invalid")
+        return list(dict.fromkeys(ids))
+
+    def validate(self, value: list[int]) -> None:
+        super().validate(value)
+        if len(value) > BULK_MAX:
+            raise ValidationError(f"Select at most {BULK_MAX} posts at a time.", code="max")
+
+
+class SelectPostsForm(forms.Form):
+    """The posts a bulk delete is about (the confirmation page's GET)."""
+
+    id = PostIdsField(error_messages={"required": "Select at least one post."})
+
+
+class DeletePostsForm(SelectPostsForm, RequiredReasonForm):
+    """Confirmed bulk delete: the ids again, and why (their authors are told)."""
+
+
+class ResolveReportForm(ReasonForm):
+    """Resolve a report: dismiss it or delete the post (either closes the post's reports)."""
+
+    outcome = forms.ChoiceField(choices=[(o, o) for o in OUTCOMES])
+
+
+class ReportPostForm(forms.Form):
+    """A user's report of a post: a reason from the list plus optional details."""
+
+    reason = forms.ChoiceField(
+        label="What is wrong with it?",
+        choices=list(REPORT_REASONS.items()),
+        widget=forms.RadioSelect,
+        error_messages={"required": "Pick a reason."},
+    )
+    text = forms.CharField(
+        label="Anything else moderators should know?",
+        required=False,
+        max_length=REPORT_TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": REPORT_TEXT_MAX}),
+        help_text=f"Optional, up to {REPORT_TEXT_MAX} characters.",
+    )
+
+    def clean_text(self) -> str:
+        return self.cleaned_data["text"].strip()

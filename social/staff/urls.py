@@ -1,0 +1,30 @@
+"""URLs of the staff pages, mounted under /staff/."""
+
+from django.urls import path
+
+from social.repository.reports import RESOLVED
+from social.staff import views
+
+app_name = "staff"
+
+urlpatterns = [
+    path("", views.DashboardView.as_view(), name="dashboard"),
+    path("users/", views.UserListView.as_view(), name="users"),
+    path("users/<str:username>/", views.UserDetailView.as_view(), name="user"),
+    *[
+        path(
+            f"users/<str:username>/{action}/",
+            views.UserActionView.as_view(action=action),
+            name=f"user_{action}",
+        )
+        for action in views.USER_ACTIONS
+    ],
+    path("posts/", views.PostListView.as_view(), name="posts"),
+    path("posts/delete/", views.DeletePostsView.as_view(), name="delete_posts"),
+    path("reports/", views.ReportListView.as_view(), name="reports"),
+    path(
+        "reports/resolved/", views.ReportListView.as_view(status=RESOLVED), name="reports_resolved"
+    ),
+    path("reports/<int:report_id>/resolve/", views.ResolveReportView.as_view(), name="resolve"),
+    path("log/", views.AuditLogView.as_view(), name="log"),
+]

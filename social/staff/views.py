@@ -1,0 +1,228 @@
+"""The staff pages under /staff/: thin views over the repository's moderation stores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.forms import Form
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views import View
+from django.views.generic import TemplateView
+
+from social.repository import NotAllowed, UserNotFound
+from social.repository.reports import OPEN, ReportNotFound
+from social.staff import forms
+from social.staff.charts import build_chart
+from social.staff.mixins import StaffRequiredMixin, StaffTargetMixin
+
+PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class UserAction:
+    """One action on an account: its form, the repository method, what to say after."""
+
+    form_class: type[forms.ReasonForm]
+    method: str
+    done: str
+    unchanged: str = ""
+
+
+USER_ACTIONS = {
+    "suspend": UserAction(
+        forms.RequiredReasonForm,
+        "suspend",
+        "{name} is suspended and logged out everywhere.",
+        "{name} was already suspended.",
+    ),
+    "unsuspend": UserAction(
+        forms.ReasonForm, "unsuspend", "{name} is no longer suspended.", "{name} was not suspended."
+    ),
+    "logout": UserAction(forms.ReasonForm, "force_logout", "{name} is logged out everywhere."),
+    "grant_staff": UserAction(
+        forms.ReasonForm, "grant_staff", "{name} is now staff.", "{name} was already staff."
+    ),
+    "revoke_staff": UserAction(
+        forms.ReasonForm, "revoke_staff", "{name} is no longer staff.", "{name} was not staff."
+    ),
+    "note": UserAction(forms.NoteForm, "add_note", "Note added to {name}."),
+}
+
+
+class DashboardView(StaffRequiredMixin, TemplateView):
+    """/staff/: totals, 30-day charts against the 30 days before, sign-ups, server health."""
+
+    template_name = "staff/dashboard.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        dashboard = self.repo.dashboard()
+        context["dashboard"] = dashboard
+        context["charts"] = [build_chart(series) for series in dashboard.series]
+        return context
+
+
+class UserListView(StaffRequiredMixin, TemplateView):
+    """/staff/users/: accounts newest first; ?q= username prefix, ?status= filter."""
+
+    template_name = "staff/users.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        form = forms.UserSearchForm(self.request.GET)
+        context["form"] = form
+        if form.is_valid():
+            context["page"] = self.repo.users_page(
+                form.cleaned_data["q"], form.cleaned_data["status"], self.page_number(), PER_PAGE
+            )
+        return context
+
+
+class UserDetailView(StaffRequiredMixin, StaffTargetMixin, TemplateView):
+    """/staff/users/<username>/: the account's file, with the actions staff can take."""
+
+    template_name = "staff/user_detail.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        try:
+            context["account"] = self.repo.account(self.target_id)
+        except UserNotFound:
+            raise Http404("No such user.") from None
+        bound = kwargs.get("bound", {})
+        context["forms"] = {
+            name: bound.get(name) or action.form_class(prefix=name)
+            for name, action in USER_ACTIONS.items()
+        }
+        return context
+
+
+class UserActionView(UserDetailView):
+    """POST /staff/users/<username>/<action>/: one action, logged; back to the account."""
+
+    http_method_names = ["post"]
+    action = ""
+
+    def login_next(self) -> str:
+        return reverse("staff:user", args=[self.kwargs["username"]])
+
+    def post(self, request: HttpRequest, username: str) -> HttpResponse:
+        action = USER_ACTIONS[self.action]
+        form = action.form_class(request.POST, prefix=self.action)
+        if not form.is_valid():
+            context = self.get_context_data(bound={self.action: form})
+            return self.render_to_response(context, status=400)
+        try:
+            changed = getattr(self.repo, action.method)(self.target_id, request.user, form.value())
+        except NotAllowed as error:
+            messages.error(request, str(error))
+        except UserNotFound:
+            raise Http404("No such user.") from None
+        else:
+            if changed is False:
+                messages.info(request, action.unchanged.format(name=username))
+            else:
+                messages.success(request, action.done.format(name=username))
+        return redirect("staff:user", username)
+
+
+class PostListView(StaffRequiredMixin, TemplateView):
+    """/staff/posts/: the newest posts site-wide, deleted ones marked, to select and delete."""
+
+    template_name = "staff/posts.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["page"] = self.repo.staff_posts_page(self.page_number(), PER_PAGE)
+        return context
+
+
+class DeletePostsView(StaffRequiredMixin, TemplateView):
+    """/staff/posts/delete/: GET ?id=... confirms what will go; POST deletes and logs."""
+
+    template_name = "staff/delete_posts.html"
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        select = forms.SelectPostsForm(request.GET)
+        if not select.is_valid():
+            messages.error(request, select.errors["id"][0])
+            return redirect("staff:posts")
+        return self.confirm(forms.DeletePostsForm(initial={"id": select.cleaned_data["id"]}))
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        form = forms.DeletePostsForm(request.POST)
+        if not form.is_valid():
+            return self.confirm(form, status=400)
+        deleted = self.repo.delete_posts(form.cleaned_data["id"], request.user, form.value())
+        messages.success(request, f"Deleted {len(deleted)} of {len(form.cleaned_data['id'])}.")
+        return HttpResponseRedirect(self.safe_back_url(reverse("staff:posts")))
+
+    def confirm(self, form: Form, status: int = 200) -> HttpResponse:
+        ids = form.cleaned_data.get("id", []) if form.is_bound else form.initial["id"]
+        posts = self.repo.posts_by_ids(ids or [])
+        back = self.safe_next(self.request.GET.get("next") or self.request.POST.get("next"))
+        context = self.get_context_data(form=form, posts=posts, back=back)
+        return self.render_to_response(context, status=status)
+
+
+class ReportListView(StaffRequiredMixin, TemplateView):
+    """/staff/reports/ (open, oldest first) and /staff/reports/resolved/ (newest first)."""
+
+    template_name = "staff/reports.html"
+    status = OPEN
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["status"] = self.status
+        context["page"] = self.repo.reports_page(self.status, self.page_number(), PER_PAGE)
+        return context
+
+
+class ResolveReportView(StaffRequiredMixin, View):
+    """POST /staff/reports/<id>/resolve/: dismiss, or delete the post; closes its reports."""
+
+    http_method_names = ["post"]
+
+    def login_next(self) -> str:
+        return reverse("staff:reports")
+
+    def post(self, request: HttpRequest, report_id: int) -> HttpResponse:
+        back = self.safe_back_url(reverse("staff:reports"))
+        form = forms.ResolveReportForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "Choose dismiss or delete, with a reason of at most 500.")
+            return HttpResponseRedirect(back)
+        outcome = form.cleaned_data["outcome"]
+        try:
+            done = self.repo.resolve_report(report_id, request.user, outcome, form.value())
+        except ReportNotFound:
+            raise Http404("No such report.") from None
+        if not done:
+            messages.info(request, "Someone already resolved that report.")
+        elif outcome == "deleted":
+            messages.success(request, "Post deleted; its reports are closed.")
+        else:
+            messages.success(request, "Reports on that post dismissed.")
+        return HttpResponseRedirect(back)
+
+
+class AuditLogView(StaffRequiredMixin, TemplateView):
+    """/staff/log/: every staff action, newest first; filter by staff, action, target."""
+
+    template_name = "staff/log.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        form = forms.AuditFilterForm(self.request.GET, repo=self.repo)
+        context["form"] = form
+        if form.is_valid():
+            context["page"] = self.repo.audit_page(
+                **form.filters(),
+                number=self.page_number(),
+                older_than=self.request.GET.get("before"),
+                per_page=PER_PAGE,
+            )
+        return context
