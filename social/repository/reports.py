@@ -77,6 +77,31 @@ class Report:
         return as_datetime(self.resolved_at)
 
 
+@dataclass(frozen=True)
+class ReportGroup:
+    """The reports of one page that are about the same post, oldest first."""
+
+    post_id: int
+    post: Post | None
+    reports: list[Report]
+    open_on_post: int
+
+    @property
+    def first(self) -> Report:
+        return self.reports[0]
+
+
+def group_by_post(reports: Sequence[Report]) -> list[ReportGroup]:
+    """Group reports by post, in the order each post first appears."""
+    groups: dict[int, list[Report]] = {}
+    for report in reports:
+        groups.setdefault(report.post_id, []).append(report)
+    return [
+        ReportGroup(post_id, items[0].post, items, max(items[0].open_on_post, len(items)))
+        for post_id, items in groups.items()
+    ]
+
+
 def report_from_hash(report_id: int, h: dict[str, str]) -> Report | None:
     """Build a Report from its decoded hash, or None when absent."""
     post_id = as_int(h.get("post_id"))

@@ -40,6 +40,7 @@ class DailySeries:
     days: list[date]
     current: list[int]
     previous: list[int]
+    is_average: bool = False  # distinct users per day do not add up: show the daily mean
 
     @property
     def total(self) -> int:
@@ -48,6 +49,14 @@ class DailySeries:
     @property
     def previous_total(self) -> int:
         return sum(self.previous)
+
+    @property
+    def average(self) -> float:
+        return round(self.total / max(1, len(self.current)), 1)
+
+    @property
+    def previous_average(self) -> float:
+        return round(self.previous_total / max(1, len(self.previous)), 1)
 
     @property
     def change_percent(self) -> int | None:
@@ -161,10 +170,12 @@ class StatsStore(RepositoryBase):
         replies = pipe.execute(raise_on_error=False)
         n = len(days)
         series = []
-        for i, (metric, label, _) in enumerate(SERIES):
+        for i, (metric, label, kind) in enumerate(SERIES):
             values = [as_int(v) or 0 for v in replies[i * n : (i + 1) * n]]
             current, previous = values[PERIOD_DAYS:], values[:PERIOD_DAYS]
-            series.append(DailySeries(metric, label, days[PERIOD_DAYS:], current, previous))
+            series.append(
+                DailySeries(metric, label, days[PERIOD_DAYS:], current, previous, kind == "hll")
+            )
         users, posts, follows, reports, suspended, staff, latest, info, dbsize = replies[
             len(SERIES) * n :
         ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from social.repository.stats import DailySeries
 
 WIDTH, HEIGHT = 480, 196
-LEFT, RIGHT, TOP, BOTTOM = 40, 474, 10, 170  # the plot area inside the viewBox
+LEFT, RIGHT, TOP, BOTTOM = 44, 474, 10, 168  # the plot area inside the viewBox
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Chart:
     bars: list[Bar]
     previous_points: str
     y_ticks: list[tuple[float, int]]
-    x_labels: list[tuple[float, str]]
+    x_labels: list[tuple[float, str, str]]
     width: int = WIDTH
     height: int = HEIGHT
     left: int = LEFT
@@ -46,6 +46,8 @@ class Chart:
         s = self.series
         change = s.change_percent
         trend = "" if change is None else f", {change:+d}% on the 30 days before"
+        if s.is_average:
+            return f"{s.label}: {s.average} a day on average over the last 30 days{trend}."
         return f"{s.label}: {s.total} in the last 30 days{trend}."
 
 
@@ -84,8 +86,10 @@ def build_chart(series: DailySeries) -> Chart:
         f"{round(LEFT + (i + 0.5) * slot, 1)},{y(v)}" for i, v in enumerate(series.previous)
     )
     ticks = [(y(v), v) for v in sorted({0, top_value // 2, top_value})]
+    # First and last labels hang inwards so they stay inside the picture.
+    anchors = {0: "start", n - 1: "end"}
     labels = [
-        (round(LEFT + (i + 0.5) * slot, 1), f"{series.days[i]:%-d %b}")
+        (round(LEFT + (i + 0.5) * slot, 1), f"{series.days[i]:%-d %b}", anchors.get(i, "middle"))
         for i in sorted({0, n // 2, n - 1})
         if i < len(series.days)
     ]

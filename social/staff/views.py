@@ -13,7 +13,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from social.repository import NotAllowed, UserNotFound
-from social.repository.reports import OPEN, ReportNotFound
+from social.repository.reports import OPEN, ReportNotFound, group_by_post
 from social.staff import forms
 from social.staff.charts import build_chart
 from social.staff.mixins import StaffRequiredMixin, StaffTargetMixin
@@ -164,7 +164,12 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
         ids = form.cleaned_data.get("id", []) if form.is_bound else form.initial["id"]
         posts = self.repo.posts_by_ids(ids or [])
         back = self.safe_next(self.request.GET.get("next") or self.request.POST.get("next"))
-        context = self.get_context_data(form=form, posts=posts, back=back)
+        context = self.get_context_data(
+            form=form,
+            posts=[p for p in posts if not p.is_deleted],
+            skipped=[p for p in posts if p.is_deleted],
+            back=back or reverse("staff:posts"),
+        )
         return self.render_to_response(context, status=status)
 
 
@@ -176,8 +181,8 @@ class ReportListView(StaffRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        context["status"] = self.status
-        context["page"] = self.repo.reports_page(self.status, self.page_number(), PER_PAGE)
+        page = self.repo.reports_page(self.status, self.page_number(), PER_PAGE)
+        context.update(status=self.status, page=page, groups=group_by_post(page.items))
         return context
 
 
