@@ -86,7 +86,7 @@ def test_repair_frees_a_claim_whose_account_was_never_written(r, repo, alice):
 def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
     r.hset(keys.usernames_lower(), "ghost", 999)
     output = run("repair", dry_run=True)
-    assert "1 orphan username claim(s); none freed" in output
+    assert "1 orphan username claim(s), 0 unlisted post(s); nothing changed" in output
     assert r.hget(keys.usernames_lower(), "ghost") == "999"
 
 
@@ -99,5 +99,40 @@ def test_repair_leaves_a_claim_whose_account_appeared_meanwhile(r, repo):
     assert r.hget(keys.usernames_lower(), "late") == "5"
 
 
-def test_repair_with_nothing_to_do_says_so(alice):
-    assert "Freed 0 orphan" in run("repair", grace=0)
+def test_repair_with_nothing_to_do_says_so(repo, alice):
+    repo.create_post(alice.id, "listed")
+    assert "Freed 0 orphan username claim(s); added 0 post(s)" in run("repair", grace=0)
+
+
+def reference_post(r, author_id: int, body: str, at: int) -> int:
+    """Write a post the way the PHP Retwis does: no own-posts list."""
+    post_id = r.incr(keys.next_post_id())
+    r.hset(keys.post(post_id), mapping={"user_id": author_id, "time": at, "body": body})
+    r.lpush(keys.home_feed(author_id), post_id)
+    r.lpush(keys.timeline(), post_id)
+    return post_id
+
+
+def test_repair_lists_reference_posts_on_their_authors_profiles(r, repo, alice):
+    old = reference_post(r, alice.id, "from PHP", 1_000)
+    ours = repo.create_post(alice.id, "from Django")
+    older = reference_post(r, alice.id, "PHP again", 2_000)
+    output = run("repair", grace=0)
+    assert f"user {alice.id}: 2 post(s) not listed" in output
+    assert "added 2 post(s)" in output
+    assert [int(p) for p in r.lrange(keys.own_posts(alice.id), 0, -1)] == [older, ours, old]
+    assert [p.id for p in repo.profile(alice.id, None).posts.items] == [older, ours, old]
+
+
+def test_repair_dry_run_leaves_own_posts_lists_alone(r, repo, alice):
+    reference_post(r, alice.id, "from PHP", 1_000)
+    assert "1 unlisted post(s)" in run("repair", dry_run=True)
+    assert r.exists(keys.own_posts(alice.id)) == 0
+
+
+def test_rebuild_after_repair_keeps_reference_posts_in_feeds(r, repo, alice, bob):
+    repo.follow(bob.id, alice.id)
+    post = reference_post(r, alice.id, "from PHP", 1_000)
+    run("repair", grace=0)
+    run("rebuild_feeds")
+    assert feed(r, bob.id) == [post]

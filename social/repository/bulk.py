@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import TypeVar
 
+import redis
+
 from social import keys
 
 from .base import RepositoryBase, as_int, s, utc_day
@@ -35,6 +37,8 @@ POST_BATCH = 5000  # posts per INCRBY + pipeline
 FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
 FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
 SCAN_COUNT = 1000
+POST_SCAN_BATCH = 5000  # post hashes looked at per pipeline when backfilling own-posts lists
+WATCH_RETRIES = 5
 
 
 def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -300,3 +304,58 @@ class BulkStore(RepositoryBase):
         if still:
             self.r.hdel(keys.usernames_lower(), *(name for name, _ in still))
         return still
+
+    def missing_own_posts(self) -> dict[int, list[int]]:
+        """Return {author id: post ids} of posts missing from their author's own-posts list.
+
+        The reference Retwis keeps no own-posts list, so posts it wrote show up here. Walks
+        the post ids 1..next_post_id in pipelined batches (ids come from one counter, so no
+        SCAN is needed); holds one int per post in memory (200,000 posts: a few MB).
+        """
+        last = as_int(self.r.get(keys.next_post_id())) or 0
+        by_author: dict[int, list[int]] = defaultdict(list)
+        for start in range(1, last + 1, POST_SCAN_BATCH):
+            ids = range(start, min(last, start + POST_SCAN_BATCH - 1) + 1)
+            pipe = self._pipe()
+            for post_id in ids:
+                pipe.hget(keys.post(post_id), "user_id")
+            for post_id, author in zip(ids, pipe.execute()):
+                if as_int(author) is not None:
+                    by_author[as_int(author)].append(post_id)  # type: ignore[index]
+        missing: dict[int, list[int]] = {}
+        for authors in batched(by_author, SCAN_COUNT):
+            pipe = self._pipe()
+            for author_id in authors:
+                pipe.lrange(keys.own_posts(author_id), 0, -1)
+            for author_id, listed in zip(authors, pipe.execute()):
+                absent = set(by_author[author_id]) - {int(i) for i in listed}
+                if absent:
+                    missing[author_id] = sorted(absent)
+        return missing
+
+    def backfill_own_posts(self, missing: dict[int, list[int]]) -> int:
+        """Merge missing post ids into each author's own-posts list, newest first.
+
+        Return the number of ids added. Each list is rewritten under WATCH/MULTI on that one
+        key, so a post the author writes meanwhile is not lost (EXEC fails and we retry).
+        """
+        added = 0
+        for author_id, post_ids in missing.items():
+            key = keys.own_posts(author_id)
+            for _ in range(WATCH_RETRIES):
+                with self.r.pipeline() as pipe:
+                    try:
+                        pipe.watch(key)
+                        listed = {int(i) for i in pipe.lrange(key, 0, -1)}
+                        merged = sorted(listed | set(post_ids), reverse=True)
+                        pipe.multi()
+                        pipe.delete(key)
+                        pipe.rpush(key, *merged)
+                        pipe.execute()
+                        added += len(merged) - len(listed)
+                        break
+                    except redis.WatchError:
+                        continue
+            else:
+                raise RuntimeError(f"own-posts list of user {author_id} kept changing; gave up")
+        return added

@@ -4,8 +4,8 @@ Why it exists: home feeds are derived data, written by fan-out on each post and 
 each follow/unfollow. A fan-out that raced an unfollow, a crash mid fan-out, or a change of
 RETWIS_HOME_FEED_CAP leaves feeds that no longer match the graph; this recomputes each one as
 the newest posts of the user and the people they follow. Feeds are rewritten one by one (not
-atomically): run it on a quiet site. Accounts written by the reference PHP Retwis have no
-own-posts list, so their posts are not in the rebuilt feeds.
+atomically): run it on a quiet site. Posts written by the reference PHP Retwis are in no
+own-posts list until `manage.py repair` adds them: on such a database, run repair first.
 """
 
 from __future__ import annotations

@@ -1,10 +1,17 @@
-"""Free username claims that point at no account.
+"""Repair what an interrupted write or the reference Retwis leaves behind.
 
-Why it exists: sign-up claims the name (HSETNX on users_lower) before it writes the account,
-so two simultaneous sign-ups cannot both get one name. A process that dies between the two
-leaves a claim whose id has no user:<id> hash, and that name could never be registered again.
-This finds such claims (HSCAN, never KEYS), looks again after a short grace period so a
-sign-up in flight is left alone, and frees the rest. --dry-run only lists them.
+Why it exists: two kinds of damage have no other way back.
+
+1. Orphan username claims. Sign-up claims the name (HSETNX on users_lower) before it writes
+   the account, so two simultaneous sign-ups cannot both get one name. A process that dies in
+   between leaves a claim whose id has no user:<id> hash, and that name could never be
+   registered again. They are found with HSCAN (never KEYS), looked at again after a grace
+   period so a sign-up in flight is left alone, and freed.
+2. Posts missing from their author's own-posts list (user_posts:<id>): the reference Retwis
+   keeps no such list, so its posts would be missing from profiles and from feeds rebuilt by
+   `manage.py rebuild_feeds`. They are merged in, newest first.
+
+--dry-run only reports. Safe to run on a live site.
 """
 
 from __future__ import annotations
@@ -15,27 +22,44 @@ from social.repository import get_repository
 
 
 class Command(BaseCommand):
-    help = "Free username claims (users_lower) whose account does not exist (--dry-run lists)."
+    help = (
+        "Free username claims whose account does not exist and add posts missing from their "
+        "author's own-posts list (--dry-run reports only)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--dry-run", action="store_true", help="list, change nothing")
+        parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
         parser.add_argument(
             "--grace",
             type=float,
             default=2.0,
-            help="seconds to wait before the second look (default 2)",
+            help="seconds to wait before looking at an orphan claim again (default 2)",
         )
 
     def handle(self, *args, **options) -> None:
         repo = get_repository()
+        dry_run, verbosity = options["dry_run"], options["verbosity"]
         orphans = repo.orphan_username_claims()
-        if options["verbosity"] >= 2 or (orphans and options["verbosity"] >= 1):
+        if verbosity >= 1:
             for name, user_id in orphans:
                 self.stdout.write(f"  {name!r} claimed by missing user {user_id}")
-        if options["dry_run"]:
-            message = f"Dry run: {len(orphans)} orphan username claim(s); none freed."
+        freed = [] if dry_run else repo.free_username_claims(orphans, grace=options["grace"])
+        missing = repo.missing_own_posts()
+        if verbosity >= 1:
+            for author_id, post_ids in missing.items():
+                self.stdout.write(f"  user {author_id}: {len(post_ids)} post(s) not listed")
+        added = 0 if dry_run else repo.backfill_own_posts(missing)
+        if verbosity < 1:
+            return
+        if dry_run:
+            self.stdout.write(
+                f"Dry run: {len(orphans)} orphan username claim(s), "
+                f"{sum(map(len, missing.values()))} unlisted post(s); nothing changed."
+            )
         else:
-            freed = repo.free_username_claims(orphans, grace=options["grace"])
-            message = self.style.SUCCESS(f"Freed {len(freed)} orphan username claim(s).")
-        if options["verbosity"] >= 1:
-            self.stdout.write(message)
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Freed {len(freed)} orphan username claim(s); "
+                    f"added {added} post(s) to own-posts lists."
+                )
+            )
