@@ -7,13 +7,14 @@ import re
 from django import forms
 from django.core.exceptions import ValidationError
 
-from social.forms import USERNAME_RE
 from social.repository import Repository
 from social.repository.audit import ACTIONS, REASON_MAX
 from social.repository.moderation import NOTE_MAX
 from social.repository.reports import OUTCOMES, REPORT_REASONS, REPORT_TEXT_MAX
 from social.repository.stats import USER_STATUSES
 
+# What a name lookup accepts: the characters of our usernames (searching never creates one).
+NAME_RE = re.compile(r"[A-Za-z0-9_]{1,20}")
 BULK_MAX = 100  # posts one bulk action may touch: a page of the staff post list and then some
 
 
@@ -86,7 +87,7 @@ class UserSearchForm(forms.Form):
 
     def clean_q(self) -> str:
         prefix = self.cleaned_data["q"].strip().lstrip("@")
-        if prefix and not USERNAME_RE.match(prefix.ljust(3, "_")):
+        if prefix and not NAME_RE.fullmatch(prefix):
             raise ValidationError("Usernames hold only letters, digits and underscores.")
         return prefix.lower()
 
@@ -115,7 +116,7 @@ class AuditFilterForm(forms.Form):
 
     def _name(self, field: str) -> str:
         name = self.cleaned_data[field].strip().lstrip("@")
-        if name and not USERNAME_RE.match(name):
+        if name and not NAME_RE.fullmatch(name):
             raise ValidationError("That is not a username.")
         return name
 

@@ -23,7 +23,7 @@ class ReportPostView(LoginRequiredMixin, RepositoryMixin, FormView):
     template_name = "social/post_detail.html"
 
     @cached_property
-    def post(self) -> Post:
+    def reported_post(self) -> Post:
         """The post, when the reporter may see it (not deleted, author not suspended)."""
         try:
             return self.repo.get_post(self.kwargs["post_id"])
@@ -33,11 +33,11 @@ class ReportPostView(LoginRequiredMixin, RepositoryMixin, FormView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         context["report_form"] = context["form"]
-        context["post"] = self.post
+        context["post"] = self.reported_post
         return context
 
     def form_valid(self, form: ReportPostForm) -> HttpResponse:
-        data = self.request.user, self.post.id, form.cleaned_data["reason"]
+        data = self.request.user, self.reported_post.id, form.cleaned_data["reason"]
         try:
             self.repo.report_post(*data, form.cleaned_data["text"])
         except AlreadyReported:
@@ -48,7 +48,7 @@ class ReportPostView(LoginRequiredMixin, RepositoryMixin, FormView):
             raise Http404("No such post.") from None
         else:
             messages.success(self.request, "Thanks. Moderators will review this post.")
-        return redirect("post_detail", self.post.id)
+        return redirect("post_detail", self.reported_post.id)
 
     def form_invalid(self, form: ReportPostForm) -> HttpResponse:
         return self.render_to_response(self.get_context_data(form=form), status=400)

@@ -12,14 +12,12 @@ from __future__ import annotations
 import getpass
 import os
 import sys
-from types import SimpleNamespace
 
-from django.contrib.auth import password_validation
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from social.forms import USERNAME_HELP, USERNAME_RE
+from social.forms import RegisterForm, UsernameField
 from social.repository import NotAllowed, Repository, UsernameTaken, get_repository
 from social.repository.moderation import SYSTEM_ACTOR
 
@@ -67,8 +65,12 @@ class Command(BaseCommand):
 
     def create(self, repo: Repository, username: str, env_var: str | None):
         """Create the account with a validated password, or raise CommandError."""
-        if not USERNAME_RE.match(username):
-            raise CommandError(f"Invalid username {username!r}: {USERNAME_HELP}")
+        try:
+            UsernameField().clean(username)  # the sign-up form's rules, exactly
+        except ValidationError as error:
+            raise CommandError(
+                f"Invalid username {username!r}: " + " ".join(error.messages)
+            ) from None
         password = self.password(username, env_var)
         try:
             user = repo.create_user(username, make_password(password))
@@ -92,8 +94,9 @@ class Command(BaseCommand):
             password = getpass.getpass(f"Password for new user {username}: ")
             if password != getpass.getpass("Password (again): "):
                 raise CommandError("The two passwords do not match.")
-        try:
-            password_validation.validate_password(password, SimpleNamespace(username=username))
-        except ValidationError as error:
-            raise CommandError("Password refused: " + " ".join(error.messages)) from None
+        # The sign-up form's own checks (Django's password validators, similarity included).
+        form = RegisterForm({"username": username, "password": password, "password2": password})
+        if not form.is_valid():
+            errors = [e for field in ("username", "password") for e in form.errors.get(field, [])]
+            raise CommandError("Password refused: " + " ".join(errors))
         return password

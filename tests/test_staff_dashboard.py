@@ -1,0 +1,139 @@
+"""The dashboard's figures: daily counters kept as events happen, totals, charts, health."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.test import Client
+
+from social import keys
+from social.repository.stats import DailySeries
+from social.staff.charts import build_chart, nice_ceiling
+from tests.conftest import PASSWORD
+from tests.staff_personas import make_staff, staff_client_for
+
+NEW_PASSWORD = "a fresh long passphrase"
+
+
+def today():
+    return datetime.now(tz=UTC).date()
+
+
+def sign_up(client: Client, name: str) -> None:
+    data = {"username": name, "password": NEW_PASSWORD, "password2": NEW_PASSWORD}
+    assert client.post("/register/", data).status_code == 302
+
+
+def test_counters_follow_a_known_sequence_of_events(repo, r, alice):
+    """Two sign-ups, a login, three posts: the counters say so, with a bounded life."""
+    dana, erin = Client(), Client()
+    sign_up(dana, "dana")  # a sign-up logs the new user in: a login, and active
+    sign_up(erin, "erin")
+    assert Client().post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+    for client, body in ((dana, "one"), (dana, "two"), (erin, "three")):
+        assert client.post("/post/", {"status": body}).status_code == 302
+
+    day = today()
+    # alice was created by the fixture through the repository: a sign-up too.
+    assert r.get(keys.daily_counter("signups", day)) == "3"
+    assert r.get(keys.daily_counter("logins", day)) == "3"
+    assert r.get(keys.daily_counter("posts", day)) == "3"
+    assert r.pfcount(keys.daily_active(day)) == 3  # dana, erin, alice
+    for key in (keys.daily_counter("posts", day), keys.daily_active(day)):
+        assert 0 < r.ttl(key) <= keys.STATS_TTL_DAYS * 86400
+
+    figures = {s.metric: s for s in repo.dashboard().series}
+    assert figures["signups"].current[-1] == 3
+    assert figures["posts"].current[-1] == 3
+    assert figures["logins"].current[-1] == 3
+    assert figures["active"].current[-1] == 3
+
+
+def test_the_series_compare_the_last_30_days_with_the_30_before(repo, r):
+    now = datetime.now(tz=UTC)
+    for days_ago, name in ((0, "new1"), (0, "new2"), (29, "edge"), (30, "old1"), (59, "old2")):
+        repo.create_user(name, "h", at=int((now - timedelta(days=days_ago)).timestamp()))
+    repo.create_user("ancient", "h", at=int((now - timedelta(days=60)).timestamp()))
+
+    signups = repo.dashboard().series[0]
+
+    assert signups.metric == "signups"
+    assert len(signups.current) == len(signups.previous) == 30
+    assert signups.days[-1] == today() and signups.days[0] == today() - timedelta(days=29)
+    assert (signups.current[-1], signups.current[0], signups.total) == (2, 1, 3)
+    assert (signups.previous[-1], signups.previous[0], signups.previous_total) == (1, 1, 2)
+    assert signups.change_percent == 50
+
+
+def test_totals_count_users_posts_reports_suspended_and_staff(repo, alice, bob, charlie):
+    sam = make_staff(repo)
+    post_id = repo.create_post(alice.id, "x")
+    repo.report_post(bob, post_id, "spam")
+    repo.suspend(charlie.id, sam, "spam")
+
+    totals = repo.dashboard().totals
+
+    assert (totals.users, totals.posts, totals.open_reports) == (4, 1, 1)
+    assert (totals.suspended, totals.staff) == (1, 1)
+
+
+def test_the_follow_total_shows_once_something_counts_follows(repo, r):
+    assert repo.dashboard().totals.follows is None
+    r.set(keys.follows_total(), 12)
+    assert repo.dashboard().totals.follows == 12
+
+
+def test_the_health_figures_come_from_the_server(repo, r):
+    health = repo.dashboard().health
+
+    assert health is not None
+    assert health.version == r.info("server")["redis_version"]
+    assert health.keys == r.dbsize()
+    assert health.connected_clients >= 1 and health.uptime_seconds >= 0
+    assert health.used_memory.endswith(("K", "M", "G", "B"))
+
+
+def test_the_dashboard_works_where_info_is_refused(any_repo):
+    dashboard = any_repo.dashboard()  # fakeredis has no INFO
+    assert dashboard.totals.users == 0
+    assert len(dashboard.series) == 4
+
+
+def test_the_dashboard_page_draws_four_charts_with_no_network(repo, alice):
+    repo.create_post(alice.id, "hi")
+    html = staff_client_for(repo, make_staff(repo)).get("/staff/").content.decode()
+
+    assert html.count("<svg") == 4
+    assert html.count('class="bar"') == 4 * 30
+    assert html.count('class="previous"') == 4
+    svg = html[html.index("<svg") : html.rindex("</svg>")]
+    assert "http" not in svg and "<script" not in html
+    assert "Redis server" in html and "Latest sign-ups" in html and "@alice" in html
+
+
+def test_the_active_users_chart_reads_as_a_daily_average(repo, alice):
+    html = staff_client_for(repo, make_staff(repo)).get("/staff/").content.decode()
+    assert "Active users: 0.0 a day on average" in html
+
+
+@pytest.mark.parametrize(
+    ("value", "ceiling"), [(0, 1), (1, 1), (3, 5), (7, 10), (11, 20), (480, 500)]
+)
+def test_the_value_axis_ends_on_a_round_number(value, ceiling):
+    assert nice_ceiling(value) == ceiling
+
+
+def test_a_chart_scales_bars_and_labels_its_axes():
+    days = [today() - timedelta(days=29 - i) for i in range(30)]
+    series = DailySeries("posts", "Posts", days, [0] * 29 + [10], [5] * 30)
+
+    chart = build_chart(series)
+
+    assert len(chart.bars) == 30
+    assert chart.bars[-1].height == chart.bottom - 10 and chart.bars[0].height == 0
+    assert chart.bars[-1].label.endswith(days[-1].strftime("%b"))
+    assert [v for _, v in chart.y_ticks] == [0, 5, 10]
+    assert [label for _, label, _ in chart.x_labels][0] == f"{days[0]:%-d %b}"
+    assert chart.previous_points.count(",") == 30
+    assert "10 in the last 30 days" in chart.summary and "-93%" in chart.summary
