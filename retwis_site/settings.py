@@ -100,7 +100,14 @@ TEMPLATES = [
 DATABASES: dict = {}
 
 # One Redis configuration: django-redis (the cache) and the repository share it.
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+# Required, even under DEBUG: a default would quietly point manage.py at whatever Redis the
+# machine runs (someone's data). scripts/run-site starts its own Redis and sets it.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if not REDIS_URL:
+    raise ImproperlyConfigured(
+        "Set REDIS_URL (e.g. redis://127.0.0.1:6379/0). scripts/run-site starts a Redis of "
+        "its own and prints the URL to use."
+    )
 REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "2"))
 CACHES = {
     "default": {
@@ -171,4 +178,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # Django's own loggers would also print through Django's default console handler:
+    # send them to the root handler only, so each line appears once.
+    "loggers": {"django": {"handlers": [], "propagate": True, "level": "INFO"}},
 }

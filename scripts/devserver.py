@@ -151,6 +151,7 @@ def main() -> int:
         else:
             lock = lock_data_dir()  # noqa: F841 - held for the life of the process
             redis_process, env["REDIS_URL"] = start_redis()
+            say(f"REDIS_URL={env['REDIS_URL']}  (set it to run manage.py commands on this data)")
         manage = [sys.executable, str(ROOT / "manage.py")]
         if not args.no_seed:
             subprocess.run([*manage, "seed", "--if-empty"], cwd=ROOT, env=env, check=True)

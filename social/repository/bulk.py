@@ -77,16 +77,14 @@ class BulkStore(RepositoryBase):
             ids = range(last - len(batch) + 1, last + 1)
             pipe = self._pipe()
             for (name, _), user_id in zip(batch, ids):
-                pipe.hsetnx(keys.usernames_lower(), name.lower(), user_id)
-                pipe.hmget(keys.users(), [name, name.lower()])  # as UserStore._claim_username
+                self.queue_claim(pipe, name, user_id)
             replies = pipe.execute()
             pipe = self._pipe()
             for i, ((name, ts), user_id) in enumerate(zip(batch, ids)):
                 claimed, legacy_ids = replies[2 * i], replies[2 * i + 1]
-                if not claimed:
-                    continue
-                if any(x is not None and int(x) != user_id for x in legacy_ids):
-                    pipe.hdel(keys.usernames_lower(), name.lower())
+                if not self.claim_won(user_id, claimed, legacy_ids):
+                    if claimed:
+                        pipe.hdel(keys.usernames_lower(), name.lower())
                     continue
                 self.queue_user_writes(pipe, user_id, name, password_hash, new_secret(), ts)
                 created.append(User(id=user_id, username=name, signup_time=ts))

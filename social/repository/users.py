@@ -37,18 +37,32 @@ class UserStore(RepositoryBase):
 
     def _claim_username(self, username: str, user_id: int) -> None:
         """Claim username (ignoring case) for user_id or raise UsernameTaken."""
-        lower = username.lower()
         pipe = self._pipe()
-        pipe.hsetnx(keys.usernames_lower(), lower, user_id)
-        # A legacy (reference-written) account has no users_lower entry: look for the name
-        # as typed and lower-cased (a mixed-case legacy name stays reachable by exact name).
-        pipe.hmget(keys.users(), [username, lower])
+        self.queue_claim(pipe, username, user_id)
         claimed, legacy_ids = pipe.execute()
-        if not claimed:
+        if not self.claim_won(user_id, claimed, legacy_ids):
+            if claimed:
+                self.r.hdel(keys.usernames_lower(), username.lower())
             raise UsernameTaken(username)
-        if any(i is not None and int(i) != user_id for i in legacy_ids):
-            self.r.hdel(keys.usernames_lower(), lower)
-            raise UsernameTaken(username)
+
+    def queue_claim(self, pipe, username: str, user_id: int) -> None:
+        """Queue the claim of username (ignoring case) for user_id: two replies for claim_won.
+
+        A legacy (reference-written) account has no users_lower entry, so the name is also
+        looked up in `users` as typed and lower-cased (a mixed-case legacy name stays
+        reachable by its exact name).
+        """
+        pipe.hsetnx(keys.usernames_lower(), username.lower(), user_id)
+        pipe.hmget(keys.users(), [username, username.lower()])
+
+    @staticmethod
+    def claim_won(user_id: int, claimed: int, legacy_ids: list) -> bool:
+        """Return whether queue_claim's replies give user_id the name.
+
+        When the HSETNX won but a legacy account holds the name, the caller must release
+        the claim (HDEL users_lower) before giving up.
+        """
+        return bool(claimed) and all(i is None or int(i) == user_id for i in legacy_ids)
 
     def queue_user_writes(
         self, pipe, user_id: int, username: str, password_hash: str, secret: str, ts: int
