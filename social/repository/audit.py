@@ -7,8 +7,9 @@ XADD reply tells us (an explicit `<ms>-*` id would need Redis 7). If the process
 the two, the entry is in the stream (the unfiltered log shows it) but missing from the
 filtered views; nothing reads an index member whose entry is absent, so that is all it costs.
 
-Entries are never trimmed, edited or removed by the site: staff act at human pace, so the
-stream grows by a few hundred small entries a day at most, and the log must be complete.
+Entries are never trimmed, edited or removed by the site, nor are their index entries:
+staff act at human pace, so the stream grows by a few hundred small entries a day at most,
+and the log must be complete.
 """
 
 from __future__ import annotations

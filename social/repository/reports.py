@@ -309,7 +309,9 @@ class ReportStore(AuditStore):
 
         The hash keeps its content for the record; readers skip it by the `deleted` flag, so
         home feeds and the author's own list keep the id. Only the timeline drops it (LREM on
-        a list of 1000), so the global page stays full.
+        a list of 1000), so the global page stays full. The flag goes first: once it is
+        written the post is gone everywhere, and a lost LREM or notice after it costs one
+        short timeline page or one untold author, nothing a reader trips over.
         """
         pipe.hset(
             keys.post(post_id),
@@ -343,7 +345,10 @@ class ReportStore(AuditStore):
         """Queue resolving the claimed reports of post_id (and `also`), releasing the claims.
 
         Only the claims read beforehand are released (HDEL by reporter, not DEL), so a
-        report filed meanwhile stays open with its claim.
+        report filed meanwhile stays open with its claim. If this is cut short, some reports
+        stay open (still listed) or some claims stay held (their reporters are told they
+        already reported); resolving any report left open on the post finishes the job, and
+        report_post takes over a claim whose report is resolved.
         """
         report_ids = [int(v) for v in claims.values()] + ([also] if also is not None else [])
         for report_id in dict.fromkeys(report_ids):

@@ -236,6 +236,10 @@ class StatsStore(RepositoryBase):
             per_page=per_page,
         )
 
+    def staff_names(self, limit: int = 100) -> list[str]:
+        """Return the names of current staff, most recently granted first."""
+        return [s(n) for n in self.r.zrevrange(keys.staff_users(), 0, limit - 1)]  # type: ignore[misc]
+
     def _user_rows(self, names: Sequence[str]) -> list[UserRow]:
         """Return rows for the accounts called names, in order (two round trips)."""
         if not names:

@@ -95,9 +95,19 @@ class UserSearchForm(forms.Form):
 class AuditFilterForm(forms.Form):
     """The audit log's filters: staff member, action, target user (names as typed)."""
 
-    actor = forms.CharField(label="Staff member", required=False, max_length=20)
+    actor = forms.CharField(
+        label="Staff member",
+        required=False,
+        max_length=20,
+        widget=forms.TextInput(attrs={"list": "staff-names", "autocapitalize": "none"}),
+    )
     action = forms.ChoiceField(required=False, choices=[("", "Any action")] + list(ACTIONS.items()))
-    target = forms.CharField(label="Target user", required=False, max_length=20)
+    target = forms.CharField(
+        label="Target user",
+        required=False,
+        max_length=20,
+        widget=forms.TextInput(attrs={"autocapitalize": "none"}),
+    )
 
     def __init__(self, *args, repo: Repository, **kwargs) -> None:
         super().__init__(*args, **kwargs)

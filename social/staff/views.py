@@ -222,7 +222,7 @@ class AuditLogView(StaffRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         form = forms.AuditFilterForm(self.request.GET, repo=self.repo)
-        context["form"] = form
+        context.update(form=form, staff_names=self.repo.staff_names())
         if form.is_valid():
             context["page"] = self.repo.audit_page(
                 **form.filters(),
