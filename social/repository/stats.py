@@ -126,7 +126,12 @@ class UserRow:
 def health_from_info(info: dict, dbsize: int) -> ServerHealth:
     """Build ServerHealth from a parsed INFO reply (Redis 6.2+, 7, Valkey 8)."""
     return ServerHealth(
-        version=str(info.get("redis_version") or info.get("valkey_version") or "?"),
+        # Valkey reports redis_version 7.2.4 for compatibility; its own version is the news.
+        version=(
+            f"Valkey {info['valkey_version']}"
+            if info.get("valkey_version")
+            else f"Redis {info.get('redis_version', '?')}"
+        ),
         used_memory=str(info.get("used_memory_human", "?")),
         used_memory_peak=str(info.get("used_memory_peak_human", "?")),
         keys=int(dbsize),
