@@ -16,6 +16,12 @@ def post_id(repo, alice, bob):
     return repo.create_post(alice.id, "buy cheap followers at example.com")
 
 
+def entries(response) -> str:
+    """Return the log page's list of entries (not its filter, which names every action)."""
+    html = response.content.decode()
+    return html[html.index('<ol class="audit">') :]
+
+
 def messages_of(response) -> list[str]:
     return [str(m) for m in response.context["messages"]]
 
@@ -124,7 +130,7 @@ def test_report_flow_end_to_end(repo, r, post_id, alice, bob_client):
     assert b"No open reports" in staff.get("/staff/reports/").content
     resolved = staff.get("/staff/reports/resolved/").content.decode()
     assert "Post deleted by @sam" in resolved
-    log = staff.get("/staff/log/").content.decode()
+    log = entries(staff.get("/staff/log/"))
     assert "Deleted post" in log and f"report #{first}" in log and "scam link" in log
 
 
@@ -138,7 +144,7 @@ def test_dismissing_from_the_page_leaves_the_post(repo, r, post_id, bob_client):
     assert r.zcard("reports:open") == 0
     assert r.hget(f"post:{post_id}", "deleted") is None
     assert r.hget(f"report:{report_id}", "outcome") == "dismissed"
-    assert b"Dismissed report" in staff.get("/staff/log/").content
+    assert "Dismissed report" in entries(staff.get("/staff/log/"))
 
 
 def test_resolving_needs_a_known_outcome_and_report(repo, r, post_id, bob_client):
