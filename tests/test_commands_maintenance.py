@@ -86,7 +86,10 @@ def test_repair_frees_a_claim_whose_account_was_never_written(r, repo, alice):
 def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
     r.hset(keys.usernames_lower(), "ghost", 999)
     output = run("repair", dry_run=True)
-    assert "1 orphan username claim(s), 0 unlisted post(s); nothing changed" in output
+    assert (
+        "1 orphan username claim(s), 0 unlisted post(s), 0 unindexed username(s); nothing changed"
+        in output
+    )
     assert r.hget(keys.usernames_lower(), "ghost") == "999"
 
 

@@ -117,7 +117,10 @@ class BulkStore(RepositoryBase):
             pipe = self._pipe()
             n_following = self._queue_zadds(pipe, keys.following, following)
             self._queue_zadds(pipe, keys.followers, followers)
-            added += sum(pipe.execute()[:n_following])
+            new = sum(pipe.execute()[:n_following])
+            if new:
+                self.r.incrby(keys.follows_total(), new)  # as follow() does, per batch
+            added += new
             done += len(batch)
             if progress:
                 progress(done)
@@ -252,6 +255,45 @@ class BulkStore(RepositoryBase):
             parsed = as_int(user_id)
             if parsed is not None:
                 yield parsed
+
+    def recount_follows(self) -> int:
+        """Set the dashboard's follows total from the graph and return it.
+
+        Sums ZCARD following:<id> over every account, one pipeline per batch of ids. A follow
+        landing during the count can leave it one off; the next run corrects it.
+        """
+        total = 0
+        for batch in batched(self.iter_user_ids(), SCAN_COUNT):
+            pipe = self._pipe()
+            for user_id in batch:
+                pipe.zcard(keys.following(user_id))
+            total += sum(pipe.execute())
+        self.r.set(keys.follows_total(), total)
+        return total
+
+    def missing_name_indexes(self) -> list[tuple[str, int]]:
+        """Return (username, id) of accounts in `users` that users_lower does not know.
+
+        The reference Retwis writes only `users`; without these entries staff prefix search
+        cannot find the account (lookups by exact name still work).
+        """
+        missing: list[tuple[str, int]] = []
+        for batch in batched(self.r.hscan_iter(keys.users(), count=SCAN_COUNT), SCAN_COUNT):
+            names = [s(name) for name, _ in batch]
+            known = self.r.hmget(keys.usernames_lower(), [n.lower() for n in names])
+            missing += [(n, int(i)) for n, (_, i), k in zip(names, batch, known) if k is None]
+        return missing
+
+    def backfill_name_indexes(self, accounts: Sequence[tuple[str, int]]) -> int:
+        """Index accounts in users_lower (HSETNX: a case-twin keeps the first) and users_lex."""
+        added = 0
+        for batch in batched(accounts, SCAN_COUNT):
+            pipe = self._pipe()
+            for name, user_id in batch:
+                pipe.hsetnx(keys.usernames_lower(), name.lower(), user_id)
+                pipe.zadd(keys.username_index(), {name.lower(): 0})
+            added += sum(pipe.execute()[::2])
+        return added
 
     def count_users(self) -> int:
         """Return the number of accounts in `users`."""

@@ -44,9 +44,10 @@ class GraphStore(RepositoryBase):
             raise UserNotFound(followee_id)
         if not added:
             return False
-        theirs = [
-            int(i) for i in self.r.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
-        ]
+        pipe = self._pipe()
+        pipe.incr(keys.follows_total())  # the dashboard's total: only a new edge counts
+        pipe.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
+        theirs = [int(i) for i in pipe.execute()[1]]
         self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))
         return True
 
@@ -58,6 +59,7 @@ class GraphStore(RepositoryBase):
         removed, _ = pipe.execute()
         if not removed:
             return False
+        self.r.decr(keys.follows_total())
 
         def without_theirs(feed: list[int]) -> list[int]:
             pipe = self._pipe()

@@ -10,6 +10,10 @@ Why it exists: two kinds of damage have no other way back.
 2. Posts missing from their author's own-posts list (user_posts:<id>): the reference Retwis
    keeps no such list, so its posts would be missing from profiles and from feeds rebuilt by
    `manage.py rebuild_feeds`. They are merged in, newest first.
+3. Accounts the reference Retwis wrote have no users_lower / users_lex entries, so staff
+   prefix search cannot find them: they are indexed (a case-twin keeps the first claim).
+4. The dashboard's follows total (stats:follows) is recounted from the graph, for databases
+   written before it existed or by the reference Retwis.
 
 --dry-run only reports. Safe to run on a live site.
 """
@@ -23,8 +27,9 @@ from social.repository import get_repository
 
 class Command(BaseCommand):
     help = (
-        "Free username claims whose account does not exist and add posts missing from their "
-        "author's own-posts list (--dry-run reports only)."
+        "Free username claims whose account does not exist, add posts missing from their "
+        "author's own-posts list, index legacy usernames, recount follows "
+        "(--dry-run reports only)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -49,17 +54,22 @@ class Command(BaseCommand):
             for author_id, post_ids in missing.items():
                 self.stdout.write(f"  user {author_id}: {len(post_ids)} post(s) not listed")
         added = 0 if dry_run else repo.backfill_own_posts(missing)
+        unindexed = repo.missing_name_indexes()
+        indexed = 0 if dry_run else repo.backfill_name_indexes(unindexed)
+        follows = None if dry_run else repo.recount_follows()
         if verbosity < 1:
             return
         if dry_run:
             self.stdout.write(
                 f"Dry run: {len(orphans)} orphan username claim(s), "
-                f"{sum(map(len, missing.values()))} unlisted post(s); nothing changed."
+                f"{sum(map(len, missing.values()))} unlisted post(s), "
+                f"{len(unindexed)} unindexed username(s); nothing changed."
             )
         else:
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Freed {len(freed)} orphan username claim(s); "
-                    f"added {added} post(s) to own-posts lists."
+                    f"added {added} post(s) to own-posts lists; "
+                    f"indexed {indexed} username(s); {follows} follow(s) in all."
                 )
             )
