@@ -141,3 +141,15 @@ def test_a_chart_scales_bars_and_labels_its_axes():
     assert [label for _, label, _ in chart.x_labels][0] == f"{days[0]:%-d %b}"
     assert chart.previous_points.count(",") == 30
     assert "10 in the last 30 days" in chart.summary and "-93%" in chart.summary
+
+
+@pytest.mark.parametrize(("peak", "ticks"), [(3, [0, 5]), (7, [0, 5, 10]), (1, [0, 1])])
+def test_the_value_axis_labels_are_whole_numbers(peak, ticks):
+    from datetime import date, timedelta
+
+    from social.repository.stats import DailySeries
+
+    days = [date(2026, 11, 1) + timedelta(days=i) for i in range(30)]
+    current = [0] * 29 + [peak]
+    series = DailySeries("logins", "Logins", days, current, [0] * 30)
+    assert [value for _, value in build_chart(series).y_ticks] == ticks

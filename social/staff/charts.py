@@ -85,7 +85,9 @@ def build_chart(series: DailySeries) -> Chart:
     points = " ".join(
         f"{round(LEFT + (i + 0.5) * slot, 1)},{y(v)}" for i, v in enumerate(series.previous)
     )
-    ticks = [(y(v), v) for v in sorted({0, top_value // 2, top_value})]
+    # A middle tick only when it is a whole number (not for ceilings of 1 or 5).
+    middle = {top_value // 2} if top_value % 2 == 0 else set()
+    ticks = [(y(v), v) for v in sorted({0, top_value} | middle)]
     # First and last labels hang inwards so they stay inside the picture.
     anchors = {0: "start", n - 1: "end"}
     labels = [
