@@ -48,29 +48,35 @@ class RepositoryMixin:
             return 1
         return min(max(number, 1), MAX_PAGE)
 
-    def safe_back_url(self, default: str) -> str:
-        """Return the POSTed `next` when it points at this site, else default."""
-        target = self.request.POST.get("next", "")
-        if target and url_has_allowed_host_and_scheme(
-            target,
+    def safe_url(self, candidate: str | None, default: str = "") -> str:
+        """Return candidate when it is a URL on this site, else default."""
+        if candidate and url_has_allowed_host_and_scheme(
+            candidate,
             allowed_hosts={self.request.get_host()},
             require_https=self.request.is_secure(),
         ):
-            return target
+            return candidate
         return default
 
+    def safe_back_url(self, default: str) -> str:
+        """Return the POSTed `next` when it points at this site, else default."""
+        return self.safe_url(self.request.POST.get("next", ""), default)
 
-class ActionLoginRequiredMixin(LoginRequiredMixin):
-    """LoginRequiredMixin for POST-only actions: after login, go back to where the action
-    lives (a GET page), never to the action's own URL, which would answer 405."""
 
-    def after_login_url(self) -> str:
-        return reverse("home")
+class LoginNextMixin(LoginRequiredMixin):
+    """LoginRequiredMixin whose `next` is login_next(): this page by default.
+
+    POST-only actions override login_next() to name the GET page the action lives on: after
+    logging in, a browser GETs `next`, and the action's own URL would answer 405.
+    """
+
+    def login_next(self) -> str:
+        return self.request.get_full_path()
 
     def handle_no_permission(self) -> HttpResponse:
         if self.request.user.is_authenticated:
             return super().handle_no_permission()
-        return redirect_to_login(self.after_login_url(), self.get_login_url())
+        return redirect_to_login(self.login_next(), self.get_login_url())
 
 
 class HomeView(RepositoryMixin, TemplateView):
@@ -96,12 +102,15 @@ class HomeView(RepositoryMixin, TemplateView):
         return context
 
 
-class PostCreateView(ActionLoginRequiredMixin, RepositoryMixin, FormView):
+class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
     """POST /post/: publish a status; on error re-show the home page with what was typed."""
 
     form_class = PostForm
     template_name = "social/home.html"
     http_method_names = ["post"]
+
+    def login_next(self) -> str:
+        return reverse("home")
 
     def form_valid(self, form: PostForm) -> HttpResponse:
         user = self.request.user
@@ -260,13 +269,13 @@ class FollowListView(UserPageMixin, TemplateView):
         return context
 
 
-class FollowView(ActionLoginRequiredMixin, UserPageMixin, View):
+class FollowView(LoginNextMixin, UserPageMixin, View):
     """POST /u/<username>/follow/ and /unfollow/: change the graph, go back."""
 
     http_method_names = ["post"]
     action = "follow"
 
-    def after_login_url(self) -> str:
+    def login_next(self) -> str:
         return reverse("profile", args=[self.kwargs["username"]])
 
     def post(self, request: HttpRequest, username: str) -> HttpResponse:

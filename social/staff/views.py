@@ -16,7 +16,8 @@ from social.repository import NotAllowed, UserNotFound
 from social.repository.reports import OPEN, ReportNotFound, group_by_post
 from social.staff import forms
 from social.staff.charts import build_chart
-from social.staff.mixins import StaffRequiredMixin, StaffTargetMixin
+from social.staff.mixins import StaffRequiredMixin
+from social.views import UserPageMixin
 
 PER_PAGE = 50
 
@@ -81,7 +82,7 @@ class UserListView(StaffRequiredMixin, TemplateView):
         return context
 
 
-class UserDetailView(StaffRequiredMixin, StaffTargetMixin, TemplateView):
+class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
     """/staff/users/<username>/: the account's file, with the actions staff can take."""
 
     template_name = "staff/user_detail.html"
@@ -163,7 +164,7 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
     def confirm(self, form: Form, status: int = 200) -> HttpResponse:
         ids = form.cleaned_data.get("id", []) if form.is_bound else form.initial["id"]
         posts = self.repo.posts_by_ids(ids or [])
-        back = self.safe_next(self.request.GET.get("next") or self.request.POST.get("next"))
+        back = self.safe_url(self.request.GET.get("next") or self.request.POST.get("next"))
         context = self.get_context_data(
             form=form,
             posts=[p for p in posts if not p.is_deleted],
