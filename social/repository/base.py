@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 
 import redis
@@ -11,6 +11,8 @@ import redis
 from social import keys
 
 from .models import User
+
+WATCH_RETRIES = 5  # attempts at a WATCH/MULTI rewrite before giving up
 
 # How a user hash spells its flags (fields added to the reference layout).
 STATUS_SUSPENDED = "suspended"
@@ -99,6 +101,30 @@ class RepositoryBase:
         not enough, the method says what repairs it.
         """
         return self.r.pipeline(transaction=False)
+
+    def _rewrite_list(
+        self, key: str, change: Callable[[list[int]], list[int]]
+    ) -> tuple[list[int], list[int]]:
+        """Replace the list of ids at key with change(ids) atomically; return (old, new).
+
+        WATCH/MULTI on that one key (never two users' keys): a write landing between our
+        read and our write makes EXEC fail and we start again, so nothing is lost.
+        """
+        for _ in range(WATCH_RETRIES):
+            with self.r.pipeline() as pipe:
+                try:
+                    pipe.watch(key)
+                    old = [int(i) for i in pipe.lrange(key, 0, -1)]
+                    new = change(old)
+                    pipe.multi()
+                    pipe.delete(key)
+                    if new:
+                        pipe.rpush(key, *new)
+                    pipe.execute()
+                    return old, new
+                except redis.WatchError:
+                    continue
+        raise RuntimeError(f"{key} kept changing; gave up")
 
     def _count_event(self, pipe: redis.client.Pipeline, metric: str, ts: int) -> None:
         """Queue INCR of today's `metric` counter with its bounded lifetime."""

@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import TypeVar
 
-import redis
-
 from social import keys
 
 from .base import RepositoryBase, as_int, s, utc_day
@@ -38,7 +36,6 @@ FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
 FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
 SCAN_COUNT = 1000
 POST_SCAN_BATCH = 5000  # post hashes looked at per pipeline when backfilling own-posts lists
-WATCH_RETRIES = 5
 
 
 def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -381,21 +378,9 @@ class BulkStore(RepositoryBase):
         """
         added = 0
         for author_id, post_ids in missing.items():
-            key = keys.own_posts(author_id)
-            for _ in range(WATCH_RETRIES):
-                with self.r.pipeline() as pipe:
-                    try:
-                        pipe.watch(key)
-                        listed = {int(i) for i in pipe.lrange(key, 0, -1)}
-                        merged = sorted(listed | set(post_ids), reverse=True)
-                        pipe.multi()
-                        pipe.delete(key)
-                        pipe.rpush(key, *merged)
-                        pipe.execute()
-                        added += len(merged) - len(listed)
-                        break
-                    except redis.WatchError:
-                        continue
-            else:
-                raise RuntimeError(f"own-posts list of user {author_id} kept changing; gave up")
+            listed, merged = self._rewrite_list(
+                keys.own_posts(author_id),
+                lambda ids, more=post_ids: sorted(set(ids) | set(more), reverse=True),
+            )
+            added += len(merged) - len(listed)
         return added

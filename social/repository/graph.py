@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import redis
-
 from social import keys
 
 from .base import RepositoryBase, as_int, decode_hash, now
@@ -15,7 +13,6 @@ from .posts import page_bounds
 
 # "Followed by people you follow" looks at this many of the viewer's newest followings.
 MUTUAL_SCAN_LIMIT = 2000
-WATCH_RETRIES = 5
 
 
 class GraphStore(RepositoryBase):
@@ -77,22 +74,8 @@ class GraphStore(RepositoryBase):
         WATCH/MULTI on the one feed key: a post fanned out between our read and our write
         makes EXEC fail and we start again, so no post is lost.
         """
-        key = keys.home_feed(user_id)
-        for _ in range(WATCH_RETRIES):
-            with self.r.pipeline() as pipe:
-                try:
-                    pipe.watch(key)
-                    feed = [int(i) for i in pipe.lrange(key, 0, -1)]
-                    new = change(feed)[: self.home_feed_cap]
-                    pipe.multi()
-                    pipe.delete(key)
-                    if new:
-                        pipe.rpush(key, *new)
-                    pipe.execute()
-                    return
-                except redis.WatchError:
-                    continue
-        raise RuntimeError(f"home feed of user {user_id} kept changing; gave up")
+        cap = self.home_feed_cap
+        self._rewrite_list(keys.home_feed(user_id), lambda feed: change(feed)[:cap])
 
     def is_following(self, follower_id: int, followee_id: int) -> bool:
         """Return whether follower follows followee."""
