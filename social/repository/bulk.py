@@ -194,6 +194,37 @@ class BulkStore(RepositoryBase):
             pipe.pfadd(keys.daily_active(day), *map(str, active[day]))
             pipe.expire(keys.daily_active(day), ttl)
 
+    def record_logins_bulk(self, logins: Sequence[tuple[int, int, str]]) -> int:
+        """Record past (user id, time, IP) logins, as record_login does, in batches.
+
+        Each user's newest login goes to last_login/last_login_ip; the daily login counters
+        get one INCRBY per day and the active-user HyperLogLogs one PFADD per day. Return how
+        many logins were counted.
+        """
+        newest: dict[int, tuple[int, str]] = {}
+        per_day: dict = defaultdict(int)
+        active: dict = defaultdict(set)
+        for user_id, ts, ip in logins:
+            if ts >= newest.get(user_id, (-1, ""))[0]:
+                newest[user_id] = (ts, ip)
+            day = utc_day(ts).date()
+            per_day[day] += 1
+            active[day].add(user_id)
+        ttl = keys.STATS_TTL_DAYS * 86400
+        for batch in batched(newest.items(), USER_BATCH):
+            pipe = self._pipe()
+            for user_id, (ts, ip) in batch:
+                pipe.hset(keys.user(user_id), mapping={"last_login": ts, "last_login_ip": ip})
+            pipe.execute()
+        pipe = self._pipe()
+        for day, count in per_day.items():
+            pipe.incrby(keys.daily_counter("logins", day), count)
+            pipe.expire(keys.daily_counter("logins", day), ttl)
+            pipe.pfadd(keys.daily_active(day), *map(str, active[day]))
+            pipe.expire(keys.daily_active(day), ttl)
+        pipe.execute()
+        return sum(per_day.values())
+
     # --- Home feeds ------------------------------------------------------------------------
 
     def rebuild_home_feeds(

@@ -146,6 +146,18 @@ class DemoData:
         made.sort(key=lambda post: post[0])
         return [(author, body, ts) for ts, author, body in made]
 
+    def logins(self, users: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+        """Return (user id, time, IP) past logins: a few per user, after sign-up.
+
+        IPs come from the documentation ranges (TEST-NET-2 and -3), never real addresses.
+        """
+        out = []
+        for user_id, signup in users:
+            for _ in range(min(12, int(self.rng.lognormvariate(0.7, 0.8)))):
+                ip = self.rng.choice(("198.51.100.", "203.0.113.")) + str(self.rng.randint(1, 254))
+                out.append((user_id, self._between(signup), ip))
+        return out
+
     def texts(self) -> Callable[[], str]:
         """Return a cheap post-text maker over a pool pre-generated with Faker."""
         fake, rng = self.fake, self.rng
@@ -256,6 +268,8 @@ class Command(BaseCommand):
             return
         self._stage("follows", len(follows), lambda p: repo.add_follows_bulk(follows, progress=p))
         self._stage("posts", len(posts), lambda p: repo.create_posts_bulk(posts, progress=p))
+        logins = data.logins(users)
+        self._stage("logins", len(logins), lambda p: repo.record_logins_bulk(logins))
         ids = [user_id for user_id, _ in users]
         self._stage("home feeds", len(ids), lambda p: repo.rebuild_home_feeds(ids, progress=p))
         self._say(f"Done in {time.monotonic() - started:.1f}s.", self.style.SUCCESS)
