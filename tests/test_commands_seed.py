@@ -157,7 +157,7 @@ def test_the_demo_password_passes_djangos_validators():
 
 def test_it_prints_stage_timings_and_the_total():
     output = seed(**SMALL)
-    for stage in ("users", "follows", "posts", "home feeds"):
+    for stage in ("users", "follows", "posts", "logins", "home feeds"):
         assert re.search(rf"{stage} +[\d,]+ in +[\d.]+s", output)
     assert re.search(r"Done in [\d.]+s\.", output)
 

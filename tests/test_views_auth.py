@@ -92,10 +92,11 @@ def test_it_logs_in_and_goes_home(client, alice, r):
     assert b"What are you doing, alice?" in client.get("/").content
 
 
-def test_it_logs_in_whatever_the_case_of_the_username(client, alice):
+def test_it_logs_in_whatever_the_case_of_the_username(client, alice, r):
     response = client.post("/login/", {"username": "ALICE", "password": PASSWORD})
 
     assert response.status_code == 302
+    assert response.cookies["auth"].value == r.hget(f"user:{alice.id}", "auth")
 
 
 @pytest.mark.parametrize(
@@ -232,3 +233,5 @@ def test_it_accepts_a_post_with_the_csrf_token_from_the_form(alice, r):
     )
 
     assert response.status_code == 302
+    assert response.cookies["auth"].value == r.hget(f"user:{alice.id}", "auth")
+    assert r.hget(f"user:{alice.id}", "last_login") is not None
