@@ -129,6 +129,21 @@ def login(client: Client, repo: Repository, user: User) -> Client:
 
 
 @pytest.fixture
+def sam(repo) -> User:
+    """A staff member, made staff the way `manage.py createstaff` does."""
+    from social.repository.moderation import SYSTEM_ACTOR
+
+    user = make_user(repo, "sam")
+    repo.grant_staff(user.id, SYSTEM_ACTOR)
+    return repo.get_user(user.id)
+
+
+@pytest.fixture
+def sam_client(repo, sam) -> Client:
+    return login(Client(), repo, sam)
+
+
+@pytest.fixture
 def alice_client(repo, alice) -> Client:
     return login(Client(), repo, alice)
 

@@ -4,21 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from django.test import Client
 
 from tests.conftest import login
-from tests.staff_personas import make_staff, staff_client_for
-
-
-@pytest.fixture
-def sam(repo):
-    return make_staff(repo)
-
-
-@pytest.fixture
-def sam_client(repo, sam):
-    return staff_client_for(repo, sam)
 
 
 def last_entry(r) -> dict:

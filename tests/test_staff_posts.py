@@ -7,17 +7,6 @@ import json
 import pytest
 
 from social.staff.forms import BULK_MAX
-from tests.staff_personas import make_staff, staff_client_for
-
-
-@pytest.fixture
-def sam(repo):
-    return make_staff(repo)
-
-
-@pytest.fixture
-def staff(repo, sam):
-    return staff_client_for(repo, sam)
 
 
 @pytest.fixture
@@ -30,28 +19,32 @@ def posts(repo, alice, bob):
     ]
 
 
-def test_the_list_shows_the_newest_posts_first_with_deleted_ones_marked(repo, sam, staff, posts):
+def test_the_list_shows_the_newest_posts_first_with_deleted_ones_marked(
+    repo, sam, sam_client, posts
+):
     repo.delete_posts([posts[1]], sam, "spam")
 
-    html = staff.get("/staff/posts/").content.decode()
+    html = sam_client.get("/staff/posts/").content.decode()
 
     assert html.index("third by alice") < html.index("second by bob") < html.index("first by")
     assert html.count('name="id"') == 2  # a deleted post cannot be selected again
     assert "deleted" in html
 
 
-def test_the_list_pages_back_through_every_post(repo, staff, alice):
+def test_the_list_pages_back_through_every_post(repo, sam_client, alice):
     for i in range(60):
         repo.create_post(alice.id, f"post number {i}")
 
-    page2 = staff.get("/staff/posts/?page=2").content.decode()
+    page2 = sam_client.get("/staff/posts/?page=2").content.decode()
 
     assert "post number 9<" in page2 and "post number 10<" not in page2
     assert "Page 2 of 2" in page2
 
 
-def test_the_confirmation_page_lists_what_will_go_and_changes_nothing(r, staff, posts):
-    response = staff.get(f"/staff/posts/delete/?id={posts[0]}&id={posts[1]}&next=/staff/posts/")
+def test_the_confirmation_page_lists_what_will_go_and_changes_nothing(r, sam_client, posts):
+    response = sam_client.get(
+        f"/staff/posts/delete/?id={posts[0]}&id={posts[1]}&next=/staff/posts/"
+    )
 
     html = response.content.decode()
     assert response.status_code == 200
@@ -62,8 +55,10 @@ def test_the_confirmation_page_lists_what_will_go_and_changes_nothing(r, staff, 
     assert r.xlen("audit") == 1  # only the grant that made sam staff
 
 
-def test_confirming_deletes_every_selected_post_and_logs_each(r, sam, staff, posts, alice, bob):
-    response = staff.post(
+def test_confirming_deletes_every_selected_post_and_logs_each(
+    r, sam, sam_client, posts, alice, bob
+):
+    response = sam_client.post(
         "/staff/posts/delete/",
         {"id": [posts[0], posts[1]], "reason": "spam wave", "next": "/staff/posts/?page=1"},
     )
@@ -80,8 +75,8 @@ def test_confirming_deletes_every_selected_post_and_logs_each(r, sam, staff, pos
     assert r.llen(f"notices:{alice.id}") == 1
 
 
-def test_confirming_without_a_reason_asks_again(r, staff, posts):
-    response = staff.post("/staff/posts/delete/", {"id": [posts[0]], "reason": ""})
+def test_confirming_without_a_reason_asks_again(r, sam_client, posts):
+    response = sam_client.post("/staff/posts/delete/", {"id": [posts[0]], "reason": ""})
 
     assert response.status_code == 400
     assert b"Say why" in response.content
@@ -94,20 +89,20 @@ def test_confirming_without_a_reason_asks_again(r, staff, posts):
     ["", "?id=abc", "?id=-4", "?" + "&".join(f"id={i}" for i in range(1, BULK_MAX + 2))],
     ids=["nothing", "not a number", "negative", "too many"],
 )
-def test_a_bad_selection_goes_back_to_the_list_with_a_message(staff, posts, query):
-    response = staff.get(f"/staff/posts/delete/{query}", follow=True)
+def test_a_bad_selection_goes_back_to_the_list_with_a_message(sam_client, posts, query):
+    response = sam_client.get(f"/staff/posts/delete/{query}", follow=True)
 
     assert response.redirect_chain[-1][0] == "/staff/posts/"
     assert len(list(response.context["messages"])) == 1
 
 
-def test_the_confirmation_ignores_a_next_off_this_site(staff, posts):
-    response = staff.get(f"/staff/posts/delete/?id={posts[0]}&next=https://evil.example/")
+def test_the_confirmation_ignores_a_next_off_this_site(sam_client, posts):
+    response = sam_client.get(f"/staff/posts/delete/?id={posts[0]}&next=https://evil.example/")
     assert b"evil.example" not in response.content
 
 
-def test_a_delete_from_the_confirmation_never_redirects_off_site(staff, posts):
-    response = staff.post(
+def test_a_delete_from_the_confirmation_never_redirects_off_site(sam_client, posts):
+    response = sam_client.post(
         "/staff/posts/delete/",
         {"id": [posts[0]], "reason": "spam", "next": "https://evil.example/"},
     )
