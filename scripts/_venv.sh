@@ -1,6 +1,8 @@
-# Sourced by scripts/run-site and scripts/run-tests (from the repository root): make .venv
-# with Python 3.11+ and install requirements.txt into it. The install is skipped while
-# requirements.txt is unchanged (its hash is kept in .venv/.requirements.sha256).
+# Sourced by scripts/run-site, scripts/run-tests and .ci/run (from the repository root): make
+# .venv with Python 3.11+ and install the requirements into it. `ensure_venv` installs the
+# runtime (requirements.txt); `ensure_venv dev` also the tests' and lint's
+# (requirements-dev.txt, which includes requirements.txt). Each install is skipped while its
+# files are unchanged: one hash per file, kept in .venv/.<file>.sha256.
 
 find_python() {
   local py
@@ -39,11 +41,21 @@ ensure_venv() {
       "$py" -m venv .venv
     fi
   fi
-  want=$(sha256sum requirements.txt | cut -d' ' -f1)
-  have=$(cat .venv/.requirements.sha256 2>/dev/null || true)
-  if [ "$want" != "$have" ]; then
-    echo "Installing requirements.txt into .venv..." >&2
-    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
-    echo "$want" >.venv/.requirements.sha256
+  local files=(requirements.txt) file stale=()
+  if [ "${1:-}" = dev ]; then
+    files+=(requirements-dev.txt)
+  fi
+  for file in "${files[@]}"; do
+    want=$(sha256sum "$file" | cut -d' ' -f1)
+    have=$(cat ".venv/.${file%.txt}.sha256" 2>/dev/null || true)
+    [ "$want" = "$have" ] || stale+=("$file")
+  done
+  if [ "${#stale[@]}" -gt 0 ]; then
+    file=${files[-1]} # requirements-dev.txt includes requirements.txt
+    echo "Installing $file into .venv..." >&2
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r "$file"
+    for file in "${files[@]}"; do
+      sha256sum "$file" | cut -d' ' -f1 >".venv/.${file%.txt}.sha256"
+    done
   fi
 }

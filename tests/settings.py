@@ -15,3 +15,12 @@ from retwis_site.settings import *  # noqa: E402,F403
 
 # Fast hashing in tests only; the site uses Django's default PBKDF2.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# No collectstatic in tests: plain storage (unhashed URLs, no manifest), and WhiteNoise finds
+# files in static/ through the finders, as under DEBUG, instead of scanning STATIC_ROOT.
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True

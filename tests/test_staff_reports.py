@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from django.test import Client
 
@@ -23,7 +26,10 @@ def entries(response) -> str:
 
 
 def messages_of(response) -> list[str]:
-    return [str(m) for m in response.context["messages"]]
+    """Return the texts of the messages the page shows (base.html's list), unescaped."""
+    shown = re.search(r'<ul class="messages">(.*?)</ul>', response.content.decode(), re.S)
+    assert shown, "the page shows no messages"
+    return [html.unescape(m) for m in re.findall(r'<li class="message[^"]*">(.*?)</li>', shown[1])]
 
 
 def test_feeds_offer_a_report_link_to_others_but_not_to_the_author(

@@ -1,14 +1,17 @@
 """Browser tests: Debian's Chromium driven by Playwright against the site on a free port.
 
-The site runs in a subprocess (`manage.py runserver`) on the suite's own redis-server, so the
-browser sees exactly what a person would: real HTTP, cookies, CSRF, the stylesheet. Never
-`playwright install` (it downloads a browser): the tests launch /usr/bin/chromium.
+The site runs the production way, through the launcher (`scripts/launch.py --no-seed`, what
+`scripts/run-site` runs): DEBUG off, collectstatic, gunicorn's gthread workers and WhiteNoise,
+on the suite's own redis-server. So the browser sees exactly what a person would: real HTTP,
+cookies, CSRF, the hashed stylesheet. Never `playwright install` (it downloads a browser): the
+tests launch /usr/bin/chromium.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,35 +37,45 @@ if CHROMIUM is None:
 
 
 @pytest.fixture(scope="session")
-def live_url(redis_server):
-    """Run the site against the suite's Redis; yield its base URL."""
+def live_url(redis_server, tmp_path_factory):
+    """Run the site (the launcher, as `scripts/run-site --no-seed`) on the suite's Redis; yield
+    its base URL. At the end SIGTERM must stop it cleanly: exit code 0.
+    """
     port = free_port()
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "retwis_site.settings",
+        "PORT": str(port),
         "REDIS_URL": redis_server.url,
-        "SECRET_KEY": "browser-tests-only",
-        "DEBUG": "false",
+        "SECRET_KEY": "browser-tests-only-" + "x" * 50,
         "ALLOWED_HOSTS": "127.0.0.1",
+        "WEB_WORKERS": "2",
+        "WEB_THREADS": "4",
     }
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    env.pop("DJANGO_SETTINGS_MODULE", None)  # manage.py's: retwis_site.settings
+    env.pop("DEBUG", None)
+    log_path = tmp_path_factory.mktemp("site") / "site.log"
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "scripts/launch.py", "--no-seed"],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while True:
         try:
             urllib.request.urlopen(url + "/healthz", timeout=1)
             break
         except OSError:
             if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                raise RuntimeError("the site did not start for the browser tests") from None
+                server.terminate()
+                server.wait(timeout=40)
+                raise RuntimeError(
+                    f"the site did not start for the browser tests:\n{log_path.read_text()}"
+                ) from None
             time.sleep(0.1)
     yield url
-    server.terminate()
-    server.wait(timeout=10)
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(timeout=40) == 0, f"launcher exit code on SIGTERM:\n{log_path.read_text()}"
 
 
 @pytest.fixture(scope="session")

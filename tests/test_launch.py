@@ -1,0 +1,77 @@
+"""scripts/launch.py: the production server's command line, the secret key, the environment."""
+
+from __future__ import annotations
+
+import importlib.util
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("launch", ROOT / "scripts" / "launch.py")
+launch = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(launch)
+
+
+def option(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def test_gunicorn_gthread_one_worker_per_core_by_default(monkeypatch):
+    monkeypatch.delenv("WEB_WORKERS", raising=False)
+    monkeypatch.delenv("WEB_THREADS", raising=False)
+    monkeypatch.setattr(launch.os, "cpu_count", lambda: 3)
+    argv = launch.server_argv(8123)
+    assert argv[:4] == [sys.executable, "-m", "gunicorn", "retwis_site.wsgi:application"]
+    assert option(argv, "--bind") == "127.0.0.1:8123"
+    assert option(argv, "--worker-class") == "gthread"
+    assert option(argv, "--workers") == "3"
+    assert option(argv, "--threads") == "4"
+    assert option(argv, "--keep-alive") == "5"
+    assert option(argv, "--error-logfile") == "-"
+    assert "--access-logfile" not in argv
+    assert "--no-control-socket" in argv
+
+
+def test_web_workers_and_threads_override_and_access_log_is_opt_in(monkeypatch):
+    monkeypatch.setenv("WEB_WORKERS", "5")
+    monkeypatch.setenv("WEB_THREADS", "1")
+    argv = launch.server_argv(8000, access_log=True)
+    assert (option(argv, "--workers"), option(argv, "--threads")) == ("5", "1")
+    assert option(argv, "--access-logfile") == "-"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+def test_junk_worker_counts_are_refused(monkeypatch, value):
+    monkeypatch.setenv("WEB_WORKERS", value)
+    with pytest.raises(SystemExit, match="WEB_WORKERS"):
+        launch.server_argv(8000)
+
+
+def test_the_secret_key_is_made_once_private_and_kept(monkeypatch, tmp_path):
+    path = tmp_path / "var" / "secret_key"
+    monkeypatch.setattr(launch, "SECRET_KEY_FILE", path)
+    monkeypatch.setattr(launch, "ROOT", tmp_path)
+    key = launch.secret_key()
+    assert len(key) >= 60
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert launch.secret_key() == key
+    path.chmod(0o644)
+    assert launch.secret_key() == key
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_production_env_has_debug_off_and_local_hosts(monkeypatch, tmp_path):
+    monkeypatch.setattr(launch, "SECRET_KEY_FILE", tmp_path / "secret_key")
+    monkeypatch.setattr(launch, "ROOT", tmp_path)
+    for name in ("SECRET_KEY", "ALLOWED_HOSTS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEBUG", "true")
+    env = launch.site_env(dev=False)
+    assert env["DEBUG"] == "false"
+    assert env["ALLOWED_HOSTS"] == "127.0.0.1,localhost"
+    assert env["SECRET_KEY"] == (tmp_path / "secret_key").read_text().strip()
+    monkeypatch.setenv("SECRET_KEY", "from-the-environment")
+    assert launch.site_env(dev=True)["SECRET_KEY"] == "from-the-environment"
