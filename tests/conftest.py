@@ -14,7 +14,7 @@ import redis
 from django.contrib.auth.hashers import make_password
 from django.test import Client
 
-from social.repository import Repository, User, get_repository
+from social.repository import PROCESS_CACHE, Repository, User, get_repository
 from tests.counting import CountingConnection, RoundTrips
 from tests.redis_server import RedisServer
 
@@ -51,6 +51,7 @@ def redis_server():
 def redis_url(redis_server, settings):
     """Point the site at our own server, emptied before each test."""
     redis.Redis.from_url(redis_server.url).flushall()
+    PROCESS_CACHE.clear()  # ids start again at 1: nothing remembered may carry over
     settings.CACHES = cache_settings(redis_server.url, connection_class=CountingConnection)
     return redis_server.url
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from social.redis_client import get_redis
 
 from .bulk import BulkStore
+from .cache import ProcessCache
 from .errors import (
     CannotFollowSelf,
     NotAllowed,
@@ -42,13 +43,20 @@ class Repository(
     """All reads and writes of the site's state."""
 
 
+# One per process: every request's repository shares what earlier requests learnt.
+PROCESS_CACHE = ProcessCache(
+    posts=settings.RETWIS_POST_CACHE_SIZE, secrets=settings.RETWIS_SECRET_CACHE_SIZE
+)
+
+
 def get_repository() -> Repository:
-    """Return a Repository on the configured Redis client."""
+    """Return a Repository on the configured Redis client and the process's cache."""
     return Repository(
         get_redis(),
         home_feed_cap=settings.RETWIS_HOME_FEED_CAP,
         timeline_cap=settings.RETWIS_TIMELINE_CAP,
         fanout_batch=settings.RETWIS_FANOUT_BATCH,
+        cache=PROCESS_CACHE,
     )
 
 
@@ -61,6 +69,7 @@ __all__ = [
     "NotAllowed",
     "Page",
     "Post",
+    "PROCESS_CACHE",
     "PostNotFound",
     "Profile",
     "Repository",

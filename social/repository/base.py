@@ -10,6 +10,7 @@ import redis
 
 from social import keys
 
+from .cache import ProcessCache
 from .models import User
 
 WATCH_RETRIES = 5  # attempts at a WATCH/MULTI rewrite before giving up
@@ -86,8 +87,12 @@ class RepositoryBase:
         home_feed_cap: int = 1000,
         timeline_cap: int = 1000,
         fanout_batch: int = 1000,
+        cache: ProcessCache | None = None,
     ) -> None:
         self.r = client
+        # Facts that never change, remembered between requests (cache.py); a repository
+        # made without one gets its own, so nothing is shared by accident.
+        self.cache = cache if cache is not None else ProcessCache()
         self.home_feed_cap = home_feed_cap
         self.timeline_cap = timeline_cap
         self.fanout_batch = fanout_batch

@@ -313,7 +313,7 @@ class ModerationStore(ReportStore):
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:
         """Return the posts that exist among post_ids, deleted ones included, in order."""
-        posts, _, _ = self._load_posts(list(post_ids), include_hidden=True)  # type: ignore[attr-defined]
+        posts, _ = self._load_posts(list(post_ids), include_hidden=True)  # type: ignore[attr-defined]
         return posts
 
     def staff_posts_page(self, number: int = 1, per_page: int = 50) -> Page[PostRow]:
@@ -332,7 +332,7 @@ class ModerationStore(ReportStore):
             for post_id in ids:
                 pipe.hlen(keys.post_reports(post_id))
 
-        posts, _, counts = self._load_posts(ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
+        posts, counts = self._load_posts(ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
         n_open = dict(zip(ids, counts))
         return Page(
             items=[PostRow(p, n_open.get(p.id, 0)) for p in posts],

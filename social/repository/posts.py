@@ -8,10 +8,16 @@ from redis.client import Pipeline
 
 from social import keys
 
-from .base import RepositoryBase, as_int, decode_hash, now, s
+from .base import STATUS_SUSPENDED, RepositoryBase, as_int, decode_hash, now, s
+from .cache import KnownPost
 from .errors import PostNotFound
 from .models import Counts, HomePage, Page, Post, TimelinePage, User
 from .notices import decode_notices
+
+# What a feed reads of a post it has seen before: the checks (author, time) and the flag.
+POST_CHECK_FIELDS = ("user_id", "time", "deleted", "deleted_reason")
+# What it reads of that post's author: the name (a check) and the status (suspended?).
+AUTHOR_CHECK_FIELDS = ("username", "status")
 
 
 def page_bounds(number: int, per_page: int) -> tuple[int, int]:
@@ -68,26 +74,81 @@ class PostStore(RepositoryBase):
         ids: Sequence[int],
         *,
         include_hidden: bool = False,
-        extra_users: Sequence[int] = (),
         also: Callable[[Pipeline], None] | None = None,
-    ) -> tuple[list[Post], dict[int, User], list]:
-        """Return the posts for ids (in order), their authors, and `also`'s replies.
+    ) -> tuple[list[Post], list]:
+        """Return the posts for ids (in order) and the replies of whatever `also` queued.
 
-        Two round trips whatever len(ids): the post hashes (plus whatever `also` queues on
-        that pipeline), then the authors (plus `extra_users`). Deleted posts and posts by
-        suspended authors are left out unless include_hidden.
+        One round trip when this process has seen every post before (cache.py): a small
+        HMGET per post for what can change (the `deleted` flag) and for the checks, and one
+        per author for their status and name. Posts not seen before cost a second round
+        trip: their hashes come whole in the first, their authors in the second. Deleted
+        posts and posts by suspended authors are left out unless include_hidden.
         """
+        known = [self.cache.posts.get(int(post_id)) for post_id in ids]
+        authors = list(dict.fromkeys(k.author_id for k in known if k is not None))
         pipe = self._pipe()
-        for post_id in ids:
-            pipe.hgetall(keys.post(post_id))
+        for post_id, k in zip(ids, known):
+            if k is None:
+                pipe.hgetall(keys.post(post_id))
+            else:
+                pipe.hmget(keys.post(post_id), POST_CHECK_FIELDS)
+        for author_id in authors:
+            pipe.hmget(keys.user(author_id), AUTHOR_CHECK_FIELDS)
         if also is not None:
             also(pipe)
         replies = pipe.execute() if len(pipe) else []
-        hashes = [decode_hash(h) for h in replies[: len(ids)]]
-        author_ids = [as_int(h.get("user_id")) for h in hashes]
-        users = self._users_by_ids([a for a in author_ids if a is not None] + list(extra_users))
-        posts = self._build_posts(ids, hashes, users, include_hidden=include_hidden)
-        return posts, users, replies[len(ids) :]
+        n = len(ids)
+        author_state = dict(zip(authors, replies[n : n + len(authors)]))
+
+        rows: list[dict[str, str] | None] = []
+        for post_id, k, reply in zip(ids, known, replies[:n]):
+            if k is None:
+                rows.append(decode_hash(reply))
+                continue
+            user_id, ts, deleted, reason = map(s, reply)
+            name, status = map(s, author_state[k.author_id])
+            if as_int(user_id) != k.author_id or as_int(ts) != k.time or name != k.author_name:
+                self.cache.posts.discard(int(post_id))  # another database: read it afresh
+                rows.append(None)
+                continue
+            rows.append(
+                {
+                    "user_id": user_id,
+                    "time": ts,
+                    "body": k.body,
+                    "deleted": deleted,
+                    "deleted_reason": reason,
+                    "_status": status,
+                    "_name": name,
+                }
+            )
+        stale = [post_id for post_id, row in zip(ids, rows) if row is None]
+        if stale:  # rare: re-read whole what no longer matched what we remembered
+            pipe = self._pipe()
+            for post_id in stale:
+                pipe.hgetall(keys.post(post_id))
+            fresh = iter(decode_hash(h) for h in pipe.execute())
+            rows = [row if row is not None else next(fresh) for row in rows]
+
+        users = {
+            author_id: User(
+                id=author_id,
+                username=s(name),
+                is_suspended=s(status) == STATUS_SUSPENDED,
+            )
+            for author_id, (name, status) in author_state.items()
+            if name
+        }
+        unknown = {as_int(row.get("user_id")) for row in rows if "_name" not in row}
+        unknown.discard(None)
+        users.update(self._users_by_ids(unknown - users.keys()))
+        posts = self._build_posts(ids, rows, users, include_hidden=include_hidden)
+        for post in posts:
+            if post.id not in self.cache.posts:
+                self.cache.posts.put(
+                    post.id, KnownPost(post.author_id, post.time, post.body, post.author_name)
+                )
+        return posts, replies[n + len(authors) :]
 
     def _build_posts(
         self,
@@ -121,12 +182,12 @@ class PostStore(RepositoryBase):
     def _page(self, raw_ids: list, number: int, per_page: int, **kwargs) -> Page[Post]:
         """Turn an LRANGE of per_page + 1 ids into a page of loaded posts."""
         ids = [int(i) for i in raw_ids]
-        posts, _, _ = self._load_posts(ids[:per_page], **kwargs)
+        posts, _ = self._load_posts(ids[:per_page], **kwargs)
         return Page(items=posts, number=number, has_next=len(ids) > per_page, per_page=per_page)
 
     def get_post(self, post_id: int, *, include_hidden: bool = False) -> Post:
         """Return the post or raise PostNotFound (also when hidden from this reader)."""
-        posts, _, _ = self._load_posts([post_id], include_hidden=include_hidden)
+        posts, _ = self._load_posts([post_id], include_hidden=include_hidden)
         if not posts:
             raise PostNotFound(post_id)
         return posts[0]
@@ -163,7 +224,7 @@ class PostStore(RepositoryBase):
             if names:
                 pipe.zmscore(keys.suspended_users(), names)
 
-        posts, _, extra = self._load_posts(ids[:per_page], also=suspended_check)
+        posts, extra = self._load_posts(ids[:per_page], also=suspended_check)
         hidden = extra[0] if names else []
         visible = [n for n, score in zip(names, hidden) if score is None]
         return TimelinePage(
@@ -174,5 +235,5 @@ class PostStore(RepositoryBase):
     def latest_posts(self, count: int = 5) -> list[Post]:
         """Return the newest visible posts of the global timeline."""
         ids = [int(i) for i in self.r.lrange(keys.timeline(), 0, count * 2 - 1)]
-        posts, _, _ = self._load_posts(ids)
+        posts, _ = self._load_posts(ids)
         return posts[:count]

@@ -236,7 +236,7 @@ class ReportStore(AuditStore):
             for post_id in post_ids:
                 pipe.hlen(keys.post_reports(post_id))
 
-        posts, _, counts = self._load_posts(post_ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
+        posts, counts = self._load_posts(post_ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
         by_id = {p.id: p for p in posts}
         n_open = dict(zip(post_ids, counts))
         return [

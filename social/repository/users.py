@@ -120,16 +120,22 @@ class UserStore(RepositoryBase):
         """Return the user whose current auth secret is `secret`, or None.
 
         `auths` may hold stale secrets (written by the reference, or left by a crash during
-        rotation), so the secret is checked against user:<id>.auth in constant time.
+        rotation), so the secret is checked against user:<id>.auth in constant time. That
+        check is the truth, so the process remembers which id a valid secret belongs to
+        and a returning cookie costs one round trip (the user hash), not two.
         """
         if not secret or len(secret) > 128:
             return None
-        user_id = as_int(self.r.hget(keys.auths(), secret))
+        user_id = self.cache.secrets.get(secret)
         if user_id is None:
-            return None
+            user_id = as_int(self.r.hget(keys.auths(), secret))
+            if user_id is None:
+                return None
         h = decode_hash(self.r.hgetall(keys.user(user_id)))
         if not secrets.compare_digest((h.get("auth") or "").encode(), secret.encode()):
+            self.cache.secrets.discard(secret)
             return None
+        self.cache.secrets.put(secret, user_id)
         user = user_from_hash(user_id, h)
         if user is None or user.is_suspended:
             return None
