@@ -1,0 +1,66 @@
+"""Count the Redis round trips of a few pages in-process: a helper of bench/http_bench.py.
+
+Usage:  echo '{"redis_url": URL, "pages": [[PATH, AUTH_SECRET_OR_NULL], ...]}' |
+        .venv/bin/python bench/http_round_trips.py
+
+Requests each page through Django's test client on the Redis at redis_url, counting round
+trips on the connection exactly as bench/pages_bench.py does (tests.counting: every command
+or pipeline sent is one), and prints a JSON list with one count per page. It runs in its own
+process because Django's settings read the environment once, at django.setup().
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def count(redis_url: str, pages: list[tuple[str, str | None]]) -> list[int]:
+    """Return the round trips one GET of each (path, auth secret) costs, after a warm-up."""
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="retwis_site.settings",
+        SECRET_KEY="bench-only-secret-key",
+        DEBUG="false",
+        ALLOWED_HOSTS="testserver",
+        REDIS_URL=redis_url,
+    )
+    import django
+
+    django.setup()
+
+    from django.conf import settings
+    from django.test import Client
+
+    from tests.counting import CountingConnection, RoundTrips
+
+    settings.CACHES["default"]["OPTIONS"]["CONNECTION_POOL_KWARGS"] = {
+        "connection_class": CountingConnection,
+        "driver_info": None,
+    }
+    counts = []
+    for path, secret in pages:
+        client = Client()
+        if secret:
+            client.cookies["auth"] = secret
+        client.get(path)  # warm the connection and the template caches
+        RoundTrips.reset()
+        response = client.get(path)
+        if response.status_code != 200:
+            raise SystemExit(f"GET {path} answered {response.status_code} in-process")
+        counts.append(RoundTrips.count)
+    return counts
+
+
+def main() -> None:
+    """Read the request on stdin and print the counts as JSON."""
+    request = json.load(sys.stdin)
+    print(json.dumps(count(request["redis_url"], [tuple(page) for page in request["pages"]])))
+
+
+if __name__ == "__main__":
+    main()
