@@ -96,6 +96,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.contrib.messages.context_processors.messages",
                 "social.context_processors.script_prefix",
+                "social.context_processors.csrf",
                 "social.context_processors.user",
             ],
         },

@@ -99,6 +99,13 @@ def suspended_users() -> str:
     return "suspended_users"
 
 
+def visibility_version() -> str:
+    """String: a counter bumped by every change that hides or shows posts already listed
+    (suspension, unsuspension, post deletion). A web process that keeps a timeline page in
+    memory re-reads it when this moves."""
+    return "visibility_version"
+
+
 def notices(user_id: int) -> str:
     """List: JSON notices for a user (e.g. "your post was removed"), newest first, capped."""
     return f"notices:{int(user_id)}"

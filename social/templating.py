@@ -24,6 +24,8 @@ from django.utils.timesince import timesince
 from jinja2 import Environment
 from markupsafe import Markup, escape
 
+from social.repository.cache import BoundedCache
+
 _local = threading.local()
 
 
@@ -127,11 +129,50 @@ def linebreaksbr(value) -> Markup:
     return Markup(str(escape(value)).replace("\r\n", "\n").replace("\n", "<br>"))
 
 
+class PostCards:
+    """post_card(post, user, report_form=None): the macro of social/_post.html, remembered.
+
+    A feed renders the same posts for request after request; what one card shows depends
+    only on the post, whether the reader is logged in and is its author, whether a report
+    form is open, the post's age as shown ("3 hours ago") and the script prefix. Those are
+    the key, so a card is rendered once per distinct key (bounded, oldest let go). Not
+    remembered while templates auto-reload (DEBUG), so edits show at once.
+    """
+
+    def __init__(self, env: Environment, size: int = 10_000) -> None:
+        self.env = env
+        self.cards: BoundedCache[tuple, Markup] = BoundedCache(size)
+        self._macro = None
+
+    def macro(self):
+        if self._macro is None or self.env.auto_reload:
+            self._macro = self.env.get_template("social/_post.html").module.post_card
+        return self._macro
+
+    def __call__(self, post, user, report_form=None) -> Markup:
+        if self.env.auto_reload:
+            return self.macro()(post, user, report_form)
+        key = (
+            post,
+            user.is_authenticated,
+            user.id == post.author_id,
+            bool(report_form),
+            naturaltime(post.created),
+            getattr(_local, "prefix", "/"),
+        )
+        card = self.cards.get(key)
+        if card is None:
+            card = self.macro()(post, user, report_form)
+            self.cards.put(key, card)
+        return card
+
+
 def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function)."""
     options.setdefault("trim_blocks", False)
     env = Environment(**options)
     env.globals.update(url=url, static=static, querystring=querystring)
+    env.globals["post_card"] = PostCards(env)
     env.filters.update(
         intcomma=intcomma,
         date=date,

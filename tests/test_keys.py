@@ -35,6 +35,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.own_posts(7), "user_posts:7"),
         (keys.staff_users(), "staff_users"),
         (keys.suspended_users(), "suspended_users"),
+        (keys.visibility_version(), "visibility_version"),
         (keys.notices(7), "notices:7"),
         (keys.moderation_notes(7), "notes:7"),
         (keys.next_report_id(), "next_report_id"),

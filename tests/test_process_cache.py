@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.contrib.auth.hashers import make_password
 
 from social import keys
-from social.repository.cache import BoundedCache, KnownPost
+from social.repository.cache import BoundedCache
 from social.repository.moderation import SYSTEM_ACTOR
 
 T0 = 1_700_000_000
@@ -22,13 +22,52 @@ def people(repo):
     return alice, bob
 
 
+def version(repo) -> int:
+    return int(repo.r.get(keys.visibility_version()))
+
+
+def test_a_database_gets_a_random_visibility_version_with_its_first_post(any_repo):
+    _, bob = people(any_repo)
+    assert any_repo.r.get(keys.visibility_version()) is None
+
+    any_repo.create_post(bob.id, "first", at=T0 + 1)
+    first = version(any_repo)
+    any_repo.create_post(bob.id, "second", at=T0 + 2)
+
+    assert version(any_repo) == first  # set once, never reset by later posts
+
+
+def test_a_database_replaced_under_the_process_is_read_afresh(any_repo):
+    alice, bob = people(any_repo)
+    any_repo.create_post(bob.id, "from the old database", at=T0 + 1)
+    assert [p.body for p in any_repo.home_page(alice.id).feed.items] == ["from the old database"]
+
+    any_repo.r.flushall()
+    alice, bob = people(any_repo)  # the same ids and names again
+    any_repo.create_post(bob.id, "from the new one", at=T0 + 2)
+
+    assert [p.body for p in any_repo.home_page(alice.id).feed.items] == ["from the new one"]
+
+
+def test_posts_of_a_database_without_a_version_are_checked_every_time(any_repo):
+    alice, bob = people(any_repo)
+    post_id = any_repo.create_post(bob.id, "written by the reference", at=T0 + 1)
+    any_repo.r.delete(keys.visibility_version())  # as the reference Retwis leaves it
+    any_repo.home_page(alice.id)
+    any_repo.r.hset(keys.post(post_id), "deleted", "1")  # by hand: no version moves
+
+    assert any_repo.home_page(alice.id).feed.items == []
+
+
 def test_a_feed_remembers_the_posts_it_showed(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.create_post(bob.id, "hello", at=T0 + 1)
 
     any_repo.home_page(alice.id)
 
-    assert any_repo.cache.posts.get(post_id) == KnownPost(bob.id, T0 + 1, "hello", "bob")
+    remembered = any_repo.cache.posts.get(post_id)
+    assert (remembered.post.author_name, remembered.post.body) == ("bob", "hello")
+    assert remembered.version == any_repo.r.get(keys.visibility_version())
 
 
 def test_a_remembered_post_deleted_by_staff_disappears_at_once(any_repo):
@@ -65,7 +104,7 @@ def test_a_post_that_no_longer_matches_what_was_remembered_is_read_afresh(any_re
     post = any_repo.get_post(post_id)
 
     assert (post.author_name, post.time, post.body) == ("alice", T0 + 9, "new text")
-    assert any_repo.cache.posts.get(post_id) == KnownPost(alice.id, T0 + 9, "new text", "alice")
+    assert any_repo.cache.posts.get(post_id).post == post
 
 
 def test_a_remembered_secret_stops_working_once_rotated(any_repo):
@@ -106,3 +145,58 @@ def test_a_cache_of_size_zero_remembers_nothing():
     cache.put(1, "one")
 
     assert cache.get(1) is None and len(cache) == 0
+
+
+def test_the_timeline_page_is_reused_while_nothing_changed(any_repo):
+    _, bob = people(any_repo)
+    any_repo.create_post(bob.id, "one", at=T0 + 1)
+    first = any_repo.timeline_page()
+
+    assert any_repo.timeline_page() is first
+
+
+def test_a_new_post_makes_the_timeline_page_read_afresh(any_repo):
+    _, bob = people(any_repo)
+    any_repo.create_post(bob.id, "one", at=T0 + 1)
+    any_repo.timeline_page()
+
+    any_repo.create_post(bob.id, "two", at=T0 + 2)
+
+    assert [p.body for p in any_repo.timeline_page().posts.items] == ["two", "one"]
+    assert [p.body for p in any_repo.latest_posts(5)] == ["two", "one"]
+
+
+def test_a_suspension_makes_the_remembered_timeline_and_welcome_posts_read_afresh(any_repo):
+    alice, bob = people(any_repo)
+    any_repo.create_post(bob.id, "bob's", at=T0 + 1)
+    any_repo.create_post(alice.id, "alice's", at=T0 + 2)
+    assert len(any_repo.timeline_page().posts.items) == 2
+    assert len(any_repo.latest_posts(5)) == 2
+    assert len(any_repo.home_page(alice.id).feed.items) == 2
+    before = version(any_repo)
+
+    any_repo.suspend(bob.id, SYSTEM_ACTOR, "abuse")
+
+    assert [p.body for p in any_repo.timeline_page().posts.items] == ["alice's"]
+    assert any_repo.timeline_page().latest_users == ["alice"]
+    assert [p.body for p in any_repo.latest_posts(5)] == ["alice's"]
+    assert [p.body for p in any_repo.home_page(alice.id).feed.items] == ["alice's"]
+    assert version(any_repo) == before + 1
+
+    any_repo.unsuspend(bob.id, SYSTEM_ACTOR)
+
+    assert len(any_repo.timeline_page().posts.items) == 2
+    assert len(any_repo.home_page(alice.id).feed.items) == 2
+    assert version(any_repo) == before + 2
+
+
+def test_a_deletion_moves_the_visibility_version(any_repo):
+    _, bob = people(any_repo)
+    post_id = any_repo.create_post(bob.id, "spam", at=T0 + 1)
+    any_repo.latest_posts(5)
+    before = version(any_repo)
+
+    any_repo.delete_posts([post_id], SYSTEM_ACTOR, "spam")
+
+    assert any_repo.latest_posts(5) == []
+    assert version(any_repo) == before + 1

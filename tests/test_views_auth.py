@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.hashers import check_password, identify_hasher
 from django.test import Client
@@ -235,3 +237,18 @@ def test_it_accepts_a_post_with_the_csrf_token_from_the_form(alice, r):
     assert response.status_code == 302
     assert response.cookies["auth"].value == r.hget(f"user:{alice.id}", "auth")
     assert r.hget(f"user:{alice.id}", "last_login") is not None
+
+
+def test_a_page_with_several_forms_gives_them_one_working_csrf_token(repo, alice, bob, r):
+    client = Client(enforce_csrf_checks=True)
+    client.cookies["auth"] = repo.record_login(alice.id)
+
+    page = client.get("/u/bob/").content.decode()  # the log-out form and the follow form
+    tokens = re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert len(tokens) == 2 and tokens[0] == tokens[1]
+    assert tokens[0] != client.cookies["csrftoken"].value  # masked, as Django sends it
+
+    response = client.post("/u/bob/follow/", {"csrfmiddlewaretoken": tokens[0]})
+
+    assert response.status_code == 302
+    assert r.zscore(f"following:{alice.id}", bob.id) is not None

@@ -1,15 +1,22 @@
-"""What a web process remembers between requests: only facts that never change.
+"""What a web process remembers between requests, and how it knows it is still right.
 
-A post's author, time and text never change once written (deletion is a separate flag), and
-an `auth` secret maps to one user id for as long as it is valid. Keeping those in memory
-turns the per-post HGETALL plus the authors' pipeline of a feed page into one pipeline of
-small HMGETs, and saves the `auths` look-up on every logged-in request.
+A post's author, time and text never change once written, nor does its author's name; an
+`auth` secret maps to one user id for as long as it is valid. What can change about a post
+already listed (its `deleted` flag, its author's suspension) only changes together with
+the visibility version (keys.visibility_version), which every suspension, unsuspension and
+deletion moves after its write. So:
 
-Nothing here is trusted on its own. Every read still asks Redis for what can change (a
-post's `deleted` flag, its author's status and name, the user hash's current secret) and
-checks the remembered facts against it, so a remembered entry that no longer matches (the
-database was replaced, a secret rotated) is dropped and read again. Each cache is bounded:
-the oldest entries are let go first.
+- posts are remembered with the version they were checked at; a page that reads the
+  version with its ids (one command in a pipeline it sends anyway) needs no further round
+  trip while it has not moved, and re-checks what it shows when it has (cache.py's users:
+  PostStore._load_posts). A re-check also compares the remembered author and time, so a
+  database replaced under a running process is noticed and read afresh;
+- a secret is remembered with its user id, and the user hash is still read on every
+  request and its current secret compared (the truth), so a rotated secret fails at once;
+- pages everyone sees alike (the timeline, the welcome page's posts) are remembered with
+  the ids and names they show and the version: same fingerprint, same page.
+
+Each cache is bounded: the oldest entries are let go first.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from .models import Post
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -54,24 +63,46 @@ class BoundedCache(Generic[K, V]):
         return len(self._data)
 
 
-@dataclass(frozen=True, slots=True)
-class KnownPost:
-    """The parts of a post that never change, and its author's name (never changes either)."""
+# "The caller did not read the visibility version": not a value Redis can return.
+UNREAD = object()
 
-    author_id: int
-    time: int
-    body: str
-    author_name: str
+
+@dataclass(frozen=True, slots=True)
+class RememberedPost:
+    """A post as last checked, and the visibility version it was checked at.
+
+    Its author, time, text and author's name never change. Its `deleted` flag and its
+    author's suspension can, but only with a move of the visibility version
+    (keys.visibility_version): while the version is the same, the post is as remembered.
+    """
+
+    post: Post
+    version: bytes | None
 
 
 class ProcessCache:
     """The caches one web process shares between its requests and threads."""
 
-    def __init__(self, *, posts: int = 20_000, secrets: int = 10_000) -> None:
-        self.posts: BoundedCache[int, KnownPost] = BoundedCache(posts)
+    def __init__(self, *, posts: int = 20_000, secrets: int = 10_000, pages: int = 64) -> None:
+        self.posts: BoundedCache[int, RememberedPost] = BoundedCache(posts)
         self.secrets: BoundedCache[str, int] = BoundedCache(secrets)
+        # Pages everyone sees alike (the timeline, the welcome page's latest posts), each
+        # with the fingerprint of what it was built from: the ids listed and the
+        # visibility version (keys.visibility_version). Same fingerprint, same page.
+        self.pages: BoundedCache[tuple, tuple[tuple, object]] = BoundedCache(pages)
+
+    def page(self, key: tuple, fingerprint: tuple) -> object | None:
+        """Return the page remembered under key if it was built from fingerprint."""
+        found = self.pages.get(key)
+        if found is not None and found[0] == fingerprint:
+            return found[1]
+        return None
+
+    def remember_page(self, key: tuple, fingerprint: tuple, page: object) -> None:
+        self.pages.put(key, (fingerprint, page))
 
     def clear(self) -> None:
         """Forget everything (tests do this whenever they empty the database)."""
         self.posts.clear()
         self.secrets.clear()
+        self.pages.clear()

@@ -175,6 +175,7 @@ class ModerationStore(ReportStore):
             )
             self._queue_new_secret(pipe, user_id, old_secret)
             pipe.zadd(keys.suspended_users(), {user.username: ts})
+            pipe.incr(keys.visibility_version())  # after the status: remembered pages re-read
 
         draft = AuditDraft(actor, "suspend", user.id, user.username, reason=reason)
         self._run_audited([draft], queue, at=at)
@@ -191,6 +192,7 @@ class ModerationStore(ReportStore):
             fields = ("status", "suspended_reason", "suspended_at", "suspended_by")
             pipe.hdel(keys.user(user_id), *fields)
             pipe.zrem(keys.suspended_users(), user.username)
+            pipe.incr(keys.visibility_version())
 
         draft = AuditDraft(actor, "unsuspend", user.id, user.username, reason=reason)
         self._run_audited([draft], queue, at=at)

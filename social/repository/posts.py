@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 
 from redis.client import Pipeline
@@ -9,7 +10,7 @@ from redis.client import Pipeline
 from social import keys
 
 from .base import STATUS_SUSPENDED, RepositoryBase, as_int, decode_hash, now, s
-from .cache import KnownPost
+from .cache import UNREAD, RememberedPost
 from .errors import PostNotFound
 from .models import Counts, HomePage, Page, Post, TimelinePage, User
 from .notices import decode_notices
@@ -18,6 +19,21 @@ from .notices import decode_notices
 POST_CHECK_FIELDS = ("user_id", "time", "deleted", "deleted_reason")
 # What it reads of that post's author: the name (a check) and the status (suspended?).
 AUTHOR_CHECK_FIELDS = ("username", "status")
+
+
+def queue_visibility_version(pipe: Pipeline) -> None:
+    """Queue giving the database a visibility version if it has none: a random start, so
+    a database replaced under a running web process never shows the old one's version and
+    the process re-checks what it remembers (cache.py)."""
+    pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
+
+
+def visible(posts: list[Post], include_hidden: bool = False) -> list[Post]:
+    """Return posts without the deleted ones and those of suspended authors (unless
+    include_hidden)."""
+    if include_hidden:
+        return posts
+    return [p for p in posts if not (p.is_deleted or p.author_suspended)]
 
 
 def page_bounds(number: int, per_page: int) -> tuple[int, int]:
@@ -65,9 +81,11 @@ class PostStore(RepositoryBase):
         return post_id
 
     def queue_post_writes(self, pipe, post_id: int, author_id: int, body: str, ts: int) -> None:
-        """Queue the post hash and the author's own-posts entry (the hash first)."""
+        """Queue the post hash and the author's own-posts entry (the hash first), and make
+        sure the database has a visibility version."""
         pipe.hset(keys.post(post_id), mapping={"user_id": author_id, "time": ts, "body": body})
         pipe.lpush(keys.own_posts(author_id), post_id)
+        queue_visibility_version(pipe)
 
     def _load_posts(
         self,
@@ -75,18 +93,32 @@ class PostStore(RepositoryBase):
         *,
         include_hidden: bool = False,
         also: Callable[[Pipeline], None] | None = None,
+        version: bytes | None | object = UNREAD,
     ) -> tuple[list[Post], list]:
         """Return the posts for ids (in order) and the replies of whatever `also` queued.
 
-        One round trip when this process has seen every post before (cache.py): a small
-        HMGET per post for what can change (the `deleted` flag) and for the checks, and one
-        per author for their status and name. Posts not seen before cost a second round
-        trip: their hashes come whole in the first, their authors in the second. Deleted
-        posts and posts by suspended authors are left out unless include_hidden.
+        What this process remembers (cache.py) decides the cost:
+        - every post remembered as checked at the caller's `version` (the visibility
+          version it read with the ids): no round trip at all;
+        - every post remembered: one round trip that checks them (a small HMGET per post
+          for its `deleted` flag, its author and time; one per author for name and status)
+          and reads the visibility version they are then remembered at;
+        - posts not seen before: their hashes come whole in that round trip, their authors
+          in a second.
+        Deleted posts and posts by suspended authors are left out unless include_hidden.
         """
         known = [self.cache.posts.get(int(post_id)) for post_id in ids]
-        authors = list(dict.fromkeys(k.author_id for k in known if k is not None))
+        if (
+            also is None
+            and version is not UNREAD
+            and version is not None  # a database without one (e.g. the reference's)
+            and all(k is not None and k.version == version for k in known)
+        ):
+            return visible([k.post for k in known], include_hidden), []  # type: ignore[union-attr]
+
+        authors = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
         pipe = self._pipe()
+        pipe.get(keys.visibility_version())  # first: the flags read after are at least as new
         for post_id, k in zip(ids, known):
             if k is None:
                 pipe.hgetall(keys.post(post_id))
@@ -96,59 +128,51 @@ class PostStore(RepositoryBase):
             pipe.hmget(keys.user(author_id), AUTHOR_CHECK_FIELDS)
         if also is not None:
             also(pipe)
-        replies = pipe.execute() if len(pipe) else []
+        replies = pipe.execute()
+        checked_at, replies = replies[0], replies[1:]
         n = len(ids)
-        author_state = dict(zip(authors, replies[n : n + len(authors)]))
+        author_state = {a: tuple(map(s, r)) for a, r in zip(authors, replies[n : n + len(authors)])}
 
         rows: list[dict[str, str] | None] = []
-        for post_id, k, reply in zip(ids, known, replies[:n]):
+        for k, reply in zip(known, replies[:n]):
             if k is None:
                 rows.append(decode_hash(reply))
                 continue
             user_id, ts, deleted, reason = map(s, reply)
-            name, status = map(s, author_state[k.author_id])
-            if as_int(user_id) != k.author_id or as_int(ts) != k.time or name != k.author_name:
-                self.cache.posts.discard(int(post_id))  # another database: read it afresh
+            name, status = author_state[k.post.author_id]
+            was = k.post
+            if (
+                as_int(user_id) != was.author_id
+                or as_int(ts) != was.time
+                or name != was.author_name
+            ):
+                self.cache.posts.discard(was.id)  # another database: read it afresh
                 rows.append(None)
                 continue
             rows.append(
-                {
-                    "user_id": user_id,
-                    "time": ts,
-                    "body": k.body,
-                    "deleted": deleted,
-                    "deleted_reason": reason,
-                    "_status": status,
-                    "_name": name,
-                }
-            )
+                {"user_id": user_id, "time": ts, "body": was.body, "deleted": deleted or "",
+                 "deleted_reason": reason or "", "_checked": "1"}
+            )  # fmt: skip
         stale = [post_id for post_id, row in zip(ids, rows) if row is None]
-        if stale:  # rare: re-read whole what no longer matched what we remembered
+        if stale:  # rare: re-read whole what no longer matched what was remembered
             pipe = self._pipe()
             for post_id in stale:
                 pipe.hgetall(keys.post(post_id))
-            fresh = iter(decode_hash(h) for h in pipe.execute())
+            fresh = iter([decode_hash(h) for h in pipe.execute()])
             rows = [row if row is not None else next(fresh) for row in rows]
 
         users = {
-            author_id: User(
-                id=author_id,
-                username=s(name),
-                is_suspended=s(status) == STATUS_SUSPENDED,
-            )
+            author_id: User(id=author_id, username=name, is_suspended=status == STATUS_SUSPENDED)
             for author_id, (name, status) in author_state.items()
             if name
         }
-        unknown = {as_int(row.get("user_id")) for row in rows if "_name" not in row}
+        unknown = {as_int(row.get("user_id")) for row in rows if "_checked" not in row}  # type: ignore[union-attr]
         unknown.discard(None)
         users.update(self._users_by_ids(unknown - users.keys()))
-        posts = self._build_posts(ids, rows, users, include_hidden=include_hidden)
+        posts = self._build_posts(ids, rows, users, include_hidden=True)  # type: ignore[arg-type]
         for post in posts:
-            if post.id not in self.cache.posts:
-                self.cache.posts.put(
-                    post.id, KnownPost(post.author_id, post.time, post.body, post.author_name)
-                )
-        return posts, replies[n + len(authors) :]
+            self.cache.posts.put(post.id, RememberedPost(post, checked_at))
+        return visible(posts, include_hidden), replies[n + len(authors) :]
 
     def _build_posts(
         self,
@@ -193,7 +217,11 @@ class PostStore(RepositoryBase):
         return posts[0]
 
     def home_page(self, user_id: int, number: int = 1, per_page: int = 10) -> HomePage:
-        """Return the logged-in home page: feed page, counts, notices. Three round trips."""
+        """Return the logged-in home page: feed page, counts, notices.
+
+        One round trip when this process remembers the page's posts as they are now; two
+        when they need checking, three with posts it has not seen (see _load_posts).
+        """
         start, stop = page_bounds(number, per_page)
         pipe = self._pipe()
         pipe.lrange(keys.home_feed(user_id), start, stop)
@@ -201,9 +229,10 @@ class PostStore(RepositoryBase):
         pipe.zcard(keys.following(user_id))
         pipe.llen(keys.own_posts(user_id))
         pipe.lrange(keys.notices(user_id), 0, 4)
-        ids, n_followers, n_following, n_posts, raw_notices = pipe.execute()
+        pipe.get(keys.visibility_version())
+        ids, n_followers, n_following, n_posts, raw_notices, version = pipe.execute()
         return HomePage(
-            feed=self._page(ids, number, per_page),
+            feed=self._page(ids, number, per_page, version=version),
             counts=Counts(followers=n_followers, following=n_following, posts=n_posts),
             notices=decode_notices(raw_notices),
         )
@@ -211,29 +240,52 @@ class PostStore(RepositoryBase):
     def timeline_page(
         self, number: int = 1, per_page: int = 50, latest_users: int = 10
     ) -> TimelinePage:
-        """Return a page of the global timeline plus the newest sign-ups. Three round trips."""
+        """Return a page of the global timeline plus the newest sign-ups.
+
+        Everyone sees the same page, so a process that built it from the same ids, names
+        and visibility version (a suspension or deletion moves it) reuses it: one round trip.
+        Otherwise two or three, as _load_posts says.
+        """
         start, stop = page_bounds(number, per_page)
         pipe = self._pipe()
         pipe.lrange(keys.timeline(), start, stop)
         pipe.zrevrange(keys.users_by_time(), 0, latest_users * 2 - 1)
-        raw_ids, raw_names = pipe.execute()
+        pipe.get(keys.visibility_version())
+        raw_ids, raw_names, version = pipe.execute()
         ids = [int(i) for i in raw_ids]
         names = [s(n) for n in raw_names]
+        key = ("timeline", number, per_page, latest_users)
+        fingerprint = (tuple(ids), tuple(names), version)
+        remembered = self.cache.page(key, fingerprint)
+        if remembered is not None:
+            return remembered  # type: ignore[return-value]
 
         def suspended_check(pipe: Pipeline) -> None:
             if names:
                 pipe.zmscore(keys.suspended_users(), names)
 
-        posts, extra = self._load_posts(ids[:per_page], also=suspended_check)
+        posts, extra = self._load_posts(ids[:per_page], also=suspended_check, version=version)
         hidden = extra[0] if names else []
         visible = [n for n, score in zip(names, hidden) if score is None]
-        return TimelinePage(
+        page = TimelinePage(
             posts=Page(items=posts, number=number, has_next=len(ids) > per_page, per_page=per_page),
             latest_users=visible[:latest_users],
         )
+        self.cache.remember_page(key, fingerprint, page)
+        return page
 
     def latest_posts(self, count: int = 5) -> list[Post]:
-        """Return the newest visible posts of the global timeline."""
-        ids = [int(i) for i in self.r.lrange(keys.timeline(), 0, count * 2 - 1)]
-        posts, _ = self._load_posts(ids)
+        """Return the newest visible posts of the global timeline (remembered like the
+        timeline page: one round trip while nothing changed)."""
+        pipe = self._pipe()
+        pipe.lrange(keys.timeline(), 0, count * 2 - 1)
+        pipe.get(keys.visibility_version())
+        raw_ids, version = pipe.execute()
+        ids = [int(i) for i in raw_ids]
+        key, fingerprint = ("latest", count), (tuple(ids), version)
+        remembered = self.cache.page(key, fingerprint)
+        if remembered is not None:
+            return list(remembered)  # type: ignore[call-overload]
+        posts, _ = self._load_posts(ids, version=version)
+        self.cache.remember_page(key, fingerprint, tuple(posts[:count]))
         return posts[:count]

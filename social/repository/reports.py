@@ -323,6 +323,7 @@ class ReportStore(AuditStore):
             },
         )
         pipe.lrem(keys.timeline(), 0, post_id)
+        pipe.incr(keys.visibility_version())  # after the flag: remembered pages re-read
         snippet = body if len(body) <= 40 else body[:39] + "…"
         self.queue_notice(  # type: ignore[attr-defined]
             pipe,
