@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from redis.client import Pipeline
+
 from social import keys
 
-from .base import RepositoryBase, as_int, decode_hash, now
+from .base import RepositoryBase, as_int, decode_hash, now, user_from_hash
 from .errors import CannotFollowSelf, UserNotFound
 from .models import Counts, FollowEntry, Page, Profile, User
 from .posts import page_bounds
@@ -124,47 +126,52 @@ class GraphStore(RepositoryBase):
         *,
         include_hidden: bool = False,
     ) -> Profile:
-        """Return the profile page of user_id as `viewer` sees it: three round trips.
+        """Return the profile page of user_id as `viewer` sees it.
 
-        1) the user, a page of own posts, counts, whether viewer follows, viewer's followings;
-        2) the posts, and which of viewer's followings follow user_id (ZMSCORE);
-        3) the names of up to three of those, with the posts' author.
+        1) the owner's hash, a page of own posts, counts, the visibility version, whether
+           viewer follows, viewer's followings;
+        2) the posts as _load_posts checks them (nothing when this process remembers them at
+           that version) and which of viewer's followings follow user_id (ZMSCORE); skipped
+           when neither is needed;
+        3) the names of up to six of those mutuals, only when there are any.
         """
         start, stop = page_bounds(number, per_page)
         viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
         pipe = self._pipe()
+        pipe.hgetall(keys.user(user_id))
         pipe.lrange(keys.own_posts(user_id), start, stop)
         pipe.zcard(keys.followers(user_id))
         pipe.zcard(keys.following(user_id))
         pipe.llen(keys.own_posts(user_id))
-        if viewer_id is not None and viewer_id != user_id:
+        pipe.get(keys.visibility_version())
+        asks_viewer = viewer_id is not None and viewer_id != user_id
+        if asks_viewer:
             pipe.zscore(keys.following(viewer_id), user_id)
             pipe.zrevrange(keys.following(viewer_id), 0, MUTUAL_SCAN_LIMIT - 1)
-        replies = pipe.execute()
-        raw_ids, n_followers, n_following, n_posts = replies[:4]
-        viewer_follows = len(replies) > 4 and replies[4] is not None
-        candidates = [int(i) for i in replies[5]] if len(replies) > 5 else []
+        owner_hash, raw_ids, n_followers, n_following, n_posts, version, *viewer_replies = (
+            pipe.execute()
+        )
+        owner = user_from_hash(user_id, decode_hash(owner_hash))
+        if owner is None:
+            raise UserNotFound(user_id)
+        viewer_follows = asks_viewer and viewer_replies[0] is not None
+        candidates = [int(i) for i in viewer_replies[1]] if asks_viewer else []
         candidates = [c for c in candidates if c != user_id]
         ids = [int(i) for i in raw_ids]
 
-        # Round trip 2 (posts + mutual check); the authors' round trip is the user itself.
-        pipe = self._pipe()
-        for post_id in ids[:per_page]:
-            pipe.hgetall(keys.post(post_id))
-        if candidates:
+        def mutual_check(pipe: Pipeline) -> None:
             pipe.zmscore(keys.followers(user_id), candidates)
-        replies = pipe.execute() if len(pipe) else []
-        scores = replies[len(ids[:per_page]) :][0] if candidates else []
-        mutual = [c for c, sc in zip(candidates, scores) if sc is not None]
-        # Round trip 3: the profile's owner and the first mutuals, in one pipeline.
-        users = self._users_by_ids([user_id] + mutual[:6])
-        owner = users.get(user_id)
-        if owner is None:
-            raise UserNotFound(user_id)
-        hashes = [decode_hash(h) for h in replies[: len(ids[:per_page])]]
-        posts = self._build_posts(
-            ids[:per_page], hashes, {owner.id: owner}, include_hidden=include_hidden
+
+        posts, extra = self._load_posts(  # type: ignore[attr-defined]
+            ids[:per_page],
+            include_hidden=include_hidden,
+            also=mutual_check if candidates else None,
+            version=version,
+            authors={owner.id: owner},
         )
+        scores = extra[0] if candidates else []
+        mutual = [c for c, sc in zip(candidates, scores) if sc is not None]
+        users = self._users_by_ids(mutual[:6])
         names = [users[m].username for m in mutual[:6] if m in users and not users[m].is_suspended]
         return Profile(
             user=owner,

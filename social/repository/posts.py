@@ -94,29 +94,35 @@ class PostStore(RepositoryBase):
         include_hidden: bool = False,
         also: Callable[[Pipeline], None] | None = None,
         version: bytes | None | object = UNREAD,
+        authors: dict[int, User] | None = None,
     ) -> tuple[list[Post], list]:
         """Return the posts for ids (in order) and the replies of whatever `also` queued.
 
         What this process remembers (cache.py) decides the cost:
         - every post remembered as checked at the caller's `version` (the visibility
-          version it read with the ids): no round trip at all;
+          version it read with the ids): no round trip at all (one for `also`'s reads);
         - every post remembered: one round trip that checks them (a small HMGET per post
           for its `deleted` flag, its author and time; one per author for name and status)
           and reads the visibility version they are then remembered at;
         - posts not seen before: their hashes come whole in that round trip, their authors
-          in a second.
+          in a second, unless the caller passes them in `authors` (just read, e.g. a
+          profile's owner).
         Deleted posts and posts by suspended authors are left out unless include_hidden.
         """
         known = [self.cache.posts.get(int(post_id)) for post_id in ids]
         if (
-            also is None
-            and version is not UNREAD
+            version is not UNREAD
             and version is not None  # a database without one (e.g. the reference's)
             and all(k is not None and k.version == version for k in known)
         ):
-            return visible([k.post for k in known], include_hidden), []  # type: ignore[union-attr]
+            posts = visible([k.post for k in known], include_hidden)  # type: ignore[union-attr]
+            if also is None:
+                return posts, []
+            pipe = self._pipe()
+            also(pipe)
+            return posts, pipe.execute()
 
-        authors = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
+        author_ids = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
         pipe = self._pipe()
         pipe.get(keys.visibility_version())  # first: the flags read after are at least as new
         for post_id, k in zip(ids, known):
@@ -124,14 +130,16 @@ class PostStore(RepositoryBase):
                 pipe.hgetall(keys.post(post_id))
             else:
                 pipe.hmget(keys.post(post_id), POST_CHECK_FIELDS)
-        for author_id in authors:
+        for author_id in author_ids:
             pipe.hmget(keys.user(author_id), AUTHOR_CHECK_FIELDS)
         if also is not None:
             also(pipe)
         replies = pipe.execute()
         checked_at, replies = replies[0], replies[1:]
         n = len(ids)
-        author_state = {a: tuple(map(s, r)) for a, r in zip(authors, replies[n : n + len(authors)])}
+        author_state = {
+            a: tuple(map(s, r)) for a, r in zip(author_ids, replies[n : n + len(author_ids)])
+        }
 
         rows: list[dict[str, str] | None] = []
         for k, reply in zip(known, replies[:n]):
@@ -161,7 +169,8 @@ class PostStore(RepositoryBase):
             fresh = iter([decode_hash(h) for h in pipe.execute()])
             rows = [row if row is not None else next(fresh) for row in rows]
 
-        users = {
+        users = dict(authors or {})
+        users |= {
             author_id: User(id=author_id, username=name, is_suspended=status == STATUS_SUSPENDED)
             for author_id, (name, status) in author_state.items()
             if name
@@ -172,7 +181,7 @@ class PostStore(RepositoryBase):
         posts = self._build_posts(ids, rows, users, include_hidden=True)  # type: ignore[arg-type]
         for post in posts:
             self.cache.posts.put(post.id, RememberedPost(post, checked_at))
-        return visible(posts, include_hidden), replies[n + len(authors) :]
+        return visible(posts, include_hidden), replies[n + len(author_ids) :]
 
     def _build_posts(
         self,
