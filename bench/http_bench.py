@@ -522,7 +522,7 @@ class Site:
     def stop(self) -> None:
         """SIGTERM the launcher and wait for it and every process under it; SIGKILL after 30 s.
 
-        The launcher stops its server itself (gunicorn may run in a session of its own), so
+        The launcher stops its server itself (Granian runs in a session of its own), so
         the processes under it are noted first and waited for too: none is left behind.
         """
         if self.process is None:

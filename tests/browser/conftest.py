@@ -1,8 +1,8 @@
 """Browser tests: Debian's Chromium driven by Playwright against the site on a free port.
 
 The site runs the production way, through the launcher (`scripts/launch.py --no-seed`, what
-`scripts/run-site` runs): DEBUG off, collectstatic, gunicorn's gthread workers and WhiteNoise,
-on the suite's own redis-server. So the browser sees exactly what a person would: real HTTP,
+`scripts/run-site` runs): DEBUG off, collectstatic, Granian's WSGI workers and WhiteNoise, on
+the suite's own redis-server. So the browser sees exactly what a person would: real HTTP,
 cookies, CSRF, the hashed stylesheet. Never `playwright install` (it downloads a browser): the
 tests launch /usr/bin/chromium.
 """
@@ -49,7 +49,11 @@ def live_url(redis_server, tmp_path_factory):
         "SECRET_KEY": "browser-tests-only-" + "x" * 50,
         "ALLOWED_HOSTS": "127.0.0.1",
         "WEB_WORKERS": "2",
-        "WEB_THREADS": "4",
+        # Two blocking threads per worker, not production's one (scripts/launch.py says why):
+        # Chromium's parallel requests (a page, its stylesheet, a second user's page) get a
+        # thread each instead of queueing behind one another, and the site's per-process
+        # caches are exercised by more than one thread at a time, as with a remote Redis.
+        "WEB_THREADS": "2",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)  # manage.py's: retwis_site.settings
     env.pop("DEBUG", None)

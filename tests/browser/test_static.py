@@ -1,4 +1,4 @@
-"""The production serving path: WhiteNoise's hashed, compressed stylesheet under gunicorn."""
+"""The production serving path: WhiteNoise's hashed, compressed stylesheet under the production server."""
 
 from __future__ import annotations
 
