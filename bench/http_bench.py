@@ -230,6 +230,10 @@ class Personas:
     profile_followers: int
 
 
+# A well-formed CSRF cookie (32 characters of Django's alphabet), as a browser keeps it.
+BENCH_CSRF_COOKIE = "0123456789abcdefABCDEF0123456789"
+
+
 @dataclass(frozen=True)
 class Page:
     """One page to load: its short name, a label for the tables, its path and cookie."""
@@ -241,8 +245,12 @@ class Page:
 
     @property
     def headers(self) -> dict[str, str]:
-        """Return the request headers: the auth cookie of a logged-in page."""
-        return {"Cookie": f"auth={self.secret}"} if self.secret else {}
+        """Return the request headers of a logged-in page: the `auth` cookie, and the
+        `csrftoken` cookie the browser of a logged-in user holds since its first form (an
+        anonymous page is a first visit: no cookies at all)."""
+        if not self.secret:
+            return {}
+        return {"Cookie": f"auth={self.secret}; csrftoken={BENCH_CSRF_COOKIE}"}
 
 
 def pick_personas(r: redis.Redis) -> Personas:
@@ -374,8 +382,9 @@ def measure_memory(r: redis.Redis, sample: int) -> list[tuple[str, str, str]]:
 # --- Round trips and commands ------------------------------------------------------------
 
 
-def count_round_trips(redis_url: str, pages: list[Page]) -> list[int]:
-    """Return each page's round trips, counted in-process by bench/http_round_trips.py."""
+def count_round_trips(redis_url: str, pages: list[Page]) -> list[list[int]]:
+    """Return each page's [cold, warm] round trips, counted in-process by
+    bench/http_round_trips.py."""
     request = {"redis_url": redis_url, "pages": [[page.path, page.secret] for page in pages]}
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "http_round_trips.py")],
@@ -553,8 +562,7 @@ class Site:
         log = self.log.read_text(errors="replace")
         said = [line for line in log.splitlines() if re.search(r"\bworkers?\b", line, re.I)]
         ours = [line.removeprefix("[run-site]").strip() for line in said if "[run-site]" in line]
-        booted = len(re.findall(r"Booting worker with pid", log))
-        workers = ours[0] if ours else f"{booted} booted" if booted else "not printed"
+        workers = ours[0] if ours else "not printed"
         return f"Server: {headers.get('Server', '?')}, DEBUG {debug}; launcher: {workers}"
 
 
@@ -642,14 +650,18 @@ def load_table(rows: list[tuple[Page, int, Load]]) -> Iterator[str]:
 
 
 def cost_table(
-    pages: list[Page], trips: list[int], commands: list[tuple[float, Counter[str]]], n: int
+    pages: list[Page], trips: list[list[int]], commands: list[tuple[float, Counter[str]]], n: int
 ) -> Iterator[str]:
     """Yield the markdown table of Redis commands and round trips per page."""
-    yield f"| page | path | commands / request (over {n}) | round trips / request | commands |"
+    yield (
+        f"| page | path | commands / request (over {n}) | round trips / request, cold / warm "
+        "| commands |"
+    )
     yield "|---|---|---|---|---|"
     for page, trip, (per_request, calls) in zip(pages, trips, commands):
         mix = ", ".join(f"{name.upper()} {count / n:g}" for name, count in calls.most_common())
-        yield f"| {page.label} | `{page.path}` | {per_request:g} | {trip} | {mix} |"
+        cold, warm = trip
+        yield f"| {page.label} | `{page.path}` | {per_request:g} | {cold} / {warm} | {mix} |"
 
 
 def machine_facts(r: redis.Redis, site: str) -> str:

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def count(redis_url: str, pages: list[tuple[str, str | None]]) -> list[int]:
-    """Return the round trips one GET of each (path, auth secret) costs, after a warm-up."""
+def count(redis_url: str, pages: list[tuple[str, str | None]]) -> list[list[int]]:
+    """Return [cold, warm] round trips of one GET of each (path, auth secret): first in a
+    process that remembers nothing (social/repository/cache.py), then the same GET again."""
     os.environ.update(
         DJANGO_SETTINGS_MODULE="retwis_site.settings",
         SECRET_KEY="bench-only-secret-key",
@@ -42,17 +43,24 @@ def count(redis_url: str, pages: list[tuple[str, str | None]]) -> list[int]:
         "connection_class": CountingConnection,
         "driver_info": None,
     }
+    from social.repository import PROCESS_CACHE
+
     counts = []
     for path, secret in pages:
         client = Client()
         if secret:
             client.cookies["auth"] = secret
-        client.get(path)  # warm the connection and the template caches
-        RoundTrips.reset()
-        response = client.get(path)
-        if response.status_code != 200:
-            raise SystemExit(f"GET {path} answered {response.status_code} in-process")
-        counts.append(RoundTrips.count)
+        client.get("/healthz")  # open the pooled connection so its set-up is not counted
+        pair = []
+        for cold in (True, False):  # a process that remembers nothing, then the same again
+            if cold:
+                PROCESS_CACHE.clear()
+            RoundTrips.reset()
+            response = client.get(path)
+            if response.status_code != 200:
+                raise SystemExit(f"GET {path} answered {response.status_code} in-process")
+            pair.append(RoundTrips.count)
+        counts.append(pair)
     return counts
 
 

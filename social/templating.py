@@ -129,6 +129,27 @@ def linebreaksbr(value) -> Markup:
     return Markup(str(escape(value)).replace("\r\n", "\n").replace("\n", "<br>"))
 
 
+_blank_fields: BoundedCache[tuple, Markup] = BoundedCache(256)
+
+
+def widget(bound) -> Markup:
+    """Render a form field's widget ({{ widget(form.status) }}), remembering blank ones.
+
+    A field of a form that was not submitted and has no per-request initial data renders
+    the same HTML every time (the welcome page's sign-up and log-in forms, the composer),
+    so it is rendered once per process; fields with data or errors render as usual.
+    """
+    form = bound.form
+    if form.is_bound or form.initial or form.prefix:
+        return Markup(str(bound))
+    key = (type(form), form.auto_id, bound.name)
+    html = _blank_fields.get(key)
+    if html is None:
+        html = Markup(str(bound))
+        _blank_fields.put(key, html)
+    return html
+
+
 class PostCards:
     """post_card(post, user, report_form=None): the macro of social/_post.html, remembered.
 
@@ -171,7 +192,7 @@ def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function)."""
     options.setdefault("trim_blocks", False)
     env = Environment(**options)
-    env.globals.update(url=url, static=static, querystring=querystring)
+    env.globals.update(url=url, static=static, querystring=querystring, widget=widget)
     env.globals["post_card"] = PostCards(env)
     env.filters.update(
         intcomma=intcomma,
