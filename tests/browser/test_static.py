@@ -1,4 +1,4 @@
-"""The production serving path: WhiteNoise's hashed, compressed stylesheet under the production server."""
+"""The production serving path: hashed, compressed static files from WhiteNoise."""
 
 from __future__ import annotations
 
