@@ -78,6 +78,8 @@ def main() -> None:
             "connection_class": CountingConnection,
             "driver_info": None,
         }
+        # DEBUG is off, so static URLs come from the hashed manifest, as when served.
+        call_command("collectstatic", interactive=False, verbosity=0)
         print("Seeding 10,000 users, 500,000 follows, 200,000 posts...", flush=True)
         call_command("seed", *SIZES, verbosity=0)
         repo = get_repository()

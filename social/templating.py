@@ -17,7 +17,7 @@ from functools import lru_cache
 from django.contrib.humanize.templatetags import humanize
 from django.http import HttpRequest
 from django.templatetags.static import static
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils import dateformat, timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
@@ -36,7 +36,8 @@ def set_script_prefix(prefix: str) -> None:
 
 @lru_cache(maxsize=50_000)
 def _reverse(prefix: str, name: str, args: tuple) -> str:
-    return reverse(name, args=args or None)
+    path = reverse(name, args=args or None)  # under Django's prefix for this thread
+    return prefix + path.removeprefix(get_script_prefix())
 
 
 def url(name: str, *args) -> str:
@@ -126,7 +127,8 @@ def truncatechars(value, length: int) -> str:
 
 def linebreaksbr(value) -> Markup:
     """Escape, then turn newlines into <br>."""
-    return Markup(str(escape(value)).replace("\r\n", "\n").replace("\n", "<br>"))
+    text = str(escape(value)).replace("\r\n", "\n").replace("\r", "\n")
+    return Markup(text.replace("\n", "<br>"))
 
 
 _blank_fields: BoundedCache[tuple, Markup] = BoundedCache(256)
@@ -190,7 +192,6 @@ class PostCards:
 
 def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function)."""
-    options.setdefault("trim_blocks", False)
     env = Environment(**options)
     env.globals.update(url=url, static=static, querystring=querystring, widget=widget)
     env.globals["post_card"] = PostCards(env)
