@@ -98,3 +98,14 @@ def test_a_remembered_card_follows_a_deletion():
 
     assert "removed by moderators" not in cards(post, bob)
     assert "removed by moderators" in cards(deleted, bob)
+
+
+def test_post_cards_renders_a_feed_in_order_as_the_single_cards_would():
+    env = engines["jinja2"].env
+    posts = [Post(id=i, author_id=9, author_name="zed", time=T0 + i, body=f"b{i}") for i in (5, 4)]
+    bob = User(id=2, username="bob")
+
+    html = env.globals["post_cards"](posts, bob)
+
+    assert html == env.globals["post_card"](posts[0], bob) + env.globals["post_card"](posts[1], bob)
+    assert html.index(">b5<") < html.index(">b4<")

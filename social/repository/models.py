@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
@@ -99,7 +100,7 @@ class Post:
     author_suspended: bool = False
     deleted_reason: str = ""
 
-    @property
+    @cached_property
     def created(self) -> datetime:
         return as_datetime(self.time)  # type: ignore[return-value]
 
