@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
