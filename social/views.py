@@ -226,7 +226,7 @@ class UserPageMixin(RepositoryMixin):
         return user_id
 
 
-class ProfileView(UserPageMixin, TemplateView):
+class ProfileView(RepositoryMixin, TemplateView):
     """/u/<username>/: the user's own posts, counts, follow button, mutual followers."""
 
     template_name = "social/profile.html"
@@ -235,8 +235,8 @@ class ProfileView(UserPageMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         viewer = self.request.user
         try:
-            profile = self.repo.profile(
-                self.target_id,
+            profile = self.repo.profile_for_name(
+                self.kwargs["username"],
                 viewer if viewer.is_authenticated else None,
                 self.page_number(),
                 settings.RETWIS_FEED_PAGE_SIZE,

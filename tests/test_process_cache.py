@@ -6,9 +6,11 @@ parts and secrets' user ids (social/repository/cache.py), and every read still c
 
 from __future__ import annotations
 
+import pytest
 from django.contrib.auth.hashers import make_password
 
 from social import keys
+from social.repository import UserNotFound
 from social.repository.cache import BoundedCache
 from social.repository.moderation import SYSTEM_ACTOR
 
@@ -200,3 +202,26 @@ def test_a_deletion_moves_the_visibility_version(any_repo):
 
     assert any_repo.latest_posts(5) == []
     assert version(any_repo) == before + 1
+
+
+def test_a_profile_name_is_remembered_only_while_its_user_bears_it(any_repo):
+    alice, bob = people(any_repo)
+    assert any_repo.profile_for_name("bob", alice).user.id == bob.id
+    assert any_repo.cache.names.get("bob") == bob.id
+
+    # The user hash no longer bears the name (an account replaced under the process).
+    any_repo.r.hset(keys.user(bob.id), "username", "robert")
+    any_repo.r.hset(keys.users(), "robert", bob.id)
+    any_repo.r.hdel(keys.users(), "bob")
+    any_repo.r.hdel(keys.usernames_lower(), "bob")
+
+    with pytest.raises(UserNotFound):
+        any_repo.profile_for_name("bob", alice)
+    assert any_repo.cache.names.get("bob") is None
+
+
+def test_a_name_typed_in_another_case_finds_the_user_but_is_not_remembered(any_repo):
+    alice, bob = people(any_repo)
+
+    assert any_repo.profile_for_name("BOB", alice).user.id == bob.id
+    assert any_repo.cache.names.get("BOB") is None

@@ -23,7 +23,8 @@ HOME = (5, 2)  # secret -> id, user hash; feed + counts + notices; posts; author
 TIMELINE = (5, 2)  # the same; the newest sign-ups come with the ids
 # Warm pages read the user hash and then one pipeline: the ids and the visibility version,
 # which says the remembered posts are still as they were (social/repository/cache.py).
-PROFILE = (6, 5)  # name -> id; secret -> id, user hash; page; posts + mutuals; owner
+PROFILE = (6, 4)  # name -> id (remembered when warm); secret -> id, user hash; page;
+# posts + mutuals
 
 
 def cost(client: Client, url: str, round_trips, *, cold: bool = True) -> int:

@@ -13,6 +13,8 @@ deletion moves after its write. So:
   database replaced under a running process is noticed and read afresh;
 - a secret is remembered with its user id, and the user hash is still read on every
   request and its current secret compared (the truth), so a rotated secret fails at once;
+- a profile URL's name is remembered with the user id it led to, and used only when the
+  user hash read with the page still bears exactly that name (otherwise looked up again);
 - pages everyone sees alike (the timeline, the welcome page's posts) are remembered with
   the ids and names they show and the version: same fingerprint, same page.
 
@@ -83,9 +85,13 @@ class RememberedPost:
 class ProcessCache:
     """The caches one web process shares between its requests and threads."""
 
-    def __init__(self, *, posts: int = 20_000, secrets: int = 10_000, pages: int = 64) -> None:
+    def __init__(
+        self, *, posts: int = 20_000, secrets: int = 10_000, names: int = 10_000, pages: int = 64
+    ) -> None:
         self.posts: BoundedCache[int, RememberedPost] = BoundedCache(posts)
         self.secrets: BoundedCache[str, int] = BoundedCache(secrets)
+        # A profile URL's name -> the id whose user hash bore exactly that name when read.
+        self.names: BoundedCache[str, int] = BoundedCache(names)
         # Pages everyone sees alike (the timeline, the welcome page's latest posts), each
         # with the fingerprint of what it was built from: the ids listed and the
         # visibility version (keys.visibility_version). Same fingerprint, same page.
@@ -105,4 +111,5 @@ class ProcessCache:
         """Forget everything (tests do this whenever they empty the database)."""
         self.posts.clear()
         self.secrets.clear()
+        self.names.clear()
         self.pages.clear()

@@ -117,6 +117,42 @@ class GraphStore(RepositoryBase):
             per_page=per_page,
         )
 
+    def profile_for_name(
+        self,
+        username: str,
+        viewer: User | None,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        include_hidden: bool = False,
+    ) -> Profile:
+        """Return the profile page of the user called username (see user_id_for_name).
+
+        The process remembers which id a name led to; the page's own first pipeline reads
+        that user's hash, so the remembered id is used only if the hash still bears exactly
+        that name (a name is never reused while its account exists). Otherwise, or the
+        first time, the name is looked up: one round trip more.
+        Raise UserNotFound when no such user exists.
+        """
+        remembered = self.cache.names.get(username)
+        if remembered is not None:
+            try:
+                page = self.profile(
+                    remembered, viewer, number, per_page, include_hidden=include_hidden
+                )
+            except UserNotFound:
+                page = None
+            if page is not None and page.user.username == username:
+                return page
+            self.cache.names.discard(username)
+        user_id = self.user_id_for_name(username)  # type: ignore[attr-defined]
+        if user_id is None:
+            raise UserNotFound(username)
+        page = self.profile(user_id, viewer, number, per_page, include_hidden=include_hidden)
+        if page.user.username == username:
+            self.cache.names.put(username, user_id)
+        return page
+
     def profile(
         self,
         user_id: int,
