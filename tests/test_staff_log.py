@@ -94,3 +94,30 @@ def test_names_in_the_log_are_escaped(repo, log):
     html = log.get("/staff/log/").content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_a_legacy_name_filters_the_legacy_account_not_a_newer_one_that_differs_in_case(
+    repo, log, r
+):
+    sam = repo.get_user_by_name("sam")
+    newer = make_user(repo, "carol")
+    # The reference Retwis wrote "Carol" afterwards: both accounts exist, told apart by case.
+    legacy_id = int(r.incr("next_user_id"))
+    r.hset("users", "Carol", legacy_id)
+    r.hset(f"user:{legacy_id}", mapping={"username": "Carol", "password": "x", "auth": "s"})
+    repo.add_note(legacy_id, sam, "note-for-legacy")
+    repo.add_note(newer.id, sam, "note-for-newer")
+
+    exact = log.get("/staff/log/?target=Carol").content.decode()
+    lower = log.get("/staff/log/?target=carol").content.decode()
+
+    assert "note-for-legacy" in exact and "note-for-newer" not in exact
+    assert "note-for-newer" in lower and "note-for-legacy" not in lower
+    assert repo.user_ids_for_names(["Carol", "carol", "CAROL", "", "x" * 65]) == [
+        legacy_id,
+        newer.id,
+        newer.id,
+        None,
+        None,
+    ]
+    assert [repo.user_id_for_name(n) for n in ("Carol", "carol")] == [legacy_id, newer.id]

@@ -260,17 +260,3 @@ class AuditStore(RepositoryBase):
         """Queue one exact XRANGE per entry id (decode with entries_from_xranges)."""
         for entry_id in entry_ids:
             pipe.xrange(keys.audit_log(), min=entry_id, max=entry_id)
-
-    def user_ids_for_names(self, names: Sequence[str]) -> list[int | None]:
-        """Return the user id of each name (ignoring case), or None, in one round trip."""
-        if not names:
-            return []
-        pipe = self._pipe()
-        for name in names:
-            pipe.hget(keys.usernames_lower(), name.lower()[:64])
-            pipe.hget(keys.users(), name[:64])  # accounts written by the reference Retwis
-        replies = pipe.execute()
-        return [
-            as_int(lower if lower is not None else exact)
-            for lower, exact in zip(replies[0::2], replies[1::2])
-        ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 
 from social import keys
 
@@ -82,15 +83,28 @@ class UserStore(RepositoryBase):
         self._count_event(pipe, "signups", ts)
 
     def user_id_for_name(self, username: str) -> int | None:
-        """Return the id of username (ignoring case), or None."""
-        if not username or len(username) > 64:
-            return None
+        """Return the id of username (ignoring case), or None. One round trip."""
+        return self.user_ids_for_names([username])[0]
+
+    def user_ids_for_names(self, names: Sequence[str]) -> list[int | None]:
+        """Return the id of each name (ignoring case), or None, in one round trip.
+
+        The one rule for a name: the account whose name is exactly that wins (a legacy
+        "Bob" written by the reference Retwis must not be shadowed by a newer "bob"), else
+        the account that claimed it ignoring case. Empty names and names longer than any
+        username are nobody's.
+        """
+        wanted = [name for name in names if name and len(name) <= 64]
+        if not wanted:
+            return [None] * len(names)
         pipe = self._pipe()
-        pipe.hget(keys.usernames_lower(), username.lower())
-        pipe.hget(keys.users(), username)  # accounts written by the reference Retwis
-        lower_id, exact_id = pipe.execute()
-        # The exact name wins: a legacy "Bob" must not be shadowed by a newer "bob".
-        return as_int(exact_id if exact_id is not None else lower_id)
+        for name in wanted:
+            pipe.hget(keys.users(), name)  # exact: also accounts written by the reference
+            pipe.hget(keys.usernames_lower(), name.lower())
+        replies = iter(pipe.execute())
+        found = {name: as_int(exact if exact is not None else lower)
+                 for name, exact, lower in zip(wanted, replies, replies)}  # fmt: skip
+        return [found.get(name) for name in names]
 
     def get_user(self, user_id: int) -> User | None:
         """Return the user with this id, or None."""
