@@ -11,6 +11,7 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("post/", views.PostCreateView.as_view(), name="post"),
+    path("notices/dismiss/", views.DismissNoticesView.as_view(), name="dismiss_notices"),
     path("timeline/", views.TimelineView.as_view(), name="timeline"),
     path("u/<str:username>/", views.ProfileView.as_view(), name="profile"),
     path("u/<str:username>/follow/", views.FollowView.as_view(action="follow"), name="follow"),

@@ -113,11 +113,9 @@ class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
         return reverse("home")
 
     def form_valid(self, form: PostForm) -> HttpResponse:
-        user = self.request.user
-        if user.is_suspended:
-            messages.error(self.request, "Your account is suspended.")
-            return redirect("home")
-        self.repo.create_post(user.id, form.cleaned_data["status"])
+        # A suspended account is logged out everywhere (its cookie stops resolving), so
+        # only an active user gets here.
+        self.repo.create_post(self.request.user.id, form.cleaned_data["status"])
         messages.success(self.request, "Posted.")
         return HttpResponseRedirect(self.safe_back_url(reverse("home")))
 
@@ -200,6 +198,19 @@ class LogoutView(RepositoryMixin, View):
         return response
 
 
+class DismissNoticesView(LoginNextMixin, RepositoryMixin, View):
+    """POST /notices/dismiss/: clear the notices on the home page (e.g. a removed post)."""
+
+    http_method_names = ["post"]
+
+    def login_next(self) -> str:
+        return reverse("home")
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        self.repo.dismiss_notices(request.user.id)
+        return redirect("home")
+
+
 class TimelineView(RepositoryMixin, TemplateView):
     """/timeline/: the global latest posts and the newest sign-ups."""
 
@@ -280,9 +291,6 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
 
     def post(self, request: HttpRequest, username: str) -> HttpResponse:
         back = self.safe_back_url(reverse("profile", args=[username]))
-        if request.user.is_suspended:
-            messages.error(request, "Your account is suspended.")
-            return HttpResponseRedirect(back)
         try:
             if self.action == "follow":
                 if self.repo.follow(request.user.id, self.target_id):

@@ -6,8 +6,6 @@ port in a temporary directory, and only it is flushed between tests.
 
 from __future__ import annotations
 
-import uuid
-
 import fakeredis
 import pytest
 import redis
@@ -54,20 +52,6 @@ def redis_url(redis_server, settings):
     PROCESS_CACHE.clear()  # ids start again at 1: nothing remembered may carry over
     settings.CACHES = cache_settings(redis_server.url, connection_class=CountingConnection)
     return redis_server.url
-
-
-@pytest.fixture
-def fake_site(settings):
-    """Point the site at a fresh fakeredis server instead (fast, no network)."""
-    server = fakeredis.FakeServer()
-    # django-redis keeps one pool per URL for the whole process: a URL per test gives each
-    # test its own FakeServer instead of the first test's.
-    settings.CACHES = cache_settings(
-        f"redis://fake-{uuid.uuid4().hex}:6379/0",
-        connection_class=fakeredis.FakeRedisConnection,
-        server=server,
-    )
-    return server
 
 
 @pytest.fixture

@@ -33,10 +33,6 @@ class NoticeStore(RepositoryBase):
         pipe.lpush(keys.notices(user_id), json.dumps({"text": text, "time": ts}))
         pipe.ltrim(keys.notices(user_id), 0, NOTICES_CAP - 1)
 
-    def notices(self, user_id: int, count: int = 5) -> list[dict]:
-        """Return the newest notices for user_id."""
-        return decode_notices(self.r.lrange(keys.notices(user_id), 0, count - 1))
-
     def dismiss_notices(self, user_id: int) -> None:
-        """Remove every notice of user_id."""
+        """Remove every notice of user_id (the home page reads them in its own pipeline)."""
         self.r.delete(keys.notices(user_id))
