@@ -28,7 +28,6 @@ from .base import STATUS_SUSPENDED, as_int, decode_hash, s, user_from_hash
 from .errors import NotAllowed, UserNotFound
 from .models import Counts, Page, Post, User, as_datetime
 from .reports import Report, ReportStore, report_from_hash
-from .users import new_secret
 
 NOTES_CAP = 200  # the newest notes on an account; older ones fall off
 NOTE_MAX = 1000
@@ -100,18 +99,6 @@ class ModerationStore(ReportStore):
             raise UserNotFound(user_id)
         return user, h.get("auth") or ""
 
-    def _queue_new_secret(self, pipe: Pipeline, user_id: int, old: str) -> None:
-        """Queue a secret rotation, in UserStore.rotate_secret's order (new first).
-
-        If the user logs out between our read of `old` and this write, their own rotation's
-        `auths` entry is left behind; user_for_secret rejects it (it is not user:<id>.auth).
-        """
-        secret = new_secret()
-        pipe.hset(keys.user(user_id), "auth", secret)
-        pipe.hset(keys.auths(), secret, user_id)
-        if old:
-            pipe.hdel(keys.auths(), old)
-
     def grant_staff(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
         """Make user_id staff; False (and the index re-synced) when already staff."""
         user, _ = self._target(user_id)
@@ -173,7 +160,7 @@ class ModerationStore(ReportStore):
                     "suspended_by": actor.id,
                 },
             )
-            self._queue_new_secret(pipe, user_id, old_secret)
+            self.queue_secret_rotation(pipe, user_id, old_secret)  # type: ignore[attr-defined]
             pipe.zadd(keys.suspended_users(), {user.username: ts})
             pipe.incr(keys.visibility_version())  # after the status: remembered pages re-read
 
@@ -205,7 +192,7 @@ class ModerationStore(ReportStore):
             raise NotAllowed("Use “Log out” to log yourself out.")
 
         def queue(pipe: Pipeline, ts: int) -> None:
-            self._queue_new_secret(pipe, user_id, old_secret)
+            self.queue_secret_rotation(pipe, user_id, old_secret)  # type: ignore[attr-defined]
 
         draft = AuditDraft(actor, "force_logout", user.id, user.username, reason=reason)
         self._run_audited([draft], queue, at=at)
@@ -330,12 +317,7 @@ class ModerationStore(ReportStore):
         start = top - (number - 1) * per_page
         ids = list(range(start, max(0, start - per_page), -1))
 
-        def open_counts(pipe: Pipeline) -> None:
-            for post_id in ids:
-                pipe.hlen(keys.post_reports(post_id))
-
-        posts, counts = self._load_posts(ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
-        n_open = dict(zip(ids, counts))
+        posts, n_open = self.posts_with_open_reports(ids)
         return Page(
             items=[PostRow(p, n_open.get(p.id, 0)) for p in posts],
             number=number,

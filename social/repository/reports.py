@@ -226,19 +226,25 @@ class ReportStore(AuditStore):
         built = [report_from_hash(i, decode_hash(h)) for i, h in zip(ids, pipe.execute())]
         return [r for r in built if r is not None]
 
-    def _attach_posts(self, reports: list[Report]) -> list[Report]:
-        """Return reports with their posts and open-report counts (two round trips)."""
-        post_ids = list(dict.fromkeys(r.post_id for r in reports))
-        if not post_ids:
-            return reports
+    def posts_with_open_reports(self, post_ids: list[int]) -> tuple[list[Post], dict[int, int]]:
+        """Return the posts (deleted ones included) and each one's open-report count: the
+        one place the count is read, in the posts' own pipeline (see _load_posts)."""
 
         def open_counts(pipe: Pipeline) -> None:
             for post_id in post_ids:
                 pipe.hlen(keys.post_reports(post_id))
 
         posts, counts = self._load_posts(post_ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
+        return posts, dict(zip(post_ids, counts))
+
+    def _attach_posts(self, reports: list[Report]) -> list[Report]:
+        """Return reports with their posts and open-report counts (two round trips)."""
+        post_ids = list(dict.fromkeys(r.post_id for r in reports))
+        if not post_ids:
+            return reports
+
+        posts, n_open = self.posts_with_open_reports(post_ids)
         by_id = {p.id: p for p in posts}
-        n_open = dict(zip(post_ids, counts))
         return [
             replace(r, post=by_id.get(r.post_id), open_on_post=n_open.get(r.post_id, 0))
             for r in reports

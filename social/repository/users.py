@@ -169,19 +169,25 @@ class UserStore(RepositoryBase):
         return secret
 
     def rotate_secret(self, user_id: int) -> str:
-        """Give the user a new auth secret (logging out every device) and return it.
-
-        The new secret is written to the user hash and `auths` before the old `auths` entry is
-        removed; a crash in between leaves a stale entry that user_for_secret already rejects.
-        """
+        """Give the user a new auth secret (logging out every device) and return it."""
         old = s(self.r.hget(keys.user(user_id), "auth"))
-        secret = new_secret()
         pipe = self._pipe()
+        secret = self.queue_secret_rotation(pipe, user_id, old)
+        pipe.execute()
+        return secret
+
+    def queue_secret_rotation(self, pipe, user_id: int, old: str | None) -> str:
+        """Queue replacing user_id's secret `old` with a new one; return the new one.
+
+        The new secret is written to the user hash and `auths` before the old `auths` entry
+        is removed; a crash in between, or a rotation racing this one, leaves a stale
+        `auths` entry that user_for_secret already rejects (it is not user:<id>.auth).
+        """
+        secret = new_secret()
         pipe.hset(keys.user(user_id), "auth", secret)
         pipe.hset(keys.auths(), secret, user_id)
         if old:
             pipe.hdel(keys.auths(), old)
-        pipe.execute()
         return secret
 
     def latest_usernames(self, count: int = 10) -> list[str]:
