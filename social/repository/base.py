@@ -11,7 +11,7 @@ import redis
 from social import keys
 
 from .cache import ProcessCache
-from .models import User
+from .models import Counts, User
 
 WATCH_RETRIES = 5  # attempts at a WATCH/MULTI rewrite before giving up
 
@@ -75,6 +75,54 @@ def now() -> int:
 def utc_day(ts: int) -> datetime:
     """Return the UTC date of unix time ts."""
     return datetime.fromtimestamp(ts, tz=UTC)
+
+
+class NamedReads:
+    """Reads queued on one pipeline under names, and their replies handed back by name.
+
+        reads = NamedReads(self._pipe())
+        reads.lrange("ids", keys.home_feed(user_id), 0, 10)
+        reads.zcard("followers", keys.followers(user_id))
+        got = reads.execute()  # {"ids": [...], "followers": 12}
+
+    Any pipeline command works: `reads.<command>(name, *args)`. Names must be unique. A
+    pipeline that mixes several reads is read this way, never by position.
+    """
+
+    def __init__(self, pipe: redis.client.Pipeline) -> None:
+        self.pipe = pipe
+        self._slots: dict[str, int] = {}
+
+    def __getattr__(self, command: str) -> Callable[..., None]:
+        queue = getattr(self.pipe, command)
+
+        def read(name: str, *args, **kwargs) -> None:
+            if name in self._slots:
+                raise ValueError(f"{name!r} is read twice in one pipeline")
+            queue(*args, **kwargs)
+            self._slots[name] = len(self.pipe) - 1
+
+        return read
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._slots
+
+    def execute(self) -> dict[str, object]:
+        """Send the pipeline (one round trip) and return {name: reply}."""
+        replies = self.pipe.execute() if len(self.pipe) else []
+        return {name: replies[slot] for name, slot in self._slots.items()}
+
+
+def queue_counts(reads: NamedReads, user_id: int) -> None:
+    """Queue the follower, following and own-post counts of user_id (see counts_from)."""
+    reads.zcard("followers", keys.followers(user_id))
+    reads.zcard("following", keys.following(user_id))
+    reads.llen("posts", keys.own_posts(user_id))
+
+
+def counts_from(got: Mapping) -> Counts:
+    """Return the Counts that queue_counts read."""
+    return Counts(followers=got["followers"], following=got["following"], posts=got["posts"])
 
 
 class RepositoryBase:
@@ -142,6 +190,10 @@ class RepositoryBase:
         key = keys.daily_active(utc_day(ts).date())
         pipe.pfadd(key, str(user_id))
         pipe.expire(key, keys.STATS_TTL_DAYS * 86400)
+
+    def _reads(self) -> NamedReads:
+        """Return named reads on a fresh non-transactional pipeline (see NamedReads)."""
+        return NamedReads(self._pipe())
 
     def _users_by_ids(self, ids: Iterable[int]) -> dict[int, User]:
         """Return {id: User} for the ids that exist, in one round trip."""

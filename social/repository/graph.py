@@ -8,7 +8,15 @@ from redis.client import Pipeline
 
 from social import keys
 
-from .base import RepositoryBase, as_int, decode_hash, now, user_from_hash
+from .base import (
+    RepositoryBase,
+    as_int,
+    counts_from,
+    decode_hash,
+    now,
+    queue_counts,
+    user_from_hash,
+)
 from .errors import CannotFollowSelf, UserNotFound
 from .models import Counts, FollowEntry, Page, Profile, User
 from .posts import page_bounds
@@ -85,12 +93,9 @@ class GraphStore(RepositoryBase):
 
     def counts(self, user_id: int) -> Counts:
         """Return the user's follower, following and post counts in one round trip."""
-        pipe = self._pipe()
-        pipe.zcard(keys.followers(user_id))
-        pipe.zcard(keys.following(user_id))
-        pipe.llen(keys.own_posts(user_id))
-        f1, f2, n = pipe.execute()
-        return Counts(followers=f1, following=f2, posts=n)
+        reads = self._reads()
+        queue_counts(reads, user_id)
+        return counts_from(reads.execute())
 
     def follow_list(
         self, user_id: int, which: str, number: int = 1, per_page: int = 50
@@ -173,26 +178,22 @@ class GraphStore(RepositoryBase):
         """
         start, stop = page_bounds(number, per_page)
         viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
-        pipe = self._pipe()
-        pipe.hgetall(keys.user(user_id))
-        pipe.lrange(keys.own_posts(user_id), start, stop)
-        pipe.zcard(keys.followers(user_id))
-        pipe.zcard(keys.following(user_id))
-        pipe.llen(keys.own_posts(user_id))
-        pipe.get(keys.visibility_version())
-        asks_viewer = viewer_id is not None and viewer_id != user_id
-        if asks_viewer:
-            pipe.zscore(keys.following(viewer_id), user_id)
-            pipe.zrevrange(keys.following(viewer_id), 0, MUTUAL_SCAN_LIMIT - 1)
-        owner_hash, raw_ids, n_followers, n_following, n_posts, version, *viewer_replies = (
-            pipe.execute()
-        )
-        owner = user_from_hash(user_id, decode_hash(owner_hash))
+        reads = self._reads()
+        reads.hgetall("owner", keys.user(user_id))
+        reads.lrange("ids", keys.own_posts(user_id), start, stop)
+        queue_counts(reads, user_id)
+        reads.get("version", keys.visibility_version())
+        if viewer_id is not None and viewer_id != user_id:
+            reads.zscore("viewer_follows", keys.following(viewer_id), user_id)
+            reads.zrevrange("viewer_following", keys.following(viewer_id), 0, MUTUAL_SCAN_LIMIT - 1)
+        got = reads.execute()
+        owner = user_from_hash(user_id, decode_hash(got["owner"]))
         if owner is None:
             raise UserNotFound(user_id)
-        viewer_follows = asks_viewer and viewer_replies[0] is not None
-        candidates = [int(i) for i in viewer_replies[1]] if asks_viewer else []
+        viewer_follows = got.get("viewer_follows") is not None
+        candidates = [int(i) for i in got.get("viewer_following", [])]
         candidates = [c for c in candidates if c != user_id]
+        raw_ids, version, counts = got["ids"], got["version"], counts_from(got)
         ids = [int(i) for i in raw_ids]
 
         def mutual_check(pipe: Pipeline) -> None:
@@ -215,10 +216,10 @@ class GraphStore(RepositoryBase):
                 items=posts,
                 number=number,
                 has_next=len(ids) > per_page,
-                total=n_posts,
+                total=counts.posts,
                 per_page=per_page,
             ),
-            counts=Counts(followers=n_followers, following=n_following, posts=n_posts),
+            counts=counts,
             viewer_follows=viewer_follows,
             mutual_names=names[:3],
             mutual_count=len(mutual),

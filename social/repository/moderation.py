@@ -24,7 +24,15 @@ from redis.client import Pipeline
 from social import keys
 
 from .audit import REASON_MAX, AuditDraft, AuditEntry, entries_from_xranges
-from .base import STATUS_SUSPENDED, as_int, decode_hash, s, user_from_hash
+from .base import (
+    STATUS_SUSPENDED,
+    as_int,
+    counts_from,
+    decode_hash,
+    queue_counts,
+    s,
+    user_from_hash,
+)
 from .errors import NotAllowed, UserNotFound
 from .models import Counts, Page, Post, User, as_datetime
 from .reports import Report, ReportStore, report_from_hash
@@ -256,19 +264,17 @@ class ModerationStore(ReportStore):
         entries; 2) those posts, reports and entries; 3) the reported posts; 4) their authors
         (the account itself, but a post can be missing from the latest ten).
         """
-        pipe = self._pipe()
-        pipe.hgetall(keys.user(user_id))
-        pipe.zcard(keys.followers(user_id))
-        pipe.zcard(keys.following(user_id))
-        pipe.llen(keys.own_posts(user_id))
-        pipe.lrange(keys.own_posts(user_id), 0, ACCOUNT_POSTS)
-        pipe.zrevrange(keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
-        pipe.zcard(keys.user_reports(user_id))
-        pipe.lrange(keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
-        pipe.zrevrange(keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
-        raw, n_followers, n_following, n_posts, post_ids, report_ids, n_reports, notes, log = (
-            pipe.execute()
-        )
+        reads = self._reads()
+        reads.hgetall("user", keys.user(user_id))
+        queue_counts(reads, user_id)
+        reads.lrange("post_ids", keys.own_posts(user_id), 0, ACCOUNT_POSTS)
+        reads.zrevrange("report_ids", keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
+        reads.zcard("n_reports", keys.user_reports(user_id))
+        reads.lrange("notes", keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
+        reads.zrevrange("log", keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
+        got = reads.execute()
+        raw, post_ids, report_ids = got["user"], got["post_ids"], got["report_ids"]
+        n_reports, notes, log = got["n_reports"], got["notes"], got["log"]
         user = user_from_hash(user_id, decode_hash(raw))
         if user is None:
             raise UserNotFound(user_id)
@@ -291,7 +297,7 @@ class ModerationStore(ReportStore):
         reports = self._attach_posts([r for r in reports if r is not None])
         return Account(
             user=user,
-            counts=Counts(followers=n_followers, following=n_following, posts=n_posts),
+            counts=counts_from(got),
             posts=posts,
             has_more_posts=len(post_ids) > ACCOUNT_POSTS,
             reports=reports,

@@ -9,10 +9,19 @@ from redis.client import Pipeline
 
 from social import keys
 
-from .base import STATUS_SUSPENDED, RepositoryBase, as_int, decode_hash, now, s
+from .base import (
+    STATUS_SUSPENDED,
+    RepositoryBase,
+    as_int,
+    counts_from,
+    decode_hash,
+    now,
+    queue_counts,
+    s,
+)
 from .cache import UNREAD, RememberedPost
 from .errors import PostNotFound
-from .models import Counts, HomePage, Page, Post, TimelinePage, User
+from .models import HomePage, Page, Post, TimelinePage, User
 from .notices import decode_notices
 
 # What a feed reads of a post it has seen before: the checks (author, time) and the flag.
@@ -232,18 +241,16 @@ class PostStore(RepositoryBase):
         when they need checking, three with posts it has not seen (see _load_posts).
         """
         start, stop = page_bounds(number, per_page)
-        pipe = self._pipe()
-        pipe.lrange(keys.home_feed(user_id), start, stop)
-        pipe.zcard(keys.followers(user_id))
-        pipe.zcard(keys.following(user_id))
-        pipe.llen(keys.own_posts(user_id))
-        pipe.lrange(keys.notices(user_id), 0, 4)
-        pipe.get(keys.visibility_version())
-        ids, n_followers, n_following, n_posts, raw_notices, version = pipe.execute()
+        reads = self._reads()
+        reads.lrange("ids", keys.home_feed(user_id), start, stop)
+        queue_counts(reads, user_id)
+        reads.lrange("notices", keys.notices(user_id), 0, 4)
+        reads.get("version", keys.visibility_version())
+        got = reads.execute()
         return HomePage(
-            feed=self._page(ids, number, per_page, version=version),
-            counts=Counts(followers=n_followers, following=n_following, posts=n_posts),
-            notices=decode_notices(raw_notices),
+            feed=self._page(got["ids"], number, per_page, version=got["version"]),
+            counts=counts_from(got),
+            notices=decode_notices(got["notices"]),
         )
 
     def timeline_page(
