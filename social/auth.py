@@ -9,7 +9,7 @@ from django.contrib.auth.hashers import check_password, identify_hasher, make_pa
 from django.http import HttpRequest, HttpResponse
 
 from social.repository import Repository, User
-from social.repository.limits import LOGIN_PER_IP, LOGIN_PER_USER, SIGNUP_PER_IP, Limit
+from social.repository.limits import LOGIN_PER_IP, LOGIN_PER_USER, SIGNUP_PER_IP, Check
 
 
 def authenticate(repo: Repository, username: str, password: str) -> User | None:
@@ -63,14 +63,16 @@ def clear_auth_cookie(response: HttpResponse) -> None:
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
 
 
-def login_limits(ip: str, username: str) -> dict[tuple[str, str], Limit]:
-    """Return the rate limits a login attempt counts against: its IP and its username."""
-    return {
-        ("login_ip", ip or "unknown"): LOGIN_PER_IP,
-        ("login_user", username.lower()[:64]): LOGIN_PER_USER,
-    }
+def login_limits(ip: str, username: str) -> list[Check]:
+    """Return what a login attempt counts against: its IP and the name it tried."""
+    return [(LOGIN_PER_IP, ip or "unknown"), (LOGIN_PER_USER, login_subject(username))]
 
 
-def signup_limits(ip: str) -> dict[tuple[str, str], Limit]:
-    """Return the rate limits a sign-up counts against: its IP."""
-    return {("signup_ip", ip or "unknown"): SIGNUP_PER_IP}
+def login_subject(username: str) -> str:
+    """Return the subject a login for username is counted under (its lower-cased name)."""
+    return username.lower()[:64]
+
+
+def signup_limits(ip: str) -> list[Check]:
+    """Return what a sign-up counts against: its IP."""
+    return [(SIGNUP_PER_IP, ip or "unknown")]

@@ -7,7 +7,11 @@ from types import SimpleNamespace
 
 from django import forms
 from django.contrib.auth import password_validation
-from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, ValidationError
+
+from social import auth
+from social.repository import Repository, User
+from social.repository.limits import LOGIN_PER_USER
 
 # The characters a username may hold; its length (3 to 20) is checked by min/max_length.
 USERNAME_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -94,6 +98,39 @@ class LoginForm(forms.Form):
 
     INVALID = "That username and password do not match an account."
     THROTTLED = "Too many failed attempts. Wait 15 minutes and try again."
+    SUSPENDED = "This account is suspended."
+
+    def __init__(self, *args, repo: Repository | None = None, ip: str = "", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.repo, self.ip = repo, ip
+        self.user_cache: User | None = None
+
+    def clean(self) -> dict:
+        """Authenticate, as Django's AuthenticationForm does: throttled first, then the
+        password (a failure counts against the limits), then the account's standing."""
+        data = super().clean()
+        username, password = data.get("username"), data.get("password")
+        if not username or password is None or self.repo is None:
+            return data
+        checks = auth.login_limits(self.ip, username)
+        if self.repo.over_limit(checks):
+            raise ValidationError(self.THROTTLED, code="throttled")
+        user = auth.authenticate(self.repo, username, password)
+        if user is None:
+            self.repo.count_attempt(checks)
+            raise ValidationError(self.INVALID, code="invalid_login")
+        if user.is_suspended:
+            raise ValidationError(self.SUSPENDED, code="inactive")
+        self.repo.forget_attempts(LOGIN_PER_USER, auth.login_subject(username))
+        self.user_cache = user
+        return data
+
+    def get_user(self) -> User | None:
+        """Return the authenticated user once the form is valid."""
+        return self.user_cache
+
+    def is_throttled(self) -> bool:
+        return self.has_error(NON_FIELD_ERRORS, "throttled")
 
 
 class PostForm(forms.Form):

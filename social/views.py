@@ -133,7 +133,7 @@ class RegisterView(RepositoryMixin, FormView):
     def form_valid(self, form: RegisterForm) -> HttpResponse:
         data = form.cleaned_data
         limits = auth.signup_limits(auth.client_ip(self.request))
-        if self.repo.is_limited(limits):
+        if self.repo.over_limit(limits):
             form.add_error(None, "Too many new accounts from your network. Try again in an hour.")
             return self.render_to_response(self.get_context_data(form=form), status=429)
         try:
@@ -141,7 +141,7 @@ class RegisterView(RepositoryMixin, FormView):
         except UsernameTaken:
             form.add_error("username", "That username is taken. Try another.")
             return self.form_invalid(form)
-        self.repo.hit(limits)
+        self.repo.count_attempt(limits)
         secret = self.repo.record_login(user.id, auth.client_ip(self.request))
         response = redirect("home")
         auth.set_auth_cookie(response, secret)
@@ -161,28 +161,19 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
         context["next"] = self.get_redirect_url()  # "" unless it is a safe, local URL
         return context
 
+    def get_form_kwargs(self) -> dict:
+        return {**super().get_form_kwargs(), "repo": self.repo, "ip": auth.client_ip(self.request)}
+
     def form_valid(self, form: LoginForm) -> HttpResponse:
-        data = form.cleaned_data
-        limits = auth.login_limits(auth.client_ip(self.request), data["username"])
-        if self.repo.is_limited(limits):
-            form.add_error(None, LoginForm.THROTTLED)
-            return self.render_to_response(self.get_context_data(form=form), status=429)
-        user = auth.authenticate(self.repo, data["username"], data["password"])
-        if user is None:
-            self.repo.hit(limits)
-            form.add_error(None, LoginForm.INVALID)
-            return self.form_invalid(form)
-        if user.is_suspended:
-            form.add_error(None, "This account is suspended.")
-            return self.form_invalid(form)
-        self.repo.clear("login_user", data["username"].lower())
+        user = form.get_user()
         secret = self.repo.record_login(user.id, auth.client_ip(self.request))
         response = HttpResponseRedirect(self.get_success_url())
         auth.set_auth_cookie(response, secret)
         return response
 
     def form_invalid(self, form: LoginForm) -> HttpResponse:
-        return self.render_to_response(self.get_context_data(form=form), status=400)
+        status = 429 if form.is_throttled() else 400
+        return self.render_to_response(self.get_context_data(form=form), status=status)
 
 
 class LogoutView(RepositoryMixin, View):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from social.forms import LoginForm, PostForm, RegisterForm
+from tests.conftest import PASSWORD
 
 GOOD_PASSWORD = "correct horse battery"
 
@@ -143,3 +144,40 @@ def test_it_tells_the_browser_the_280_character_limit():
     html = str(PostForm()["status"])
 
     assert 'maxlength="280"' in html
+
+
+def login_form(repo, username: str, password: str) -> LoginForm:
+    return LoginForm(data={"username": username, "password": password}, repo=repo, ip="192.0.2.7")
+
+
+def test_the_login_form_authenticates_and_gives_the_user(repo, alice):
+    form = login_form(repo, "ALICE", PASSWORD)
+
+    assert form.is_valid()
+    assert form.get_user().id == alice.id
+
+
+def test_a_wrong_password_counts_against_the_ip_and_the_name(repo, alice, r):
+    form = login_form(repo, "alice", "not it")
+
+    assert not form.is_valid()
+    assert form.non_field_errors() == [LoginForm.INVALID] and form.get_user() is None
+    assert r.get("ratelimit:login_ip:192.0.2.7") == "1"
+    assert r.get("ratelimit:login_user:alice") == "1"
+
+
+def test_a_throttled_login_says_so_without_checking_the_password(repo, alice, r):
+    r.set("ratelimit:login_user:alice", 10)
+
+    form = login_form(repo, "alice", PASSWORD)
+
+    assert not form.is_valid() and form.is_throttled()
+    assert form.get_user() is None
+    assert r.get("ratelimit:login_ip:192.0.2.7") is None  # not even counted
+
+
+def test_a_good_login_forgets_the_names_failed_attempts(repo, alice, r):
+    r.set("ratelimit:login_user:alice", 3)
+
+    assert login_form(repo, "alice", PASSWORD).is_valid()
+    assert not r.exists("ratelimit:login_user:alice")

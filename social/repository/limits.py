@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from social import keys
@@ -11,15 +12,20 @@ from .base import RepositoryBase
 
 @dataclass(frozen=True)
 class Limit:
-    """At most `attempts` in `window` seconds."""
+    """At most `attempts` in `window` seconds, counted under `scope` (the key's name)."""
 
+    scope: str
     attempts: int
     window: int
 
 
-LOGIN_PER_IP = Limit(attempts=20, window=15 * 60)
-LOGIN_PER_USER = Limit(attempts=10, window=15 * 60)
-SIGNUP_PER_IP = Limit(attempts=10, window=60 * 60)
+# Every limit, named once: its scope is part of keys.rate_limit's key.
+LOGIN_PER_IP = Limit("login_ip", attempts=20, window=15 * 60)
+LOGIN_PER_USER = Limit("login_user", attempts=10, window=15 * 60)
+SIGNUP_PER_IP = Limit("signup_ip", attempts=10, window=60 * 60)
+
+# What an attempt counts against: a limit and its subject (an IP, a lower-cased name).
+Check = tuple[Limit, str]
 
 
 class LimitStore(RepositoryBase):
@@ -29,23 +35,23 @@ class LimitStore(RepositoryBase):
     keeps the TTL). Works on Redis 6.2, unlike EXPIRE's NX flag (7.0+).
     """
 
-    def is_limited(self, checks: dict[tuple[str, str], Limit]) -> bool:
-        """Return whether any (scope, subject) has used up its limit. One round trip."""
+    def over_limit(self, checks: Sequence[Check]) -> bool:
+        """Return whether any check's subject has used up its limit. One round trip."""
         pipe = self._pipe()
-        for scope, subject in checks:
-            pipe.get(keys.rate_limit(scope, subject))
+        for limit, subject in checks:
+            pipe.get(keys.rate_limit(limit.scope, subject))
         used = pipe.execute()
-        return any(int(n or 0) >= limit.attempts for n, limit in zip(used, checks.values()))
+        return any(int(n or 0) >= limit.attempts for n, (limit, _) in zip(used, checks))
 
-    def hit(self, checks: dict[tuple[str, str], Limit]) -> None:
-        """Count one attempt against every (scope, subject). One round trip."""
+    def count_attempt(self, checks: Sequence[Check]) -> None:
+        """Count one attempt against every check. One round trip."""
         pipe = self._pipe()
-        for (scope, subject), limit in checks.items():
-            key = keys.rate_limit(scope, subject)
+        for limit, subject in checks:
+            key = keys.rate_limit(limit.scope, subject)
             pipe.set(key, 0, ex=limit.window, nx=True)
             pipe.incr(key)
         pipe.execute()
 
-    def clear(self, scope: str, subject: str) -> None:
-        """Forget the attempts of subject (e.g. a username after a successful login)."""
-        self.r.delete(keys.rate_limit(scope, subject))
+    def forget_attempts(self, limit: Limit, subject: str) -> None:
+        """Forget subject's attempts against limit (a username after a successful login)."""
+        self.r.delete(keys.rate_limit(limit.scope, subject))
