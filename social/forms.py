@@ -12,6 +12,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, Validati
 from social import auth
 from social.repository import Repository, User
 from social.repository.limits import LOGIN_PER_USER
+from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
 
 # The characters a username may hold; its length (3 to 20) is checked by min/max_length.
 USERNAME_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -163,3 +164,24 @@ class PostForm(forms.Form):
                 f"Keep it to {POST_MAX} characters (this one has {len(body)}).", code="max_length"
             )
         return body
+
+
+class ReportPostForm(forms.Form):
+    """A user's report of a post: a reason from the list plus optional details."""
+
+    reason = forms.ChoiceField(
+        label="What is wrong with it?",
+        choices=list(REPORT_REASONS.items()),
+        widget=forms.RadioSelect,
+        error_messages={"required": "Pick a reason."},
+    )
+    text = forms.CharField(
+        label="Anything else moderators should know?",
+        required=False,
+        max_length=REPORT_TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": REPORT_TEXT_MAX}),
+        help_text=f"Optional, up to {REPORT_TEXT_MAX} characters.",
+    )
+
+    def clean_text(self) -> str:
+        return self.cleaned_data["text"].strip()

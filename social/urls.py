@@ -3,7 +3,6 @@
 from django.urls import path
 
 from social import views
-from social.staff import public
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
@@ -30,5 +29,5 @@ urlpatterns = [
     ),
     path("p/<int:post_id>/", views.PostDetailView.as_view(), name="post_detail"),
     path("healthz", views.HealthView.as_view(), name="healthz"),
-    path("p/<int:post_id>/report/", public.ReportPostView.as_view(), name="report_post"),
+    path("p/<int:post_id>/report/", views.ReportPostView.as_view(), name="report_post"),
 ]

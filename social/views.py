@@ -7,76 +7,27 @@ from functools import cached_property
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.hashers import make_password
-from django.contrib.auth.mixins import LoginRequiredMixin
-from django.contrib.auth.views import RedirectURLMixin, redirect_to_login
+from django.contrib.auth.views import RedirectURLMixin
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from social import auth
-from social.forms import LoginForm, PostForm, RegisterForm
+from social.forms import LoginForm, PostForm, RegisterForm, ReportPostForm
+from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.redis_client import ping
 from social.repository import (
     CannotFollowSelf,
+    NotAllowed,
+    Post,
     PostNotFound,
-    Repository,
     User,
     UsernameTaken,
     UserNotFound,
-    get_repository,
 )
-
-MAX_PAGE = 1000  # a page number past the capped lists is never useful
-
-
-class RepositoryMixin:
-    """Give a view `self.repo` and the requested page number."""
-
-    request: HttpRequest
-
-    @cached_property
-    def repo(self) -> Repository:
-        return get_repository()
-
-    def page_number(self) -> int:
-        try:
-            number = int(self.request.GET.get("page", "1"))
-        except ValueError:
-            return 1
-        return min(max(number, 1), MAX_PAGE)
-
-    def safe_url(self, candidate: str | None, default: str = "") -> str:
-        """Return candidate when it is a URL on this site, else default."""
-        if candidate and url_has_allowed_host_and_scheme(
-            candidate,
-            allowed_hosts={self.request.get_host()},
-            require_https=self.request.is_secure(),
-        ):
-            return candidate
-        return default
-
-    def safe_back_url(self, default: str) -> str:
-        """Return the POSTed `next` when it points at this site, else default."""
-        return self.safe_url(self.request.POST.get("next", ""), default)
-
-
-class LoginNextMixin(LoginRequiredMixin):
-    """LoginRequiredMixin whose `next` is login_next(): this page by default.
-
-    POST-only actions override login_next() to name the GET page the action lives on: after
-    logging in, a browser GETs `next`, and the action's own URL would answer 405.
-    """
-
-    def login_next(self) -> str:
-        return self.request.get_full_path()
-
-    def handle_no_permission(self) -> HttpResponse:
-        if self.request.user.is_authenticated:
-            return super().handle_no_permission()
-        return redirect_to_login(self.login_next(), self.get_login_url())
+from social.repository.reports import AlreadyReported
 
 
 class HomeView(RepositoryMixin, TemplateView):
@@ -215,19 +166,6 @@ class TimelineView(RepositoryMixin, TemplateView):
         return context
 
 
-class UserPageMixin(RepositoryMixin):
-    """Resolve <username> from the URL to a user id, or 404."""
-
-    kwargs: dict
-
-    @cached_property
-    def target_id(self) -> int:
-        user_id = self.repo.user_id_for_name(self.kwargs["username"])
-        if user_id is None:
-            raise Http404("No such user.")
-        return user_id
-
-
 class ProfileView(RepositoryMixin, TemplateView):
     """/u/<username>/: the user's own posts, counts, follow button, mutual followers."""
 
@@ -324,3 +262,41 @@ class HealthView(View):
         response = JsonResponse({"redis": "ok" if ok else "unavailable"}, status=200 if ok else 503)
         response["Cache-Control"] = "no-store"
         return response
+
+
+class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
+    """/p/<id>/report/: GET shows the permalink with the report form; POST files a report."""
+
+    form_class = ReportPostForm
+    template_name = "social/post_detail.html"
+
+    @cached_property
+    def reported_post(self) -> Post:
+        """The post, when the reporter may see it (not deleted, author not suspended)."""
+        try:
+            return self.repo.get_post(self.kwargs["post_id"])
+        except PostNotFound:
+            raise Http404("No such post.") from None
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["report_form"] = context["form"]
+        context["post"] = self.reported_post
+        return context
+
+    def form_valid(self, form: ReportPostForm) -> HttpResponse:
+        data = self.request.user, self.reported_post.id, form.cleaned_data["reason"]
+        try:
+            self.repo.report_post(*data, form.cleaned_data["text"])
+        except AlreadyReported:
+            messages.info(self.request, "You already reported this post. Moderators will look.")
+        except NotAllowed as error:
+            messages.error(self.request, str(error))
+        except PostNotFound:
+            raise Http404("No such post.") from None
+        else:
+            messages.success(self.request, "Thanks. Moderators will review this post.")
+        return redirect("post_detail", self.reported_post.id)
+
+    def form_invalid(self, form: ReportPostForm) -> HttpResponse:
+        return self.render_to_response(self.get_context_data(form=form), status=400)

@@ -1,4 +1,4 @@
-"""Forms of the staff pages and of reporting a post: every input is checked here."""
+"""Forms of the staff pages: every input is checked here."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from social.repository import Repository
 from social.repository.audit import ACTIONS, REASON_MAX
 from social.repository.moderation import NOTE_MAX
-from social.repository.reports import OUTCOMES, REPORT_REASONS, REPORT_TEXT_MAX
+from social.repository.reports import OUTCOMES
 from social.repository.stats import USER_STATUSES
 
 # What a name lookup accepts: the characters of our usernames (searching never creates one).
@@ -183,24 +183,3 @@ class ResolveReportForm(ReasonForm):
     """Resolve a report: dismiss it or delete the post (either closes the post's reports)."""
 
     outcome = forms.ChoiceField(choices=[(o, o) for o in OUTCOMES])
-
-
-class ReportPostForm(forms.Form):
-    """A user's report of a post: a reason from the list plus optional details."""
-
-    reason = forms.ChoiceField(
-        label="What is wrong with it?",
-        choices=list(REPORT_REASONS.items()),
-        widget=forms.RadioSelect,
-        error_messages={"required": "Pick a reason."},
-    )
-    text = forms.CharField(
-        label="Anything else moderators should know?",
-        required=False,
-        max_length=REPORT_TEXT_MAX,
-        widget=forms.Textarea(attrs={"rows": 3, "maxlength": REPORT_TEXT_MAX}),
-        help_text=f"Optional, up to {REPORT_TEXT_MAX} characters.",
-    )
-
-    def clean_text(self) -> str:
-        return self.cleaned_data["text"].strip()

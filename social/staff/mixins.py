@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 
-from social.views import LoginNextMixin, RepositoryMixin
+from social.mixins import LoginNextMixin, RepositoryMixin
 
 
 class StaffRequiredMixin(LoginNextMixin, UserPassesTestMixin, RepositoryMixin):

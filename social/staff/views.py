@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib import messages
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -12,14 +13,12 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from social.mixins import UserPageMixin
 from social.repository import NotAllowed, UserNotFound
 from social.repository.reports import OPEN, ReportNotFound, group_by_post
 from social.staff import forms
 from social.staff.charts import build_chart
 from social.staff.mixins import StaffRequiredMixin
-from social.views import UserPageMixin
-
-PER_PAGE = 50
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,10 @@ class UserListView(StaffRequiredMixin, TemplateView):
         context["form"] = form
         if form.is_valid():
             context["page"] = self.repo.users_page(
-                form.cleaned_data["q"], form.cleaned_data["status"], self.page_number(), PER_PAGE
+                form.cleaned_data["q"],
+                form.cleaned_data["status"],
+                self.page_number(),
+                settings.RETWIS_LIST_PAGE_SIZE,
             )
         return context
 
@@ -137,7 +139,9 @@ class PostListView(StaffRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        context["page"] = self.repo.staff_posts_page(self.page_number(), PER_PAGE)
+        context["page"] = self.repo.staff_posts_page(
+            self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
+        )
         return context
 
 
@@ -182,7 +186,9 @@ class ReportListView(StaffRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        page = self.repo.reports_page(self.status, self.page_number(), PER_PAGE)
+        page = self.repo.reports_page(
+            self.status, self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
+        )
         context.update(status=self.status, page=page, groups=group_by_post(page.items))
         return context
 
@@ -229,6 +235,6 @@ class AuditLogView(StaffRequiredMixin, TemplateView):
                 **form.filters(),
                 number=self.page_number(),
                 older_than=self.request.GET.get("before"),
-                per_page=PER_PAGE,
+                per_page=settings.RETWIS_LIST_PAGE_SIZE,
             )
         return context
