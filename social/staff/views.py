@@ -189,7 +189,12 @@ class ReportListView(StaffRequiredMixin, TemplateView):
         page = self.repo.reports_page(
             self.status, self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
         )
-        context.update(status=self.status, page=page, groups=group_by_post(page.items))
+        groups = group_by_post(page.items)
+        # One resolve form per post, each with ids of its own (several on one page).
+        resolve_forms = {
+            g.first.id: forms.ResolveReportForm(auto_id=f"id_%s_{g.first.id}") for g in groups
+        }
+        context.update(status=self.status, page=page, groups=groups, resolve_forms=resolve_forms)
         return context
 
 
