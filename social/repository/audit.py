@@ -23,7 +23,7 @@ from redis.client import Pipeline
 
 from social import keys
 
-from .base import RepositoryBase, as_int, decode_hash, now, s
+from .base import RepositoryBase, as_int, decode_hash, now, page_bounds, s
 from .models import User, as_datetime
 
 # Every action the log knows, with how a person reads it. Filters offer exactly these.
@@ -223,11 +223,11 @@ class AuditStore(RepositoryBase):
 
     def _index_page(self, index_keys: list[str], number: int, per_page: int) -> AuditPage:
         """Return a numbered page of the intersection of index_keys, newest first."""
-        start = (number - 1) * per_page
+        start, stop = page_bounds(number, per_page)
         pipe = self._pipe()
         for key in index_keys:
             pipe.zcard(key)
-            pipe.zrevrange(key, start, start + per_page)
+            pipe.zrevrange(key, start, stop)
         replies = pipe.execute()
         sizes = replies[0::2]
         smallest = min(range(len(index_keys)), key=lambda i: sizes[i])

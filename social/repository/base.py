@@ -67,6 +67,12 @@ def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
     )
 
 
+def page_bounds(number: int, per_page: int) -> tuple[int, int]:
+    """Return the LRANGE start and stop for page `number`, one extra item to detect more."""
+    start = (max(1, number) - 1) * per_page
+    return start, start + per_page  # inclusive stop: per_page + 1 items
+
+
 def now() -> int:
     """Return the current unix time in whole seconds (the reference's unit)."""
     return int(time.time())

@@ -172,7 +172,7 @@ class BulkStore(RepositoryBase):
                 day = utc_day(ts).date()
                 per_day[day] += 1
                 active[day].add(author_id)
-            self._queue_daily_stats(pipe, per_day, active)
+            self._queue_daily_stats(pipe, "posts", per_day, active)
             pipe.execute()
             if progress:
                 progress(last - first + 1)
@@ -185,12 +185,13 @@ class BulkStore(RepositoryBase):
         pipe.execute()
         return range(first, last + 1)
 
-    def _queue_daily_stats(self, pipe, per_day: dict, active: dict) -> None:
-        """Queue the posts counters and active-user HyperLogLogs, one INCRBY/PFADD per day."""
+    def _queue_daily_stats(self, pipe, metric: str, per_day: dict, active: dict) -> None:
+        """Queue a daily counter (`metric`) and the active-user HyperLogLogs: one INCRBY and
+        one PFADD per day, each with the bounded lifetime _count_event gives them."""
         ttl = keys.STATS_TTL_DAYS * 86400
         for day, count in per_day.items():
-            pipe.incrby(keys.daily_counter("posts", day), count)
-            pipe.expire(keys.daily_counter("posts", day), ttl)
+            pipe.incrby(keys.daily_counter(metric, day), count)
+            pipe.expire(keys.daily_counter(metric, day), ttl)
             pipe.pfadd(keys.daily_active(day), *map(str, active[day]))
             pipe.expire(keys.daily_active(day), ttl)
 
@@ -210,18 +211,13 @@ class BulkStore(RepositoryBase):
             day = utc_day(ts).date()
             per_day[day] += 1
             active[day].add(user_id)
-        ttl = keys.STATS_TTL_DAYS * 86400
         for batch in batched(newest.items(), USER_BATCH):
             pipe = self._pipe()
             for user_id, (ts, ip) in batch:
                 pipe.hset(keys.user(user_id), mapping={"last_login": ts, "last_login_ip": ip})
             pipe.execute()
         pipe = self._pipe()
-        for day, count in per_day.items():
-            pipe.incrby(keys.daily_counter("logins", day), count)
-            pipe.expire(keys.daily_counter("logins", day), ttl)
-            pipe.pfadd(keys.daily_active(day), *map(str, active[day]))
-            pipe.expire(keys.daily_active(day), ttl)
+        self._queue_daily_stats(pipe, "logins", per_day, active)
         pipe.execute()
         return sum(per_day.values())
 

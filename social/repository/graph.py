@@ -14,12 +14,12 @@ from .base import (
     counts_from,
     decode_hash,
     now,
+    page_bounds,
     queue_counts,
     user_from_hash,
 )
 from .errors import CannotFollowSelf, UserNotFound
 from .models import Counts, FollowEntry, Page, Profile, User
-from .posts import page_bounds
 
 # "Followed by people you follow" looks at this many of the viewer's newest followings.
 MUTUAL_SCAN_LIMIT = 2000

@@ -29,6 +29,7 @@ from .base import (
     as_int,
     counts_from,
     decode_hash,
+    page_bounds,
     queue_counts,
     s,
     user_from_hash,
@@ -320,7 +321,7 @@ class ModerationStore(ReportStore):
         """
         number = max(1, number)
         top = as_int(self.r.get(keys.next_post_id())) or 0
-        start = top - (number - 1) * per_page
+        start = top - page_bounds(number, per_page)[0]  # ids count down from the newest
         ids = list(range(start, max(0, start - per_page), -1))
 
         posts, n_open = self.posts_with_open_reports(ids)

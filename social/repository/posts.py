@@ -16,6 +16,7 @@ from .base import (
     counts_from,
     decode_hash,
     now,
+    page_bounds,
     queue_counts,
     s,
 )
@@ -43,12 +44,6 @@ def visible(posts: list[Post], include_hidden: bool = False) -> list[Post]:
     if include_hidden:
         return posts
     return [p for p in posts if not (p.is_deleted or p.author_suspended)]
-
-
-def page_bounds(number: int, per_page: int) -> tuple[int, int]:
-    """Return the LRANGE start and stop for page `number`, one extra item to detect more."""
-    start = (max(1, number) - 1) * per_page
-    return start, start + per_page  # inclusive stop: per_page + 1 items
 
 
 class PostStore(RepositoryBase):

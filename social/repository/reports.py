@@ -16,7 +16,7 @@ from redis.client import Pipeline
 from social import keys
 
 from .audit import REASON_MAX, AuditDraft, AuditStore
-from .base import as_int, decode_hash, now, s, utc_day
+from .base import as_int, decode_hash, now, page_bounds, s, utc_day
 from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 
@@ -197,13 +197,13 @@ class ReportStore(AuditStore):
         Four round trips whatever per_page: the ids, the reports, their posts (with each
         post's number of open reports), the posts' authors.
         """
-        start = (max(1, number) - 1) * per_page
+        start, stop = page_bounds(number, per_page)
         pipe = self._pipe()
         if status == OPEN:
-            pipe.zrange(keys.open_reports(), start, start + per_page)
+            pipe.zrange(keys.open_reports(), start, stop)
             pipe.zcard(keys.open_reports())
         else:
-            pipe.zrevrange(keys.resolved_reports(), start, start + per_page)
+            pipe.zrevrange(keys.resolved_reports(), start, stop)
             pipe.zcard(keys.resolved_reports())
         raw_ids, total = pipe.execute()
         ids = [int(i) for i in raw_ids]

@@ -15,7 +15,16 @@ from datetime import date, datetime, timedelta
 
 from social import keys
 
-from .base import USER_FIELDS, RepositoryBase, as_int, now, s, user_from_hash, utc_day
+from .base import (
+    USER_FIELDS,
+    RepositoryBase,
+    as_int,
+    now,
+    page_bounds,
+    s,
+    user_from_hash,
+    utc_day,
+)
 from .models import Page, User, as_datetime
 
 # (metric, label, kind): "counter" is a daily INCR counter, "hll" the active-users HLL.
@@ -213,7 +222,7 @@ class StatsStore(RepositoryBase):
         can hold fewer than per_page rows.
         """
         number = max(1, number)
-        start = (number - 1) * per_page
+        start, stop = page_bounds(number, per_page)
         prefix = prefix.lower()
         if prefix and not PREFIX_RE.match(prefix):
             raise ValueError(f"bad username prefix {prefix!r}")
@@ -226,7 +235,7 @@ class StatsStore(RepositoryBase):
             key = {"suspended": keys.suspended_users(), "staff": keys.staff_users()}.get(
                 status, keys.users_by_time()
             )
-            pipe.zrevrange(key, start, start + per_page)
+            pipe.zrevrange(key, start, stop)
             pipe.zcard(key)
         raw_names, total = pipe.execute()
         names = [s(n) for n in raw_names]
