@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from social import keys
-from social.repository import Repository, UsernameTaken, UserNotFound
+from social.repository import Repository, UsernameTaken
 
 T0 = 1_700_000_000  # 2023-11-14 22:13:20 UTC
 DAY = datetime.fromtimestamp(T0, tz=UTC).date()
@@ -125,8 +125,7 @@ def test_it_finds_no_user_for_an_unknown_name(any_repo, typed):
     any_repo.create_user("alice", "h")
 
     assert any_repo.get_user_by_name(typed) is None
-    with pytest.raises(UserNotFound):
-        any_repo.require_user(typed)
+    assert any_repo.user_id_for_name(typed) is None
 
 
 def test_it_returns_none_for_an_unknown_id(any_repo):
@@ -229,8 +228,8 @@ def test_it_lists_the_newest_signups_first_without_suspended_ones(any_repo, any_
         any_repo.create_user(name, "h", at=T0 + i)
     any_r.zadd("suspended_users", {"cat": T0})
 
-    assert any_repo.latest_usernames(2) == ["dan", "ben"]
-    assert any_repo.latest_usernames(10) == ["dan", "ben", "ann"]
+    assert any_repo.timeline_page(latest_users=2).latest_users == ["dan", "ben"]
+    assert any_repo.timeline_page(latest_users=10).latest_users == ["dan", "ben", "ann"]
 
 
 def test_it_keeps_a_mixed_case_reference_account_reachable_by_its_exact_name(any_repo, any_r):

@@ -246,7 +246,7 @@ def test_notes_are_kept_newest_first_capped_and_logged(any_repo, any_r, cast, mo
     raw = any_r.lrange(f"notes:{alice.id}", 0, -1)
     assert [json.loads(n)["text"] for n in raw] == ["note 4", "note 3", "note 2"]
     assert json.loads(raw[0]) == {"text": "note 4", "by": sam.id, "by_name": "sam", "time": T0 + 4}
-    assert [n.text for n in any_repo.notes(alice.id)] == ["note 4", "note 3", "note 2"]
+    assert [n.text for n in any_repo.account(alice.id).notes] == ["note 4", "note 3", "note 2"]
     entry = last_entry(any_r)
     assert (entry["action"], entry["reason"]) == ("add_note", "note 4")
     assert any_r.zcard("audit:action:add_note") == 5

@@ -252,10 +252,6 @@ class AuditStore(RepositoryBase):
             total=sizes[smallest] if not others else None,
         )
 
-    def audit_for_target(self, user_id: int, count: int = 20) -> list[AuditEntry]:
-        """Return the newest `count` entries whose target is user_id (two round trips)."""
-        return self.audit_page(target_id=user_id, per_page=count).items
-
     def queue_audit_reads(self, pipe: Pipeline, entry_ids: Iterable[str]) -> None:
         """Queue one exact XRANGE per entry id (decode with entries_from_xranges)."""
         for entry_id in entry_ids:

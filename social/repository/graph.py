@@ -19,7 +19,7 @@ from .base import (
     user_from_hash,
 )
 from .errors import CannotFollowSelf, UserNotFound
-from .models import Counts, FollowEntry, Page, Profile, User
+from .models import FollowEntry, Page, Profile, User
 
 # "Followed by people you follow" looks at this many of the viewer's newest followings.
 MUTUAL_SCAN_LIMIT = 2000
@@ -86,16 +86,6 @@ class GraphStore(RepositoryBase):
         """
         cap = self.home_feed_cap
         self._rewrite_list(keys.home_feed(user_id), lambda feed: change(feed)[:cap])
-
-    def is_following(self, follower_id: int, followee_id: int) -> bool:
-        """Return whether follower follows followee."""
-        return self.r.zscore(keys.following(follower_id), followee_id) is not None
-
-    def counts(self, user_id: int) -> Counts:
-        """Return the user's follower, following and post counts in one round trip."""
-        reads = self._reads()
-        queue_counts(reads, user_id)
-        return counts_from(reads.execute())
 
     def follow_list(
         self, user_id: int, which: str, number: int = 1, per_page: int = 50

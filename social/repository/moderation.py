@@ -219,10 +219,6 @@ class ModerationStore(ReportStore):
         draft = AuditDraft(actor, "add_note", user.id, user.username, reason=text)
         self._run_audited([draft], queue, at=at)
 
-    def notes(self, user_id: int, count: int = ACCOUNT_NOTES) -> list[Note]:
-        """Return the newest staff notes on user_id."""
-        return decode_notes(self.r.lrange(keys.moderation_notes(user_id), 0, count - 1))
-
     def delete_posts(
         self, post_ids: Sequence[int], actor: User, reason: str, *, at=None
     ) -> list[int]:

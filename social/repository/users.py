@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from social import keys
 
 from .base import RepositoryBase, as_int, decode_hash, now, s, user_from_hash
-from .errors import UsernameTaken, UserNotFound
+from .errors import UsernameTaken
 from .models import Credentials, User
 
 
@@ -189,20 +189,3 @@ class UserStore(RepositoryBase):
         if old:
             pipe.hdel(keys.auths(), old)
         return secret
-
-    def latest_usernames(self, count: int = 10) -> list[str]:
-        """Return the names of the newest sign-ups, newest first, skipping suspended ones."""
-        pipe = self._pipe()
-        pipe.zrevrange(keys.users_by_time(), 0, count * 2 - 1)
-        names = [s(n) for n in pipe.execute()[0]]
-        if not names:
-            return []
-        hidden = self.r.zmscore(keys.suspended_users(), names)
-        return [n for n, h in zip(names, hidden) if h is None][:count]
-
-    def require_user(self, username: str) -> User:
-        """Return the user called username or raise UserNotFound."""
-        user = self.get_user_by_name(username)
-        if user is None:
-            raise UserNotFound(username)
-        return user
