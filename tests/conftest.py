@@ -1,5 +1,10 @@
 """Shared fixtures: a real redis-server started by the suite, fakeredis, personas.
 
+Personas: alice, bob and charlie are users; sam (and olga, a second one) are staff. Every
+persona comes from make_user or make_staff below, through a fixture where the test runs on
+the site's repository and by a direct call otherwise (any_repo, a pinned time, a name of the
+test's own).
+
 Nothing here touches a Redis the suite did not start: the session's server runs on a free
 port in a temporary directory, and only it is flushed between tests.
 """
@@ -13,6 +18,7 @@ from django.contrib.auth.hashers import make_password
 from django.test import Client
 
 from social.repository import PROCESS_CACHE, Repository, User, get_repository
+from social.repository.moderation import SYSTEM_ACTOR
 from tests.counting import CountingConnection, RoundTrips
 from tests.redis_server import RedisServer
 
@@ -87,9 +93,22 @@ def round_trips():
     return RoundTrips
 
 
-def make_user(repo: Repository, name: str, password: str = PASSWORD) -> User:
-    """Create a persona through the repository, as sign-up does."""
-    return repo.create_user(name, make_password(password))
+def make_user(
+    repo: Repository, name: str, password: str = PASSWORD, *, at: int | None = None
+) -> User:
+    """Create a persona through the repository, as sign-up does (at: the sign-up time)."""
+    return repo.create_user(name, make_password(password), at=at)
+
+
+def make_staff(repo: Repository, who: str | User = "sam", *, at: int | None = None) -> User:
+    """Return a staff persona, made staff the way `manage.py createstaff` does.
+
+    who is a name to create with make_user, or a user made already (the browser tests make
+    theirs with a hash the live site accepts). at pins the sign-up and grant times.
+    """
+    user = make_user(repo, who, at=at) if isinstance(who, str) else who
+    repo.grant_staff(user.id, SYSTEM_ACTOR, at=at)
+    return repo.get_user(user.id)  # type: ignore[return-value]
 
 
 @pytest.fixture
@@ -115,12 +134,14 @@ def login(client: Client, repo: Repository, user: User) -> Client:
 
 @pytest.fixture
 def sam(repo) -> User:
-    """A staff member, made staff the way `manage.py createstaff` does."""
-    from social.repository.moderation import SYSTEM_ACTOR
+    """A staff member."""
+    return make_staff(repo, "sam")
 
-    user = make_user(repo, "sam")
-    repo.grant_staff(user.id, SYSTEM_ACTOR)
-    return repo.get_user(user.id)
+
+@pytest.fixture
+def olga(repo) -> User:
+    """A second staff member."""
+    return make_staff(repo, "olga")
 
 
 @pytest.fixture

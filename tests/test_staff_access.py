@@ -7,8 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.test import Client
 
-from tests.conftest import make_user
-from tests.staff_personas import make_staff, staff_client_for
+from tests.conftest import login
 
 PAGES = [
     "/staff/",
@@ -42,13 +41,12 @@ def login_next(response) -> str:
 
 
 @pytest.fixture
-def world(repo, alice):
-    """A staff member, a post by alice and a report on it, so every URL has a target."""
-    staff = make_staff(repo)
-    bob = make_user(repo, "bob")
+def world(repo, alice, sam, bob):
+    """alice (user 1), sam (staff, returned) and bob; a post by alice and bob's report on it,
+    so every URL has a target."""
     post_id = repo.create_post(alice.id, "hello")
     repo.report_post(bob, post_id, "spam")
-    return staff
+    return sam
 
 
 @pytest.mark.parametrize("url", PAGES)
@@ -66,8 +64,8 @@ def test_a_user_who_is_not_staff_gets_a_403_page(alice_client, world, url):
 
 
 @pytest.mark.parametrize("url", PAGES)
-def test_staff_get_the_page_never_cached(repo, world, url):
-    response = staff_client_for(repo, world).get(url)
+def test_staff_get_the_page_never_cached(world, sam_client, url):
+    response = sam_client.get(url)
     assert response.status_code == 200
     assert "no-cache" in response["Cache-Control"]
     assert "private" in response["Cache-Control"] or "no-store" in response["Cache-Control"]
@@ -90,8 +88,8 @@ def test_a_user_who_is_not_staff_cannot_post_an_action(alice_client, world, r, u
 
 
 @pytest.mark.parametrize(("url", "back"), ACTIONS)
-def test_actions_refuse_get(repo, world, url, back):
-    assert staff_client_for(repo, world).get(url).status_code == 405
+def test_actions_refuse_get(world, sam_client, url, back):
+    assert sam_client.get(url).status_code == 405
 
 
 @pytest.mark.parametrize(("url", "back"), ACTIONS)
@@ -104,19 +102,18 @@ def test_actions_need_a_csrf_token(repo, world, r, url, back):
     assert r.zcard("reports:open") == 1
 
 
-def test_the_staff_link_shows_only_for_staff(repo, world, alice_client):
-    assert b'href="/staff/"' in staff_client_for(repo, world).get("/").content
+def test_the_staff_link_shows_only_for_staff(world, sam_client, alice_client):
+    assert b'href="/staff/"' in sam_client.get("/").content
     assert b'href="/staff/"' not in alice_client.get("/").content
     assert b'href="/staff/"' not in Client().get("/").content
 
 
-def test_revoking_staff_closes_the_pages_at_once(repo, world, alice):
-    other = make_staff(repo, "olga")
-    client = staff_client_for(repo, other)
+def test_revoking_staff_closes_the_pages_at_once(repo, world, olga):
+    client = login(Client(), repo, olga)
     assert client.get("/staff/").status_code == 200
-    repo.revoke_staff(other.id, world)
+    repo.revoke_staff(olga.id, world)
     assert client.get("/staff/").status_code == 403
 
 
-def test_an_unknown_account_is_a_404(repo, world):
-    assert staff_client_for(repo, world).get("/staff/users/nobody/").status_code == 404
+def test_an_unknown_account_is_a_404(world, sam_client):
+    assert sam_client.get("/staff/users/nobody/").status_code == 404

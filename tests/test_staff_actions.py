@@ -31,11 +31,11 @@ def logged_out(response) -> bool:
     return response.status_code == 200 and offers_login and "Log out" not in page
 
 
-def test_the_account_page_shows_the_file(repo, sam_client, alice, bob):
+def test_the_account_page_shows_the_file(repo, sam, sam_client, alice, bob):
     repo.record_login(alice.id, "198.51.100.7")
     post_id = repo.create_post(alice.id, "hello <b>world</b>")
     repo.report_post(bob, post_id, "spam", "looks like spam")
-    repo.add_note(alice.id, repo.get_user_by_name("sam"), "first warning")
+    repo.add_note(alice.id, sam, "first warning")
 
     response = sam_client.get("/staff/users/alice/")
 

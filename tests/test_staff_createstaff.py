@@ -9,7 +9,6 @@ from django.contrib.auth.hashers import check_password
 from django.core.management import CommandError, call_command
 
 from social.management.commands import createstaff
-from tests.conftest import make_user
 
 GOOD = "a long and quiet passphrase"
 
@@ -123,10 +122,8 @@ def test_revoke_of_an_unknown_user_fails(repo):
         run("ghost", "--revoke")
 
 
-def test_a_suspended_user_cannot_be_promoted(repo, r, alice):
-    staff = make_user(repo, "sam")
-    run("sam")
-    repo.suspend(alice.id, repo.get_user(staff.id), "spam")
+def test_a_suspended_user_cannot_be_promoted(repo, alice, sam):
+    repo.suspend(alice.id, sam, "spam")
     with pytest.raises(CommandError, match="Unsuspend"):
         run("alice")
 

@@ -15,7 +15,6 @@ from social.repository import Repository
 from social.repository.stats import DailySeries
 from social.staff.charts import build_chart, nice_ceiling
 from tests.conftest import PASSWORD
-from tests.staff_personas import make_staff, staff_client_for
 
 NEW_PASSWORD = "a fresh long passphrase"
 
@@ -79,8 +78,7 @@ def test_the_series_compare_the_last_30_days_with_the_30_before(repo, r):
     assert signups.change_percent == 50
 
 
-def test_totals_count_users_posts_reports_suspended_and_staff(repo, alice, bob, charlie):
-    sam = make_staff(repo)
+def test_totals_count_users_posts_reports_suspended_and_staff(repo, alice, bob, charlie, sam):
     post_id = repo.create_post(alice.id, "x")
     repo.report_post(bob, post_id, "spam")
     repo.suspend(charlie.id, sam, "spam")
@@ -140,9 +138,9 @@ def test_the_dashboard_works_where_info_is_refused(info_refused):
     assert len(dashboard.series) == 4 and dashboard.series[0].current[-1] == 1
 
 
-def test_the_dashboard_page_draws_four_charts_with_no_network(repo, alice):
+def test_the_dashboard_page_draws_four_charts_with_no_network(repo, alice, sam_client):
     repo.create_post(alice.id, "hi")
-    html = staff_client_for(repo, make_staff(repo)).get("/staff/").content.decode()
+    html = sam_client.get("/staff/").content.decode()
 
     assert html.count("<svg") == 4
     assert html.count('class="bar"') == 4 * 30
@@ -152,8 +150,8 @@ def test_the_dashboard_page_draws_four_charts_with_no_network(repo, alice):
     assert "Redis server" in html and "Latest sign-ups" in html and "@alice" in html
 
 
-def test_the_active_users_chart_reads_as_a_daily_average(repo, alice):
-    html = staff_client_for(repo, make_staff(repo)).get("/staff/").content.decode()
+def test_the_active_users_chart_reads_as_a_daily_average(alice, sam_client):
+    html = sam_client.get("/staff/").content.decode()
     assert "Active users: 0.0 a day on average" in html
 
 

@@ -5,17 +5,15 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import make_user
-from tests.staff_personas import make_staff, staff_client_for
 
 
 @pytest.fixture
-def log(repo, alice, bob):
-    """sam and olga act on alice and bob; returns a staff client."""
-    sam, olga = make_staff(repo, "sam"), make_staff(repo, "olga")
+def log(repo, alice, bob, sam, olga, sam_client):
+    """sam and olga act on alice and bob; returns sam's client."""
     repo.add_note(alice.id, sam, "note-one")
     repo.suspend(bob.id, sam, "note-two")
     repo.add_note(bob.id, olga, "note-three")
-    return staff_client_for(repo, sam)
+    return sam_client
 
 
 def shown(response) -> list[str]:
@@ -56,8 +54,7 @@ def test_a_bad_filter_says_so_and_lists_nothing(log, query):
     assert shown(response) == []
 
 
-def test_the_unfiltered_log_pages_with_an_older_link(repo, log, alice):
-    sam = repo.get_user_by_name("sam")
+def test_the_unfiltered_log_pages_with_an_older_link(repo, log, alice, sam):
     for i in range(55):
         repo.add_note(alice.id, sam, f"bulk {i:02d}")
 
@@ -71,8 +68,7 @@ def test_the_unfiltered_log_pages_with_an_older_link(repo, log, alice):
     assert "Newest" in second
 
 
-def test_a_filtered_log_pages_by_number(repo, log, alice):
-    sam = repo.get_user_by_name("sam")
+def test_a_filtered_log_pages_by_number(repo, log, alice, sam):
     for i in range(55):
         repo.add_note(alice.id, sam, f"bulk {i:02d}")
 
@@ -86,9 +82,8 @@ def test_a_users_history_shows_on_their_account_page(log):
     assert "note-three" in html and "note-two" in html and "note-one" not in html
 
 
-def test_names_in_the_log_are_escaped(repo, log):
+def test_names_in_the_log_are_escaped(repo, log, sam):
     make_user(repo, "x_script")
-    sam = repo.get_user_by_name("sam")
     target = repo.get_user_by_name("x_script")
     repo.add_note(target.id, sam, "<script>alert(1)</script>")
     html = log.get("/staff/log/").content.decode()
@@ -97,9 +92,8 @@ def test_names_in_the_log_are_escaped(repo, log):
 
 
 def test_a_legacy_name_filters_the_legacy_account_not_a_newer_one_that_differs_in_case(
-    repo, log, r
+    repo, log, r, sam
 ):
-    sam = repo.get_user_by_name("sam")
     newer = make_user(repo, "carol")
     # The reference Retwis wrote "Carol" afterwards: both accounts exist, told apart by case.
     legacy_id = int(r.incr("next_user_id"))

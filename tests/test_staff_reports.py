@@ -9,7 +9,6 @@ import pytest
 from django.test import Client
 
 from tests.conftest import login, make_user
-from tests.staff_personas import make_staff, staff_client_for
 
 
 @pytest.fixture
@@ -104,27 +103,25 @@ def test_a_bad_report_shows_the_form_again(post_id, r, bob_client, data):
     assert r.zcard("reports:open") == 0
 
 
-def test_a_deleted_post_cannot_be_reported(repo, post_id, r, bob_client):
-    repo.delete_posts([post_id], make_staff(repo), "spam")
+def test_a_deleted_post_cannot_be_reported(repo, post_id, r, bob_client, sam):
+    repo.delete_posts([post_id], sam, "spam")
     assert bob_client.post(f"/p/{post_id}/report/", {"reason": "spam"}).status_code == 404
     assert bob_client.get(f"/p/{post_id}/report/").status_code == 404
 
 
-def test_report_flow_end_to_end(repo, r, post_id, alice, bob_client):
+def test_report_flow_end_to_end(repo, r, post_id, alice, bob_client, sam_client):
     carol = make_user(repo, "carol")
     carol_client = login(Client(), repo, carol)
     bob_client.post(f"/p/{post_id}/report/", {"reason": "spam", "text": "scam"})
     carol_client.post(f"/p/{post_id}/report/", {"reason": "abuse"})
-    sam = make_staff(repo)
-    staff = staff_client_for(repo, sam)
 
-    listing = staff.get("/staff/reports/")
+    listing = sam_client.get("/staff/reports/")
     html = listing.content.decode()
     assert "buy cheap followers" in html and "@bob" in html and "@carol" in html
     assert "Spam or scam" in html and "Harassment or hate" in html
     first = int(r.zrange("reports:open", 0, 0)[0])
 
-    response = staff.post(
+    response = sam_client.post(
         f"/staff/reports/{first}/resolve/",
         {"outcome": "deleted", "reason": "scam link", "next": "/staff/reports/"},
     )
@@ -133,42 +130,41 @@ def test_report_flow_end_to_end(repo, r, post_id, alice, bob_client):
     assert r.zcard("reports:open") == 0 and r.zcard("reports:resolved") == 2
     assert r.hget(f"post:{post_id}", "deleted") == "1"
     assert "scam link" in login(Client(), repo, alice).get("/").content.decode()
-    assert b"No open reports" in staff.get("/staff/reports/").content
-    resolved = staff.get("/staff/reports/resolved/").content.decode()
+    assert b"No open reports" in sam_client.get("/staff/reports/").content
+    resolved = sam_client.get("/staff/reports/resolved/").content.decode()
     assert "Post deleted by @sam" in resolved
-    log = entries(staff.get("/staff/log/"))
+    log = entries(sam_client.get("/staff/log/"))
     assert "Deleted post" in log and f"report #{first}" in log and "scam link" in log
 
 
-def test_dismissing_from_the_page_leaves_the_post(repo, r, post_id, bob_client):
+def test_dismissing_from_the_page_leaves_the_post(r, post_id, bob_client, sam_client):
     bob_client.post(f"/p/{post_id}/report/", {"reason": "spam"})
-    staff = staff_client_for(repo, make_staff(repo))
     report_id = int(r.zrange("reports:open", 0, 0)[0])
 
-    staff.post(f"/staff/reports/{report_id}/resolve/", {"outcome": "dismissed"})
+    sam_client.post(f"/staff/reports/{report_id}/resolve/", {"outcome": "dismissed"})
 
     assert r.zcard("reports:open") == 0
     assert r.hget(f"post:{post_id}", "deleted") is None
     assert r.hget(f"report:{report_id}", "outcome") == "dismissed"
-    assert "Dismissed report" in entries(staff.get("/staff/log/"))
+    assert "Dismissed report" in entries(sam_client.get("/staff/log/"))
 
 
-def test_resolving_needs_a_known_outcome_and_report(repo, r, post_id, bob_client):
+def test_resolving_needs_a_known_outcome_and_report(r, post_id, bob_client, sam_client):
     bob_client.post(f"/p/{post_id}/report/", {"reason": "spam"})
-    staff = staff_client_for(repo, make_staff(repo))
     report_id = int(r.zrange("reports:open", 0, 0)[0])
 
-    staff.post(f"/staff/reports/{report_id}/resolve/", {"outcome": "ignore"})
+    sam_client.post(f"/staff/reports/{report_id}/resolve/", {"outcome": "ignore"})
     assert r.zcard("reports:open") == 1
-    assert staff.post("/staff/reports/999/resolve/", {"outcome": "dismissed"}).status_code == 404
+    assert (
+        sam_client.post("/staff/reports/999/resolve/", {"outcome": "dismissed"}).status_code == 404
+    )
 
 
-def test_resolving_redirects_only_to_this_site(repo, r, post_id, bob_client):
+def test_resolving_redirects_only_to_this_site(r, post_id, bob_client, sam_client):
     bob_client.post(f"/p/{post_id}/report/", {"reason": "spam"})
-    staff = staff_client_for(repo, make_staff(repo))
     report_id = int(r.zrange("reports:open", 0, 0)[0])
 
-    response = staff.post(
+    response = sam_client.post(
         f"/staff/reports/{report_id}/resolve/",
         {"outcome": "dismissed", "next": "https://evil.example/"},
     )

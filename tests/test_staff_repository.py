@@ -12,8 +12,8 @@ import pytest
 
 from social import keys
 from social.repository import NotAllowed, PostNotFound, Repository, User, UserNotFound, moderation
-from social.repository.moderation import SYSTEM_ACTOR
 from social.repository.reports import REPORTS_PER_DAY, AlreadyReported
+from tests.conftest import make_staff
 
 T0 = 1_700_000_000
 DAY = datetime.fromtimestamp(T0, tz=UTC).date()
@@ -21,12 +21,6 @@ DAY = datetime.fromtimestamp(T0, tz=UTC).date()
 
 def people(repo: Repository, *names: str) -> list[User]:
     return [repo.create_user(name, "h", at=T0) for name in names]
-
-
-def make_staff(repo: Repository, name: str = "sam") -> User:
-    (user,) = people(repo, name)
-    repo.grant_staff(user.id, SYSTEM_ACTOR, at=T0)
-    return repo.get_user(user.id)  # type: ignore[return-value]
 
 
 def last_entry(r) -> dict:
@@ -47,7 +41,7 @@ def assert_indexed(r, entry: dict, actor: int, action: str, target: int | None) 
 @pytest.fixture
 def cast(any_repo):
     """sam (staff), alice and bob."""
-    sam = make_staff(any_repo)
+    sam = make_staff(any_repo, at=T0)
     alice, bob = people(any_repo, "alice", "bob")
     return sam, alice, bob
 
@@ -474,7 +468,7 @@ def test_open_reports_list_oldest_first_and_resolved_newest_first(any_repo, cast
 def logged(any_repo, cast):
     """Six actions: sam and olga acting on alice and bob."""
     sam, alice, bob = cast
-    olga = make_staff(any_repo, "olga")
+    olga = make_staff(any_repo, "olga", at=T0)
     any_repo.add_note(alice.id, sam, "1")
     any_repo.suspend(alice.id, sam, "2")
     any_repo.add_note(bob.id, olga, "3")
@@ -520,9 +514,8 @@ def test_a_filtered_log_pages_by_number(any_repo, logged):
     assert reasons(page2) == ["1"] and not page2.has_older
 
 
-def test_a_filtered_page_reads_only_its_own_entries(repo, r):
+def test_a_filtered_page_reads_only_its_own_entries(repo, r, sam):
     """On a real server: one exact XRANGE per entry shown, never a sweep of the stream."""
-    sam = make_staff(repo)
     (alice, bob) = people(repo, "alice", "bob")
     for i in range(40):
         repo.add_note(bob.id, sam, f"bob {i}")

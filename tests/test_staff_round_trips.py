@@ -10,7 +10,6 @@ import pytest
 from django.test import Client
 
 from social.repository import PROCESS_CACHE, Repository, User
-from tests.staff_personas import make_staff, staff_client_for
 
 PAGES = {
     "dashboard": "/staff/",
@@ -56,10 +55,9 @@ def grow(repo: Repository, sam: User, target: User, upto: int) -> None:
 
 
 @pytest.fixture
-def staff(repo):
-    sam = make_staff(repo)
+def staff(repo, sam, sam_client):
     target = repo.create_user("target", "h")
-    return sam, target, staff_client_for(repo, sam)
+    return sam, target, sam_client
 
 
 @pytest.mark.parametrize("page", list(PAGES))

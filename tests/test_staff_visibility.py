@@ -6,23 +6,21 @@ import pytest
 from django.test import Client
 
 from tests.conftest import login
-from tests.staff_personas import make_staff, staff_client_for
 
 MARK = "unmistakable-post-body"
 
 
 @pytest.fixture
-def scene(repo, alice, bob, charlie):
+def scene(repo, alice, bob, charlie, sam, sam_client):
     """bob follows alice; alice follows charlie; alice has posted; sam is staff."""
     repo.follow(bob.id, alice.id)
     repo.follow(alice.id, charlie.id)
     post_id = repo.create_post(alice.id, MARK)
-    sam = make_staff(repo)
     return {
         "post": post_id,
         "sam": sam,
         "bob": login(Client(), repo, bob),
-        "staff": staff_client_for(repo, sam),
+        "staff": sam_client,
         "visitor": Client(),
     }
 

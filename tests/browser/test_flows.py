@@ -6,8 +6,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from social.repository import Repository, User
-from social.repository.moderation import SYSTEM_ACTOR
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, make_staff
 
 
 def make_user(repo: Repository, name: str) -> User:
@@ -74,8 +73,7 @@ def test_a_newcomer_signs_up_posts_follows_and_unfollows(live_url, new_page, rep
 def test_a_moderator_finds_a_user_suspends_them_and_deletes_a_reported_post(
     live_url, new_page, repo, r
 ):
-    sam = make_user(repo, "sam")
-    repo.grant_staff(sam.id, SYSTEM_ACTOR)
+    sam = make_staff(repo, make_user(repo, "sam"))
     alice = make_user(repo, "alice")
     spammer = make_user(repo, "frank_spam")
     post_id = repo.create_post(spammer.id, "Buy cheap followers now!!!")
