@@ -144,8 +144,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_URL = "social:login"
+LOGIN_REDIRECT_URL = "social:home"
 
 # The `auth` cookie carries the user's secret, as in the reference Retwis.
 AUTH_COOKIE_NAME = "auth"

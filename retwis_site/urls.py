@@ -3,7 +3,7 @@
 from django.urls import include, path
 
 urlpatterns = [
-    path("", include("social.urls")),
+    path("", include("social.urls")),  # names: social:home, social:profile, ...
     path("staff/", include("social.staff.urls")),
 ]
 

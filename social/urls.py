@@ -4,6 +4,8 @@ from django.urls import path
 
 from social import views
 
+app_name = "social"
+
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("register/", views.RegisterView.as_view(), name="register"),

@@ -61,14 +61,14 @@ class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
     http_method_names = ["post"]
 
     def login_next(self) -> str:
-        return reverse("home")
+        return reverse("social:home")
 
     def form_valid(self, form: PostForm) -> HttpResponse:
         # A suspended account is logged out everywhere (its cookie stops resolving), so
         # only an active user gets here.
         self.repo.create_post(self.request.user.id, form.cleaned_data["status"])
         messages.success(self.request, "Posted.")
-        return HttpResponseRedirect(self.safe_back_url(reverse("home")))
+        return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
     def form_invalid(self, form: PostForm) -> HttpResponse:
         home = self.repo.home_page(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
@@ -94,7 +94,7 @@ class RegisterView(RepositoryMixin, FormView):
             return self.form_invalid(form)
         self.repo.count_attempt(limits)
         secret = self.repo.record_login(user.id, auth.client_ip(self.request))
-        response = redirect("home")
+        response = redirect("social:home")
         auth.set_auth_cookie(response, secret)
         messages.success(self.request, f"Welcome to Retwis, {user.username}!")
         return response
@@ -135,7 +135,7 @@ class LogoutView(RepositoryMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         if request.user.is_authenticated:
             self.repo.rotate_secret(request.user.id)
-        response = redirect("home")
+        response = redirect("social:home")
         auth.clear_auth_cookie(response)
         return response
 
@@ -146,11 +146,11 @@ class DismissNoticesView(LoginNextMixin, RepositoryMixin, View):
     http_method_names = ["post"]
 
     def login_next(self) -> str:
-        return reverse("home")
+        return reverse("social:home")
 
     def post(self, request: HttpRequest) -> HttpResponse:
         self.repo.dismiss_notices(request.user.id)
-        return redirect("home")
+        return redirect("social:home")
 
 
 class TimelineView(RepositoryMixin, TemplateView):
@@ -216,10 +216,10 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
     action = "follow"
 
     def login_next(self) -> str:
-        return reverse("profile", args=[self.kwargs["username"]])
+        return reverse("social:profile", args=[self.kwargs["username"]])
 
     def post(self, request: HttpRequest, username: str) -> HttpResponse:
-        back = self.safe_back_url(reverse("profile", args=[username]))
+        back = self.safe_back_url(reverse("social:profile", args=[username]))
         try:
             if self.action == "follow":
                 if self.repo.follow(request.user.id, self.target_id):
@@ -296,7 +296,7 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
             raise Http404("No such post.") from None
         else:
             messages.success(self.request, "Thanks. Moderators will review this post.")
-        return redirect("post_detail", self.reported_post.id)
+        return redirect("social:post_detail", self.reported_post.id)
 
     def form_invalid(self, form: ReportPostForm) -> HttpResponse:
         return self.render_to_response(self.get_context_data(form=form), status=400)

@@ -23,11 +23,11 @@ def render(source: str, **context) -> str:
 
 def test_url_reverses_and_keeps_the_script_prefix():
     templating.set_script_prefix("/")
-    assert templating.url("profile", "bob") == "/u/bob/"
+    assert templating.url("social:profile", "bob") == "/u/bob/"
     templating.set_script_prefix("/social/")
     try:
-        assert templating.url("profile", "bob") == "/social/u/bob/"
-        assert templating.url("post_detail", 7) == "/social/p/7/"
+        assert templating.url("social:profile", "bob") == "/social/u/bob/"
+        assert templating.url("social:post_detail", 7) == "/social/p/7/"
     finally:
         templating.set_script_prefix("/")
 
