@@ -84,21 +84,24 @@ def main() -> None:
         call_command("seed", *SIZES, verbosity=0)
         repo = get_repository()
         r = repo.r
-        demo = repo.get_user_by_name("demo")
+        demo = repo.users.get_user_by_name("demo")
         ids = [int(i) for i in r.hvals(keys.users())]
         pipe = r.pipeline(transaction=False)
         for user_id in ids:
             pipe.zcard(keys.followers(user_id))  # to find the most-followed user
         followers = dict(zip(ids, pipe.execute()))
         ranked = sorted(ids, key=followers.get)
-        star, typical = repo.get_user(ranked[-1]), repo.get_user(ranked[len(ranked) // 2])
-        staff = repo.get_user(ranked[0])
-        repo.grant_staff(staff.id, SYSTEM_ACTOR)
+        star, typical = (
+            repo.users.get_user(ranked[-1]),
+            repo.users.get_user(ranked[len(ranked) // 2]),
+        )
+        staff = repo.users.get_user(ranked[0])
+        repo.moderation.grant_staff(staff.id, SYSTEM_ACTOR)
         post_id = int(r.lindex(keys.timeline(), 0))
 
         def client_for(user) -> Client:
             client = Client()
-            client.cookies["auth"] = repo.record_login(user.id, "127.0.0.1")
+            client.cookies["auth"] = repo.users.record_login(user.id, "127.0.0.1")
             return client
 
         visitor, reader, mod = Client(), client_for(demo), client_for(staff)

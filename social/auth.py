@@ -19,7 +19,7 @@ def authenticate(repo: Repository, username: str, password: str) -> User | None:
     text: it is compared in constant time and, on success, replaced by a hash. Unknown names
     still pay for one hash so timing does not tell which part was wrong.
     """
-    creds = repo.get_credentials(username)
+    creds = repo.users.get_credentials(username)
     if creds is None:
         make_password(password)
         return None
@@ -28,12 +28,12 @@ def authenticate(repo: Repository, username: str, password: str) -> User | None:
         identify_hasher(stored)
     except ValueError:
         if stored and secrets.compare_digest(stored.encode(), password.encode()):
-            repo.set_password_hash(user.id, make_password(password))
+            repo.users.set_password_hash(user.id, make_password(password))
             return user
         return None
 
     def upgrade(raw: str) -> None:
-        repo.set_password_hash(user.id, make_password(raw))
+        repo.users.set_password_hash(user.id, make_password(raw))
 
     try:
         return user if check_password(password, stored, setter=upgrade) else None

@@ -114,15 +114,15 @@ class LoginForm(forms.Form):
         if not username or password is None or self.repo is None:
             return data
         checks = auth.login_limits(self.ip, username)
-        if self.repo.over_limit(checks):
+        if self.repo.limits.over_limit(checks):
             raise ValidationError(self.THROTTLED, code="throttled")
         user = auth.authenticate(self.repo, username, password)
         if user is None:
-            self.repo.count_attempt(checks)
+            self.repo.limits.count_attempt(checks)
             raise ValidationError(self.INVALID, code="invalid_login")
         if user.is_suspended:
             raise ValidationError(self.SUSPENDED, code="inactive")
-        self.repo.forget_attempts(LOGIN_PER_USER, auth.login_subject(username))
+        self.repo.limits.forget_attempts(LOGIN_PER_USER, auth.login_subject(username))
         self.user_cache = user
         return data
 

@@ -21,7 +21,7 @@ def user_for_request(request: HttpRequest) -> User | AnonymousUser:
     secret = request.COOKIES.get(settings.AUTH_COOKIE_NAME, "")
     if not secret:
         return AnonymousUser()
-    return get_repository().user_for_secret(secret) or AnonymousUser()
+    return get_repository().users.user_for_secret(secret) or AnonymousUser()
 
 
 class RedisAuthMiddleware:

@@ -68,7 +68,7 @@ class UserPageMixin(RepositoryMixin):
 
     @cached_property
     def target_id(self) -> int:
-        user_id = self.repo.user_id_for_name(self.kwargs["username"])
+        user_id = self.repo.users.user_id_for_name(self.kwargs["username"])
         if user_id is None:
             raise Http404("No such user.")
         return user_id

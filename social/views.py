@@ -42,14 +42,14 @@ class HomeView(RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         user = self.request.user
         if user.is_authenticated:
-            context["home"] = self.repo.home_page(
+            context["home"] = self.repo.posts.home_page(
                 user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
             )
             context.setdefault("post_form", PostForm())
         else:
             context["register_form"] = RegisterForm()
             context["login_form"] = LoginForm()
-            context["latest_posts"] = self.repo.latest_posts(5)
+            context["latest_posts"] = self.repo.posts.latest_posts(5)
         return context
 
 
@@ -66,12 +66,12 @@ class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
     def form_valid(self, form: PostForm) -> HttpResponse:
         # A suspended account is logged out everywhere (its cookie stops resolving), so
         # only an active user gets here.
-        self.repo.create_post(self.request.user.id, form.cleaned_data["status"])
+        self.repo.posts.create_post(self.request.user.id, form.cleaned_data["status"])
         messages.success(self.request, "Posted.")
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
     def form_invalid(self, form: PostForm) -> HttpResponse:
-        home = self.repo.home_page(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
+        home = self.repo.posts.home_page(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
         return self.render_to_response(self.get_context_data(post_form=form, home=home), status=400)
 
 
@@ -84,16 +84,16 @@ class RegisterView(RepositoryMixin, FormView):
     def form_valid(self, form: RegisterForm) -> HttpResponse:
         data = form.cleaned_data
         limits = auth.signup_limits(auth.client_ip(self.request))
-        if self.repo.over_limit(limits):
+        if self.repo.limits.over_limit(limits):
             form.add_error(None, "Too many new accounts from your network. Try again in an hour.")
             return self.render_to_response(self.get_context_data(form=form), status=429)
         try:
-            user = self.repo.create_user(data["username"], make_password(data["password"]))
+            user = self.repo.users.create_user(data["username"], make_password(data["password"]))
         except UsernameTaken:
             form.add_error("username", "That username is taken. Try another.")
             return self.form_invalid(form)
-        self.repo.count_attempt(limits)
-        secret = self.repo.record_login(user.id, auth.client_ip(self.request))
+        self.repo.limits.count_attempt(limits)
+        secret = self.repo.users.record_login(user.id, auth.client_ip(self.request))
         response = redirect("social:home")
         auth.set_auth_cookie(response, secret)
         messages.success(self.request, f"Welcome to Retwis, {user.username}!")
@@ -117,7 +117,7 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
 
     def form_valid(self, form: LoginForm) -> HttpResponse:
         user = form.get_user()
-        secret = self.repo.record_login(user.id, auth.client_ip(self.request))
+        secret = self.repo.users.record_login(user.id, auth.client_ip(self.request))
         response = HttpResponseRedirect(self.get_success_url())
         auth.set_auth_cookie(response, secret)
         return response
@@ -134,7 +134,7 @@ class LogoutView(RepositoryMixin, View):
 
     def post(self, request: HttpRequest) -> HttpResponse:
         if request.user.is_authenticated:
-            self.repo.rotate_secret(request.user.id)
+            self.repo.users.rotate_secret(request.user.id)
         response = redirect("social:home")
         auth.clear_auth_cookie(response)
         return response
@@ -149,7 +149,7 @@ class DismissNoticesView(LoginNextMixin, RepositoryMixin, View):
         return reverse("social:home")
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        self.repo.dismiss_notices(request.user.id)
+        self.repo.notices.dismiss_notices(request.user.id)
         return redirect("social:home")
 
 
@@ -160,7 +160,7 @@ class TimelineView(RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        context["timeline"] = self.repo.timeline_page(
+        context["timeline"] = self.repo.posts.timeline_page(
             self.page_number(), settings.RETWIS_TIMELINE_PAGE_SIZE
         )
         return context
@@ -175,7 +175,7 @@ class ProfileView(RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         viewer = self.request.user
         try:
-            profile = self.repo.profile_for_name(
+            profile = self.repo.graph.profile_for_name(
                 self.kwargs["username"],
                 viewer if viewer.is_authenticated else None,
                 self.page_number(),
@@ -198,12 +198,12 @@ class FollowListView(UserPageMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        owner: User | None = self.repo.get_user(self.target_id)
+        owner: User | None = self.repo.users.get_user(self.target_id)
         if owner is None or (owner.is_suspended and not self.request.user.is_staff):
             raise Http404("No such user.")
         context["owner"] = owner
         context["which"] = self.which
-        context["entries"] = self.repo.follow_list(
+        context["entries"] = self.repo.graph.follow_list(
             self.target_id, self.which, self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
         )
         return context
@@ -222,9 +222,9 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
         back = self.safe_back_url(reverse("social:profile", args=[username]))
         try:
             if self.action == "follow":
-                if self.repo.follow(request.user.id, self.target_id):
+                if self.repo.graph.follow(request.user.id, self.target_id):
                     messages.success(request, f"You are now following {username}.")
-            elif self.repo.unfollow(request.user.id, self.target_id):
+            elif self.repo.graph.unfollow(request.user.id, self.target_id):
                 messages.success(request, f"You unfollowed {username}.")
         except CannotFollowSelf:
             messages.error(request, "You cannot follow yourself.")
@@ -242,7 +242,7 @@ class PostDetailView(RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         viewer = self.request.user
         try:
-            post = self.repo.get_post(self.kwargs["post_id"], include_hidden=True)
+            post = self.repo.posts.get_post(self.kwargs["post_id"], include_hidden=True)
         except PostNotFound:
             raise Http404("No such post.") from None
         is_author = viewer.is_authenticated and viewer.id == post.author_id
@@ -274,7 +274,7 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
     def reported_post(self) -> Post:
         """The post, when the reporter may see it (not deleted, author not suspended)."""
         try:
-            return self.repo.get_post(self.kwargs["post_id"])
+            return self.repo.posts.get_post(self.kwargs["post_id"])
         except PostNotFound:
             raise Http404("No such post.") from None
 
@@ -287,7 +287,7 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
     def form_valid(self, form: ReportPostForm) -> HttpResponse:
         data = self.request.user, self.reported_post.id, form.cleaned_data["reason"]
         try:
-            self.repo.report_post(*data, form.cleaned_data["text"])
+            self.repo.reports.report_post(*data, form.cleaned_data["text"])
         except AlreadyReported:
             messages.info(self.request, "You already reported this post. Moderators will look.")
         except NotAllowed as error:

@@ -97,7 +97,7 @@ def make_user(
     repo: Repository, name: str, password: str = PASSWORD, *, at: int | None = None
 ) -> User:
     """Create a persona through the repository, as sign-up does (at: the sign-up time)."""
-    return repo.create_user(name, make_password(password), at=at)
+    return repo.users.create_user(name, make_password(password), at=at)
 
 
 def make_staff(repo: Repository, who: str | User = "sam", *, at: int | None = None) -> User:
@@ -107,8 +107,8 @@ def make_staff(repo: Repository, who: str | User = "sam", *, at: int | None = No
     theirs with a hash the live site accepts). at pins the sign-up and grant times.
     """
     user = make_user(repo, who, at=at) if isinstance(who, str) else who
-    repo.grant_staff(user.id, SYSTEM_ACTOR, at=at)
-    return repo.get_user(user.id)  # type: ignore[return-value]
+    repo.moderation.grant_staff(user.id, SYSTEM_ACTOR, at=at)
+    return repo.users.get_user(user.id)  # type: ignore[return-value]
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def charlie(repo) -> User:
 
 def login(client: Client, repo: Repository, user: User) -> Client:
     """Give client the `auth` cookie of user, as a successful login would."""
-    client.cookies["auth"] = repo.record_login(user.id, "127.0.0.1")
+    client.cookies["auth"] = repo.users.record_login(user.id, "127.0.0.1")
     return client
 
 

@@ -24,10 +24,10 @@ def feed(r, user_id: int) -> list[int]:
 
 
 def test_rebuild_feeds_restores_feeds_that_drifted_from_the_graph(r, repo, alice, bob, charlie):
-    repo.follow(alice.id, bob.id)
-    mine = repo.create_post(alice.id, "mine")
-    bobs = repo.create_post(bob.id, "bob's")
-    charlies = repo.create_post(charlie.id, "charlie's")
+    repo.graph.follow(alice.id, bob.id)
+    mine = repo.posts.create_post(alice.id, "mine")
+    bobs = repo.posts.create_post(bob.id, "bob's")
+    charlies = repo.posts.create_post(charlie.id, "charlie's")
     r.delete(keys.home_feed(alice.id))
     r.rpush(keys.home_feed(bob.id), charlies, 9999)  # not followed, and a dangling id
     output = run("rebuild_feeds")
@@ -38,8 +38,8 @@ def test_rebuild_feeds_restores_feeds_that_drifted_from_the_graph(r, repo, alice
 
 
 def test_rebuild_feeds_applies_the_cap_setting(r, repo, alice, bob, settings):
-    repo.follow(alice.id, bob.id)
-    ids = [repo.create_post(bob.id, f"post {i}") for i in range(30)]
+    repo.graph.follow(alice.id, bob.id)
+    ids = [repo.posts.create_post(bob.id, f"post {i}") for i in range(30)]
     settings.RETWIS_HOME_FEED_CAP = 10
     run("rebuild_feeds")
     assert feed(r, alice.id) == ids[::-1][:10]
@@ -59,12 +59,12 @@ def test_rebuild_feeds_dry_run_changes_nothing(r, repo, alice, bob):
 
 
 def test_rebuild_feeds_agrees_with_what_the_site_wrote(r, repo, alice, bob, charlie):
-    repo.follow(alice.id, bob.id)
-    repo.follow(bob.id, charlie.id)
+    repo.graph.follow(alice.id, bob.id)
+    repo.graph.follow(bob.id, charlie.id)
     for i in range(5):
-        repo.create_post((alice, bob, charlie)[i % 3].id, f"post {i}")
-    repo.follow(alice.id, charlie.id)
-    repo.unfollow(alice.id, bob.id)
+        repo.posts.create_post((alice, bob, charlie)[i % 3].id, f"post {i}")
+    repo.graph.follow(alice.id, charlie.id)
+    repo.graph.unfollow(alice.id, bob.id)
     before = {u.id: feed(r, u.id) for u in (alice, bob, charlie)}
     run("rebuild_feeds")
     assert {u.id: feed(r, u.id) for u in (alice, bob, charlie)} == before
@@ -95,15 +95,15 @@ def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
 
 def test_repair_leaves_a_claim_whose_account_appeared_meanwhile(r, repo):
     r.hset(keys.usernames_lower(), "late", 5)
-    orphans = repo.orphan_username_claims()
+    orphans = repo.bulk.orphan_username_claims()
     assert orphans == [("late", 5)]
     r.hset(keys.user(5), "username", "late")  # the sign-up in flight writes its account
-    assert repo.free_username_claims(orphans, grace=0) == []
+    assert repo.bulk.free_username_claims(orphans, grace=0) == []
     assert r.hget(keys.usernames_lower(), "late") == "5"
 
 
 def test_repair_with_nothing_to_do_says_so(repo, alice):
-    repo.create_post(alice.id, "listed")
+    repo.posts.create_post(alice.id, "listed")
     assert "Freed 0 orphan username claim(s); added 0 post(s)" in run("repair", grace=0)
 
 
@@ -118,13 +118,13 @@ def reference_post(r, author_id: int, body: str, at: int) -> int:
 
 def test_repair_lists_reference_posts_on_their_authors_profiles(r, repo, alice):
     old = reference_post(r, alice.id, "from PHP", 1_000)
-    ours = repo.create_post(alice.id, "from Django")
+    ours = repo.posts.create_post(alice.id, "from Django")
     older = reference_post(r, alice.id, "PHP again", 2_000)
     output = run("repair", grace=0)
     assert f"user {alice.id}: 2 post(s) not listed" in output
     assert "added 2 post(s)" in output
     assert [int(p) for p in r.lrange(keys.own_posts(alice.id), 0, -1)] == [older, ours, old]
-    assert [p.id for p in repo.profile(alice.id, None).posts.items] == [older, ours, old]
+    assert [p.id for p in repo.graph.profile(alice.id, None).posts.items] == [older, ours, old]
 
 
 def test_repair_dry_run_leaves_own_posts_lists_alone(r, repo, alice):
@@ -134,7 +134,7 @@ def test_repair_dry_run_leaves_own_posts_lists_alone(r, repo, alice):
 
 
 def test_rebuild_after_repair_keeps_reference_posts_in_feeds(r, repo, alice, bob):
-    repo.follow(bob.id, alice.id)
+    repo.graph.follow(bob.id, alice.id)
     post = reference_post(r, alice.id, "from PHP", 1_000)
     run("repair", grace=0)
     run("rebuild_feeds")

@@ -199,7 +199,7 @@ def test_force_adds_to_a_non_empty_database_skipping_taken_names(r, repo):
     output = seed(force=True, **SMALL)
     assert r.hlen(keys.users()) == 40  # the old Demo plus 39 new: "demo" was taken
     assert "names were taken already" in output
-    assert repo.user_id_for_name("demo") == demo.id
+    assert repo.users.user_id_for_name("demo") == demo.id
     assert authenticate(repo, "Demo", "another password 1") is not None
 
 
@@ -223,38 +223,38 @@ def test_it_rejects_bad_sizes(option):
 
 
 def test_bulk_users_skip_names_taken_in_any_case_and_reference_names(any_repo):
-    any_repo.create_user("Alice", "hash")
+    any_repo.users.create_user("Alice", "hash")
     any_repo.r.hset(keys.users(), mapping={"Legacy": 998, "old": 999})  # reference accounts
-    made = any_repo.create_users_bulk(
+    made = any_repo.bulk.create_users_bulk(
         [("alice", 1), ("bob", 2), ("BOB", 3), ("Legacy", 4), ("OLD", 5)], "hash"
     )
     assert [u.username for u in made] == ["bob"]
     assert any_repo.r.hget(keys.usernames_lower(), "legacy") is None
     assert any_repo.r.hget(keys.usernames_lower(), "old") is None
-    assert any_repo.get_user_by_name("bob").id == made[0].id
+    assert any_repo.users.get_user_by_name("bob").id == made[0].id
 
 
 def test_bulk_follows_refuse_unknown_users_and_skip_self_follows(any_repo):
-    a = any_repo.create_user("alice", "hash")
-    b = any_repo.create_user("bob", "hash")
+    a = any_repo.users.create_user("alice", "hash")
+    b = any_repo.users.create_user("bob", "hash")
     with pytest.raises(UserNotFound):
-        any_repo.add_follows_bulk([(a.id, 999, 10)])
-    assert any_repo.add_follows_bulk([(a.id, b.id, 10), (a.id, a.id, 10)]) == 1
-    assert any_repo.add_follows_bulk([(a.id, b.id, 20)]) == 0  # a no-op, like follow()
+        any_repo.bulk.add_follows_bulk([(a.id, 999, 10)])
+    assert any_repo.bulk.add_follows_bulk([(a.id, b.id, 10), (a.id, a.id, 10)]) == 1
+    assert any_repo.bulk.add_follows_bulk([(a.id, b.id, 20)]) == 0  # a no-op, like follow()
     assert any_repo.r.zscore(keys.followers(b.id), a.id) == 10
 
 
 def test_bulk_posts_must_come_oldest_first(any_repo):
-    a = any_repo.create_user("alice", "hash")
+    a = any_repo.users.create_user("alice", "hash")
     with pytest.raises(ValueError):
-        any_repo.create_posts_bulk([(a.id, "later", 20), (a.id, "earlier", 10)])
+        any_repo.bulk.create_posts_bulk([(a.id, "later", 20), (a.id, "earlier", 10)])
     assert any_repo.r.get(keys.next_post_id()) is None
 
 
 def test_bulk_posts_continue_after_existing_posts_and_fill_the_timeline(any_repo):
-    a = any_repo.create_user("alice", "hash")
-    old = any_repo.create_post(a.id, "by hand")
-    ids = any_repo.create_posts_bulk([(a.id, "one", 10), (a.id, "two", 11)])
+    a = any_repo.users.create_user("alice", "hash")
+    old = any_repo.posts.create_post(a.id, "by hand")
+    ids = any_repo.bulk.create_posts_bulk([(a.id, "one", 10), (a.id, "two", 11)])
     assert list(ids) == [old + 1, old + 2]
     assert [int(p) for p in any_repo.r.lrange(keys.timeline(), 0, -1)] == [3, 2, 1]
     assert [int(p) for p in any_repo.r.lrange(keys.own_posts(a.id), 0, -1)] == [3, 2, 1]

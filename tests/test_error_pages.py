@@ -14,7 +14,7 @@ def test_a_post_without_a_csrf_token_gets_a_friendly_403_in_the_site_look(alice)
 
 
 def test_a_malformed_hash_like_legacy_password_refuses_login_without_crashing(repo, r):
-    user = repo.create_user("legacy", "md5$x")
+    user = repo.users.create_user("legacy", "md5$x")
     assert r.hget(f"user:{user.id}", "password") == "md5$x"
     assert auth.authenticate(repo, "legacy", "md5$x") is None
     assert r.hget(f"user:{user.id}", "password") == "md5$x"

@@ -4,23 +4,23 @@ from django.contrib.auth.hashers import make_password
 
 
 def test_a_new_follow_counts_once_and_an_unfollow_takes_it_back(any_repo, any_r):
-    a = any_repo.create_user("ann", make_password("x"))
-    b = any_repo.create_user("ben", make_password("x"))
-    assert any_repo.follow(a.id, b.id) is True
+    a = any_repo.users.create_user("ann", make_password("x"))
+    b = any_repo.users.create_user("ben", make_password("x"))
+    assert any_repo.graph.follow(a.id, b.id) is True
     assert any_r.get("stats:follows") == "1"
-    assert any_repo.follow(a.id, b.id) is False
+    assert any_repo.graph.follow(a.id, b.id) is False
     assert any_r.get("stats:follows") == "1"
-    assert any_repo.unfollow(a.id, b.id) is True
+    assert any_repo.graph.unfollow(a.id, b.id) is True
     assert any_r.get("stats:follows") == "0"
-    assert any_repo.unfollow(a.id, b.id) is False
+    assert any_repo.graph.unfollow(a.id, b.id) is False
     assert any_r.get("stats:follows") == "0"
 
 
 def test_bulk_follows_count_only_the_edges_they_add(any_repo, any_r):
-    users = [any_repo.create_user(f"user{i}", make_password("x")) for i in range(4)]
+    users = [any_repo.users.create_user(f"user{i}", make_password("x")) for i in range(4)]
     ids = [u.id for u in users]
-    any_repo.follow(ids[0], ids[1])
-    added = any_repo.add_follows_bulk(
+    any_repo.graph.follow(ids[0], ids[1])
+    added = any_repo.bulk.add_follows_bulk(
         [(ids[0], ids[1], 1), (ids[2], ids[1], 1), (ids[3], ids[1], 1), (ids[3], ids[3], 1)]
     )
     assert added == 2
@@ -46,4 +46,4 @@ def test_repair_recounts_follows_and_indexes_reference_written_usernames(repo, r
     assert r.get("stats:follows") == "1"
     assert r.hgetall("users_lower") == {"carol": "1", "dave": "2"}
     assert r.zrange("users_lex", 0, -1) == ["carol", "dave"]
-    assert repo.get_user_by_name("CAROL").id == 1
+    assert repo.users.get_user_by_name("CAROL").id == 1

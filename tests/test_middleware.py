@@ -52,7 +52,7 @@ def test_it_treats_a_stale_auths_entry_as_anonymous(alice, r):
 
 def test_it_treats_a_rotated_secret_as_anonymous(repo, alice, r):
     old = r.hget(f"user:{alice.id}", "auth")
-    repo.rotate_secret(alice.id)
+    repo.users.rotate_secret(alice.id)
 
     assert not user_seen_with(old).is_authenticated
     assert user_seen_with(r.hget(f"user:{alice.id}", "auth")).id == alice.id

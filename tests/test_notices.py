@@ -9,8 +9,8 @@ from tests.conftest import login
 
 
 def removed_post(repo, author) -> int:
-    post_id = repo.create_post(author.id, "off-topic rant")
-    repo.delete_posts([post_id], SYSTEM_ACTOR, "spam")
+    post_id = repo.posts.create_post(author.id, "off-topic rant")
+    repo.moderation.delete_posts([post_id], SYSTEM_ACTOR, "spam")
     return post_id
 
 

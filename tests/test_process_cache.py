@@ -18,9 +18,9 @@ T0 = 1_700_000_000
 
 
 def people(repo):
-    alice = repo.create_user("alice", make_password("pw-alice-123"))
-    bob = repo.create_user("bob", make_password("pw-bob-123"))
-    repo.follow(alice.id, bob.id, at=T0)
+    alice = repo.users.create_user("alice", make_password("pw-alice-123"))
+    bob = repo.users.create_user("bob", make_password("pw-bob-123"))
+    repo.graph.follow(alice.id, bob.id, at=T0)
     return alice, bob
 
 
@@ -32,40 +32,42 @@ def test_a_database_gets_a_random_visibility_version_with_its_first_post(any_rep
     _, bob = people(any_repo)
     assert any_repo.r.get(keys.visibility_version()) is None
 
-    any_repo.create_post(bob.id, "first", at=T0 + 1)
+    any_repo.posts.create_post(bob.id, "first", at=T0 + 1)
     first = version(any_repo)
-    any_repo.create_post(bob.id, "second", at=T0 + 2)
+    any_repo.posts.create_post(bob.id, "second", at=T0 + 2)
 
     assert version(any_repo) == first  # set once, never reset by later posts
 
 
 def test_a_database_replaced_under_the_process_is_read_afresh(any_repo):
     alice, bob = people(any_repo)
-    any_repo.create_post(bob.id, "from the old database", at=T0 + 1)
-    assert [p.body for p in any_repo.home_page(alice.id).feed.items] == ["from the old database"]
+    any_repo.posts.create_post(bob.id, "from the old database", at=T0 + 1)
+    assert [p.body for p in any_repo.posts.home_page(alice.id).feed.items] == [
+        "from the old database"
+    ]
 
     any_repo.r.flushall()
     alice, bob = people(any_repo)  # the same ids and names again
-    any_repo.create_post(bob.id, "from the new one", at=T0 + 2)
+    any_repo.posts.create_post(bob.id, "from the new one", at=T0 + 2)
 
-    assert [p.body for p in any_repo.home_page(alice.id).feed.items] == ["from the new one"]
+    assert [p.body for p in any_repo.posts.home_page(alice.id).feed.items] == ["from the new one"]
 
 
 def test_posts_of_a_database_without_a_version_are_checked_every_time(any_repo):
     alice, bob = people(any_repo)
-    post_id = any_repo.create_post(bob.id, "written by the reference", at=T0 + 1)
+    post_id = any_repo.posts.create_post(bob.id, "written by the reference", at=T0 + 1)
     any_repo.r.delete(keys.visibility_version())  # as the reference Retwis leaves it
-    any_repo.home_page(alice.id)
+    any_repo.posts.home_page(alice.id)
     any_repo.r.hset(keys.post(post_id), "deleted", "1")  # by hand: no version moves
 
-    assert any_repo.home_page(alice.id).feed.items == []
+    assert any_repo.posts.home_page(alice.id).feed.items == []
 
 
 def test_a_feed_remembers_the_posts_it_showed(any_repo):
     alice, bob = people(any_repo)
-    post_id = any_repo.create_post(bob.id, "hello", at=T0 + 1)
+    post_id = any_repo.posts.create_post(bob.id, "hello", at=T0 + 1)
 
-    any_repo.home_page(alice.id)
+    any_repo.posts.home_page(alice.id)
 
     remembered = any_repo.cache.posts.get(post_id)
     assert (remembered.post.author_name, remembered.post.body) == ("bob", "hello")
@@ -74,36 +76,36 @@ def test_a_feed_remembers_the_posts_it_showed(any_repo):
 
 def test_a_remembered_post_deleted_by_staff_disappears_at_once(any_repo):
     alice, bob = people(any_repo)
-    post_id = any_repo.create_post(bob.id, "spam", at=T0 + 1)
-    assert [p.id for p in any_repo.home_page(alice.id).feed.items] == [post_id]
+    post_id = any_repo.posts.create_post(bob.id, "spam", at=T0 + 1)
+    assert [p.id for p in any_repo.posts.home_page(alice.id).feed.items] == [post_id]
 
-    any_repo.delete_posts([post_id], SYSTEM_ACTOR, "spam")
+    any_repo.moderation.delete_posts([post_id], SYSTEM_ACTOR, "spam")
 
-    assert any_repo.home_page(alice.id).feed.items == []
-    assert any_repo.get_post(post_id, include_hidden=True).is_deleted
+    assert any_repo.posts.home_page(alice.id).feed.items == []
+    assert any_repo.posts.get_post(post_id, include_hidden=True).is_deleted
     assert any_repo.r.hget(keys.post(post_id), "deleted") == b"1"
 
 
 def test_a_remembered_author_suspended_by_staff_disappears_at_once(any_repo):
     alice, bob = people(any_repo)
-    post_id = any_repo.create_post(bob.id, "hi", at=T0 + 1)
-    assert len(any_repo.timeline_page().posts.items) == 1
+    post_id = any_repo.posts.create_post(bob.id, "hi", at=T0 + 1)
+    assert len(any_repo.posts.timeline_page().posts.items) == 1
 
-    any_repo.suspend(bob.id, SYSTEM_ACTOR, "abuse")
+    any_repo.moderation.suspend(bob.id, SYSTEM_ACTOR, "abuse")
 
-    assert any_repo.timeline_page().posts.items == []
-    assert any_repo.get_post(post_id, include_hidden=True).author_suspended
+    assert any_repo.posts.timeline_page().posts.items == []
+    assert any_repo.posts.get_post(post_id, include_hidden=True).author_suspended
 
 
 def test_a_post_that_no_longer_matches_what_was_remembered_is_read_afresh(any_repo):
     alice, bob = people(any_repo)
-    post_id = any_repo.create_post(bob.id, "old text", at=T0 + 1)
-    any_repo.home_page(alice.id)
+    post_id = any_repo.posts.create_post(bob.id, "old text", at=T0 + 1)
+    any_repo.posts.home_page(alice.id)
     # The database was replaced under the process: same id, another author and time.
     any_repo.r.hset(keys.post(post_id), mapping={"user_id": alice.id, "time": T0 + 9})
     any_repo.r.hset(keys.post(post_id), "body", "new text")
 
-    post = any_repo.get_post(post_id)
+    post = any_repo.posts.get_post(post_id)
 
     assert (post.author_name, post.time, post.body) == ("alice", T0 + 9, "new text")
     assert any_repo.cache.posts.get(post_id).post == post
@@ -111,26 +113,26 @@ def test_a_post_that_no_longer_matches_what_was_remembered_is_read_afresh(any_re
 
 def test_a_remembered_secret_stops_working_once_rotated(any_repo):
     alice, _ = people(any_repo)
-    old = any_repo.record_login(alice.id)
-    assert any_repo.user_for_secret(old).id == alice.id
+    old = any_repo.users.record_login(alice.id)
+    assert any_repo.users.user_for_secret(old).id == alice.id
     assert any_repo.cache.secrets.get(old) == alice.id
 
-    new = any_repo.rotate_secret(alice.id)
+    new = any_repo.users.rotate_secret(alice.id)
 
-    assert any_repo.user_for_secret(old) is None
+    assert any_repo.users.user_for_secret(old) is None
     assert any_repo.cache.secrets.get(old) is None
-    assert any_repo.user_for_secret(new).id == alice.id
+    assert any_repo.users.user_for_secret(new).id == alice.id
     assert any_repo.r.hget(keys.auths(), old) is None
 
 
 def test_a_remembered_secret_of_a_suspended_user_lets_nobody_in(any_repo):
     alice, _ = people(any_repo)
-    secret = any_repo.record_login(alice.id)
-    any_repo.user_for_secret(secret)
+    secret = any_repo.users.record_login(alice.id)
+    any_repo.users.user_for_secret(secret)
 
-    any_repo.suspend(alice.id, SYSTEM_ACTOR, "abuse")
+    any_repo.moderation.suspend(alice.id, SYSTEM_ACTOR, "abuse")
 
-    assert any_repo.user_for_secret(secret) is None
+    assert any_repo.users.user_for_secret(secret) is None
 
 
 def test_the_bounded_cache_lets_its_oldest_entries_go():
@@ -151,62 +153,62 @@ def test_a_cache_of_size_zero_remembers_nothing():
 
 def test_the_timeline_page_is_reused_while_nothing_changed(any_repo):
     _, bob = people(any_repo)
-    any_repo.create_post(bob.id, "one", at=T0 + 1)
-    first = any_repo.timeline_page()
+    any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
+    first = any_repo.posts.timeline_page()
 
-    assert any_repo.timeline_page() is first
+    assert any_repo.posts.timeline_page() is first
 
 
 def test_a_new_post_makes_the_timeline_page_read_afresh(any_repo):
     _, bob = people(any_repo)
-    any_repo.create_post(bob.id, "one", at=T0 + 1)
-    any_repo.timeline_page()
+    any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
+    any_repo.posts.timeline_page()
 
-    any_repo.create_post(bob.id, "two", at=T0 + 2)
+    any_repo.posts.create_post(bob.id, "two", at=T0 + 2)
 
-    assert [p.body for p in any_repo.timeline_page().posts.items] == ["two", "one"]
-    assert [p.body for p in any_repo.latest_posts(5)] == ["two", "one"]
+    assert [p.body for p in any_repo.posts.timeline_page().posts.items] == ["two", "one"]
+    assert [p.body for p in any_repo.posts.latest_posts(5)] == ["two", "one"]
 
 
 def test_a_suspension_makes_the_remembered_timeline_and_welcome_posts_read_afresh(any_repo):
     alice, bob = people(any_repo)
-    any_repo.create_post(bob.id, "bob's", at=T0 + 1)
-    any_repo.create_post(alice.id, "alice's", at=T0 + 2)
-    assert len(any_repo.timeline_page().posts.items) == 2
-    assert len(any_repo.latest_posts(5)) == 2
-    assert len(any_repo.home_page(alice.id).feed.items) == 2
+    any_repo.posts.create_post(bob.id, "bob's", at=T0 + 1)
+    any_repo.posts.create_post(alice.id, "alice's", at=T0 + 2)
+    assert len(any_repo.posts.timeline_page().posts.items) == 2
+    assert len(any_repo.posts.latest_posts(5)) == 2
+    assert len(any_repo.posts.home_page(alice.id).feed.items) == 2
     before = version(any_repo)
 
-    any_repo.suspend(bob.id, SYSTEM_ACTOR, "abuse")
+    any_repo.moderation.suspend(bob.id, SYSTEM_ACTOR, "abuse")
 
-    assert [p.body for p in any_repo.timeline_page().posts.items] == ["alice's"]
-    assert any_repo.timeline_page().latest_users == ["alice"]
-    assert [p.body for p in any_repo.latest_posts(5)] == ["alice's"]
-    assert [p.body for p in any_repo.home_page(alice.id).feed.items] == ["alice's"]
+    assert [p.body for p in any_repo.posts.timeline_page().posts.items] == ["alice's"]
+    assert any_repo.posts.timeline_page().latest_users == ["alice"]
+    assert [p.body for p in any_repo.posts.latest_posts(5)] == ["alice's"]
+    assert [p.body for p in any_repo.posts.home_page(alice.id).feed.items] == ["alice's"]
     assert version(any_repo) == before + 1
 
-    any_repo.unsuspend(bob.id, SYSTEM_ACTOR)
+    any_repo.moderation.unsuspend(bob.id, SYSTEM_ACTOR)
 
-    assert len(any_repo.timeline_page().posts.items) == 2
-    assert len(any_repo.home_page(alice.id).feed.items) == 2
+    assert len(any_repo.posts.timeline_page().posts.items) == 2
+    assert len(any_repo.posts.home_page(alice.id).feed.items) == 2
     assert version(any_repo) == before + 2
 
 
 def test_a_deletion_moves_the_visibility_version(any_repo):
     _, bob = people(any_repo)
-    post_id = any_repo.create_post(bob.id, "spam", at=T0 + 1)
-    any_repo.latest_posts(5)
+    post_id = any_repo.posts.create_post(bob.id, "spam", at=T0 + 1)
+    any_repo.posts.latest_posts(5)
     before = version(any_repo)
 
-    any_repo.delete_posts([post_id], SYSTEM_ACTOR, "spam")
+    any_repo.moderation.delete_posts([post_id], SYSTEM_ACTOR, "spam")
 
-    assert any_repo.latest_posts(5) == []
+    assert any_repo.posts.latest_posts(5) == []
     assert version(any_repo) == before + 1
 
 
 def test_a_profile_name_is_remembered_only_while_its_user_bears_it(any_repo):
     alice, bob = people(any_repo)
-    assert any_repo.profile_for_name("bob", alice).user.id == bob.id
+    assert any_repo.graph.profile_for_name("bob", alice).user.id == bob.id
     assert any_repo.cache.names.get("bob") == bob.id
 
     # The user hash no longer bears the name (an account replaced under the process).
@@ -216,12 +218,12 @@ def test_a_profile_name_is_remembered_only_while_its_user_bears_it(any_repo):
     any_repo.r.hdel(keys.usernames_lower(), "bob")
 
     with pytest.raises(UserNotFound):
-        any_repo.profile_for_name("bob", alice)
+        any_repo.graph.profile_for_name("bob", alice)
     assert any_repo.cache.names.get("bob") is None
 
 
 def test_a_name_typed_in_another_case_finds_the_user_but_is_not_remembered(any_repo):
     alice, bob = people(any_repo)
 
-    assert any_repo.profile_for_name("BOB", alice).user.id == bob.id
+    assert any_repo.graph.profile_for_name("BOB", alice).user.id == bob.id
     assert any_repo.cache.names.get("BOB") is None

@@ -10,7 +10,7 @@ T0 = 1_700_000_000
 
 
 def users(repo: Repository, *names: str) -> list[int]:
-    return [repo.create_user(name, "h", at=T0).id for name in names]
+    return [repo.users.create_user(name, "h", at=T0).id for name in names]
 
 
 def ids(values: list[str]) -> list[int]:
@@ -20,7 +20,7 @@ def ids(values: list[str]) -> list[int]:
 def test_it_links_both_sorted_sets_scored_by_the_follow_time(any_repo, any_r):
     alice, bob = users(any_repo, "alice", "bob")
 
-    assert any_repo.follow(alice, bob, at=T0 + 10) is True
+    assert any_repo.graph.follow(alice, bob, at=T0 + 10) is True
 
     assert any_r.zrange(f"following:{alice}", 0, -1, withscores=True) == [(str(bob), T0 + 10)]
     assert any_r.zrange(f"followers:{bob}", 0, -1, withscores=True) == [(str(alice), T0 + 10)]
@@ -29,10 +29,10 @@ def test_it_links_both_sorted_sets_scored_by_the_follow_time(any_repo, any_r):
 
 def test_it_treats_following_twice_as_a_no_op(any_repo, any_r):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.create_post(bob, "once", at=T0)
-    any_repo.follow(alice, bob, at=T0 + 10)
+    any_repo.posts.create_post(bob, "once", at=T0)
+    any_repo.graph.follow(alice, bob, at=T0 + 10)
 
-    assert any_repo.follow(alice, bob, at=T0 + 20) is False
+    assert any_repo.graph.follow(alice, bob, at=T0 + 20) is False
 
     assert any_r.zscore(f"following:{alice}", bob) == T0 + 10
     assert any_r.zscore(f"followers:{bob}", alice) == T0 + 10
@@ -43,7 +43,7 @@ def test_it_refuses_following_yourself(any_repo, any_r):
     (alice,) = users(any_repo, "alice")
 
     with pytest.raises(CannotFollowSelf):
-        any_repo.follow(alice, alice)
+        any_repo.graph.follow(alice, alice)
 
     assert not any_r.exists(f"following:{alice}", f"followers:{alice}")
 
@@ -52,7 +52,7 @@ def test_it_refuses_following_someone_who_does_not_exist(any_repo, any_r):
     (alice,) = users(any_repo, "alice")
 
     with pytest.raises(UserNotFound):
-        any_repo.follow(alice, 99)
+        any_repo.graph.follow(alice, 99)
 
     assert not any_r.exists(f"following:{alice}")
     assert not any_r.exists("followers:99")
@@ -60,17 +60,17 @@ def test_it_refuses_following_someone_who_does_not_exist(any_repo, any_r):
 
 def test_it_merges_the_followees_posts_into_the_feed_newest_first(any_repo, any_r):
     alice, bob, carol = users(any_repo, "alice", "bob", "carol")
-    a1 = any_repo.create_post(alice, "a1", at=T0 + 1)
-    b1 = any_repo.create_post(bob, "b1", at=T0 + 2)
-    c1 = any_repo.create_post(carol, "c1", at=T0 + 3)
-    a2 = any_repo.create_post(alice, "a2", at=T0 + 4)
-    b2 = any_repo.create_post(bob, "b2", at=T0 + 5)
+    a1 = any_repo.posts.create_post(alice, "a1", at=T0 + 1)
+    b1 = any_repo.posts.create_post(bob, "b1", at=T0 + 2)
+    c1 = any_repo.posts.create_post(carol, "c1", at=T0 + 3)
+    a2 = any_repo.posts.create_post(alice, "a2", at=T0 + 4)
+    b2 = any_repo.posts.create_post(bob, "b2", at=T0 + 5)
 
-    any_repo.follow(alice, bob, at=T0 + 6)
+    any_repo.graph.follow(alice, bob, at=T0 + 6)
 
     assert ids(any_r.lrange(f"posts:{alice}", 0, -1)) == [b2, a2, b1, a1]
     assert c1 not in ids(any_r.lrange(f"posts:{alice}", 0, -1))
-    assert [p.body for p in any_repo.home_page(alice).feed.items] == ["b2", "a2", "b1", "a1"]
+    assert [p.body for p in any_repo.posts.home_page(alice).feed.items] == ["b2", "a2", "b1", "a1"]
     assert any_r.llen(f"posts:{bob}") == 2  # the followee's own feed is untouched
 
 
@@ -78,32 +78,32 @@ def test_it_keeps_a_merged_feed_within_the_cap(any_repo, any_r):
     capped = Repository(any_repo.r, home_feed_cap=10, timeline_cap=1000, fanout_batch=3)
     alice, bob = users(capped, "alice", "bob")
     for i in range(6):
-        capped.create_post(alice, f"a{i}", at=T0 + 2 * i)
-        capped.create_post(bob, f"b{i}", at=T0 + 2 * i + 1)
+        capped.posts.create_post(alice, f"a{i}", at=T0 + 2 * i)
+        capped.posts.create_post(bob, f"b{i}", at=T0 + 2 * i + 1)
 
-    capped.follow(alice, bob, at=T0 + 100)
+    capped.graph.follow(alice, bob, at=T0 + 100)
 
     assert ids(any_r.lrange(f"posts:{alice}", 0, -1)) == list(range(12, 2, -1))
 
 
 def test_it_delivers_new_posts_after_a_follow(any_repo, any_r):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.follow(alice, bob, at=T0)
+    any_repo.graph.follow(alice, bob, at=T0)
 
-    post_id = any_repo.create_post(bob, "fresh", at=T0 + 1)
+    post_id = any_repo.posts.create_post(bob, "fresh", at=T0 + 1)
 
     assert ids(any_r.lrange(f"posts:{alice}", 0, -1)) == [post_id]
 
 
 def test_it_drops_their_posts_from_the_feed_on_unfollow(any_repo, any_r):
     alice, bob, carol = users(any_repo, "alice", "bob", "carol")
-    any_repo.follow(alice, bob, at=T0)
-    any_repo.follow(alice, carol, at=T0)
-    own = any_repo.create_post(alice, "mine", at=T0 + 1)
-    any_repo.create_post(bob, "bob's", at=T0 + 2)
-    kept = any_repo.create_post(carol, "carol's", at=T0 + 3)
+    any_repo.graph.follow(alice, bob, at=T0)
+    any_repo.graph.follow(alice, carol, at=T0)
+    own = any_repo.posts.create_post(alice, "mine", at=T0 + 1)
+    any_repo.posts.create_post(bob, "bob's", at=T0 + 2)
+    kept = any_repo.posts.create_post(carol, "carol's", at=T0 + 3)
 
-    assert any_repo.unfollow(alice, bob) is True
+    assert any_repo.graph.unfollow(alice, bob) is True
 
     assert ids(any_r.lrange(f"posts:{alice}", 0, -1)) == [kept, own]
     assert not any_r.exists(f"followers:{bob}")
@@ -113,16 +113,16 @@ def test_it_drops_their_posts_from_the_feed_on_unfollow(any_repo, any_r):
 
 def test_it_treats_unfollowing_a_stranger_as_a_no_op(any_repo, any_r):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.create_post(alice, "mine", at=T0)
+    any_repo.posts.create_post(alice, "mine", at=T0)
 
-    assert any_repo.unfollow(alice, bob) is False
+    assert any_repo.graph.unfollow(alice, bob) is False
 
     assert any_r.lrange(f"posts:{alice}", 0, -1) == ["1"]
 
 
 def test_it_retries_a_feed_rewrite_when_a_post_lands_meanwhile(any_repo, any_r):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.create_post(alice, "first", at=T0)
+    any_repo.posts.create_post(alice, "first", at=T0)
     calls = []
 
     def change(feed: list[int]) -> list[int]:
@@ -131,7 +131,7 @@ def test_it_retries_a_feed_rewrite_when_a_post_lands_meanwhile(any_repo, any_r):
         calls.append(list(feed))
         return feed
 
-    any_repo._rewrite_feed(alice, change)
+    any_repo.graph._rewrite_feed(alice, change)
 
     assert calls == [[1], [77, 1]]
     assert ids(any_r.lrange(f"posts:{alice}", 0, -1)) == [77, 1]
@@ -139,13 +139,13 @@ def test_it_retries_a_feed_rewrite_when_a_post_lands_meanwhile(any_repo, any_r):
 
 def test_it_counts_followers_following_and_own_posts(any_repo):
     alice, bob, carol = users(any_repo, "alice", "bob", "carol")
-    any_repo.follow(bob, alice, at=T0)
-    any_repo.follow(carol, alice, at=T0)
-    any_repo.follow(alice, bob, at=T0)
-    any_repo.create_post(alice, "one", at=T0)
-    any_repo.create_post(bob, "not alice's", at=T0)
+    any_repo.graph.follow(bob, alice, at=T0)
+    any_repo.graph.follow(carol, alice, at=T0)
+    any_repo.graph.follow(alice, bob, at=T0)
+    any_repo.posts.create_post(alice, "one", at=T0)
+    any_repo.posts.create_post(bob, "not alice's", at=T0)
 
-    counts = any_repo.home_page(alice).counts
+    counts = any_repo.posts.home_page(alice).counts
 
     assert (counts.followers, counts.following, counts.posts) == (2, 1, 1)
 
@@ -153,34 +153,36 @@ def test_it_counts_followers_following_and_own_posts(any_repo):
 def test_it_lists_followers_and_following_newest_first(any_repo):
     star, *fans = users(any_repo, "star", "ann", "ben", "cat")
     for i, fan in enumerate(fans):
-        any_repo.follow(fan, star, at=T0 + i)
+        any_repo.graph.follow(fan, star, at=T0 + i)
 
-    first = any_repo.follow_list(star, "followers", 1, per_page=2)
-    second = any_repo.follow_list(star, "followers", 2, per_page=2)
+    first = any_repo.graph.follow_list(star, "followers", 1, per_page=2)
+    second = any_repo.graph.follow_list(star, "followers", 2, per_page=2)
 
     assert [(e.user.username, e.since) for e in first.items] == [("cat", T0 + 2), ("ben", T0 + 1)]
     assert first.has_next and first.total == 3
     assert [e.user.username for e in second.items] == ["ann"] and not second.has_next
-    assert [e.user.username for e in any_repo.follow_list(fans[0], "following").items] == ["star"]
+    assert [e.user.username for e in any_repo.graph.follow_list(fans[0], "following").items] == [
+        "star"
+    ]
 
 
 def test_it_leaves_suspended_users_out_of_follow_lists(any_repo, any_r):
     star, ann, ben = users(any_repo, "star", "ann", "ben")
-    any_repo.follow(ann, star, at=T0)
-    any_repo.follow(ben, star, at=T0 + 1)
+    any_repo.graph.follow(ann, star, at=T0)
+    any_repo.graph.follow(ben, star, at=T0 + 1)
     any_r.hset(f"user:{ben}", "status", "suspended")
 
-    assert [e.user.username for e in any_repo.follow_list(star, "followers").items] == ["ann"]
+    assert [e.user.username for e in any_repo.graph.follow_list(star, "followers").items] == ["ann"]
 
 
 def test_it_shows_only_the_users_own_posts_on_the_profile(any_repo):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.follow(alice, bob, at=T0)
-    any_repo.create_post(alice, "a1", at=T0 + 1)
-    any_repo.create_post(bob, "b1", at=T0 + 2)
-    any_repo.create_post(alice, "a2", at=T0 + 3)
+    any_repo.graph.follow(alice, bob, at=T0)
+    any_repo.posts.create_post(alice, "a1", at=T0 + 1)
+    any_repo.posts.create_post(bob, "b1", at=T0 + 2)
+    any_repo.posts.create_post(alice, "a2", at=T0 + 3)
 
-    profile = any_repo.profile(alice, None)
+    profile = any_repo.graph.profile(alice, None)
 
     assert profile.user.username == "alice"
     assert [p.body for p in profile.posts.items] == ["a2", "a1"]
@@ -192,9 +194,9 @@ def test_it_shows_only_the_users_own_posts_on_the_profile(any_repo):
 def test_it_pages_the_profile(any_repo):
     (alice,) = users(any_repo, "alice")
     for i in range(12):
-        any_repo.create_post(alice, f"a{i}", at=T0 + i)
+        any_repo.posts.create_post(alice, f"a{i}", at=T0 + i)
 
-    second = any_repo.profile(alice, None, 2, per_page=10)
+    second = any_repo.graph.profile(alice, None, 2, per_page=10)
 
     assert [p.body for p in second.posts.items] == ["a1", "a0"]
     assert second.posts.has_previous and not second.posts.has_next
@@ -203,14 +205,16 @@ def test_it_pages_the_profile(any_repo):
 
 def test_it_tells_the_viewer_who_they_follow_also_follows_the_profile(any_repo):
     viewer, target, *friends = users(any_repo, "viewer", "target", "f1", "f2", "f3", "f4", "f5")
-    stranger = any_repo.create_user("stranger", "h", at=T0).id
+    stranger = any_repo.users.create_user("stranger", "h", at=T0).id
     for friend in friends:
-        any_repo.follow(viewer, friend, at=T0)
-        any_repo.follow(friend, target, at=T0)
-    any_repo.follow(stranger, target, at=T0)  # follows target, but viewer does not follow them
-    any_repo.follow(viewer, target, at=T0)
+        any_repo.graph.follow(viewer, friend, at=T0)
+        any_repo.graph.follow(friend, target, at=T0)
+    any_repo.graph.follow(
+        stranger, target, at=T0
+    )  # follows target, but viewer does not follow them
+    any_repo.graph.follow(viewer, target, at=T0)
 
-    profile = any_repo.profile(target, any_repo.get_user(viewer))
+    profile = any_repo.graph.profile(target, any_repo.users.get_user(viewer))
 
     assert profile.viewer_follows
     assert profile.mutual_count == 5
@@ -221,14 +225,14 @@ def test_it_tells_the_viewer_who_they_follow_also_follows_the_profile(any_repo):
 
 def test_it_shows_no_follow_state_on_your_own_profile(any_repo):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.follow(alice, bob, at=T0)
-    any_repo.follow(bob, alice, at=T0)
+    any_repo.graph.follow(alice, bob, at=T0)
+    any_repo.graph.follow(bob, alice, at=T0)
 
-    profile = any_repo.profile(alice, any_repo.get_user(alice))
+    profile = any_repo.graph.profile(alice, any_repo.users.get_user(alice))
 
     assert not profile.viewer_follows and profile.mutual_count == 0
 
 
 def test_it_raises_user_not_found_for_the_profile_of_nobody(any_repo):
     with pytest.raises(UserNotFound):
-        any_repo.profile(42, None)
+        any_repo.graph.profile(42, None)

@@ -17,7 +17,7 @@ DAY = datetime.fromtimestamp(T0, tz=UTC).date()
 
 
 def users(repo: Repository, *names: str) -> list[int]:
-    return [repo.create_user(name, "h", at=T0).id for name in names]
+    return [repo.users.create_user(name, "h", at=T0).id for name in names]
 
 
 def ids(values: list[str]) -> list[int]:
@@ -27,7 +27,7 @@ def ids(values: list[str]) -> list[int]:
 def test_it_writes_the_reference_post_layout(any_repo, any_r):
     (alice,) = users(any_repo, "alice")
 
-    post_id = any_repo.create_post(alice, "hello world", at=T0 + 5)
+    post_id = any_repo.posts.create_post(alice, "hello world", at=T0 + 5)
 
     assert post_id == 1
     assert any_r.get("next_post_id") == "1"
@@ -44,7 +44,7 @@ def test_it_writes_the_reference_post_layout(any_repo, any_r):
 def test_it_counts_the_post_and_marks_the_author_active(any_repo, any_r):
     (alice,) = users(any_repo, "alice")
 
-    any_repo.create_post(alice, "hi", at=T0)
+    any_repo.posts.create_post(alice, "hi", at=T0)
 
     counter = keys.daily_counter("posts", DAY)
     assert any_r.get(counter) == "1" and any_r.ttl(counter) > 0
@@ -55,9 +55,9 @@ def test_it_fans_a_post_out_to_every_follower_in_batches(any_repo, any_r):
     author, *fans = users(any_repo, "author", *(f"fan{i}" for i in range(7)))
     (bystander,) = users(any_repo, "bystander")
     for fan in fans:
-        any_repo.follow(fan, author, at=T0)
+        any_repo.graph.follow(fan, author, at=T0)
 
-    post_id = any_repo.create_post(author, "news", at=T0 + 1)
+    post_id = any_repo.posts.create_post(author, "news", at=T0 + 1)
 
     for fan in fans:
         assert ids(any_r.lrange(f"posts:{fan}", 0, -1)) == [post_id]
@@ -70,9 +70,9 @@ def test_it_fans_a_post_out_to_every_follower_in_batches(any_repo, any_r):
 def test_it_reaches_followers_whatever_their_count_against_the_batch_size(any_repo, any_r, n_fans):
     author, *fans = users(any_repo, "author", *(f"fan{i}" for i in range(n_fans)))
     for fan in fans:
-        any_repo.follow(fan, author, at=T0)
+        any_repo.graph.follow(fan, author, at=T0)
 
-    post_id = any_repo.create_post(author, "news")
+    post_id = any_repo.posts.create_post(author, "news")
 
     reached = [fan for fan in fans if any_r.lrange(f"posts:{fan}", 0, 0) == [str(post_id)]]
     assert reached == fans
@@ -81,7 +81,7 @@ def test_it_reaches_followers_whatever_their_count_against_the_batch_size(any_re
 def test_it_keeps_exactly_the_newest_1000_posts_in_the_timeline(any_repo, any_r):
     (alice,) = users(any_repo, "alice")
     for i in range(1003):
-        any_repo.create_post(alice, f"post {i}", at=T0 + i)
+        any_repo.posts.create_post(alice, f"post {i}", at=T0 + i)
 
     timeline = ids(any_r.lrange("timeline", 0, -1))
     assert len(timeline) == 1000
@@ -92,10 +92,10 @@ def test_it_keeps_exactly_the_newest_1000_posts_in_the_timeline(any_repo, any_r)
 def test_it_caps_every_home_feed_at_the_setting(any_repo, any_r):
     capped = Repository(any_repo.r, home_feed_cap=10, timeline_cap=1000, fanout_batch=3)
     author, fan = users(capped, "author", "fan")
-    capped.follow(fan, author, at=T0)
+    capped.graph.follow(fan, author, at=T0)
 
     for i in range(12):
-        capped.create_post(author, f"post {i}", at=T0 + i)
+        capped.posts.create_post(author, f"post {i}", at=T0 + i)
 
     newest_ten = list(range(12, 2, -1))
     assert ids(any_r.lrange(f"posts:{author}", 0, -1)) == newest_ten
@@ -105,12 +105,12 @@ def test_it_caps_every_home_feed_at_the_setting(any_repo, any_r):
 
 def test_it_builds_the_home_page_from_the_feed_with_counts(any_repo):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.follow(alice, bob, at=T0)
+    any_repo.graph.follow(alice, bob, at=T0)
     for i in range(12):
-        any_repo.create_post(bob if i % 2 else alice, f"post {i}", at=T0 + i)
+        any_repo.posts.create_post(bob if i % 2 else alice, f"post {i}", at=T0 + i)
 
-    first = any_repo.home_page(alice, 1, per_page=10)
-    second = any_repo.home_page(alice, 2, per_page=10)
+    first = any_repo.posts.home_page(alice, 1, per_page=10)
+    second = any_repo.posts.home_page(alice, 2, per_page=10)
 
     assert [p.body for p in first.feed.items] == [f"post {i}" for i in range(11, 1, -1)]
     assert first.feed.has_next and not first.feed.has_previous
@@ -123,24 +123,24 @@ def test_it_builds_the_home_page_from_the_feed_with_counts(any_repo):
 
 def test_it_skips_dangling_ids_and_hidden_posts_in_a_feed(any_repo, any_r):
     alice, bob = users(any_repo, "alice", "bob")
-    kept = any_repo.create_post(alice, "kept", at=T0)
-    removed = any_repo.create_post(alice, "removed", at=T0 + 1)
+    kept = any_repo.posts.create_post(alice, "kept", at=T0)
+    removed = any_repo.posts.create_post(alice, "removed", at=T0 + 1)
     any_r.hset(f"post:{removed}", "deleted", "1")
     any_r.lpush(f"posts:{alice}", 999)  # a post hash that does not exist
 
-    page = any_repo.home_page(alice)
+    page = any_repo.posts.home_page(alice)
 
     assert [p.id for p in page.feed.items] == [kept]
 
 
 def test_it_hides_posts_of_suspended_authors_from_the_timeline(any_repo, any_r):
     alice, bob = users(any_repo, "alice", "bob")
-    any_repo.create_post(alice, "from alice", at=T0)
-    any_repo.create_post(bob, "from bob", at=T0 + 1)
+    any_repo.posts.create_post(alice, "from alice", at=T0)
+    any_repo.posts.create_post(bob, "from bob", at=T0 + 1)
     any_r.hset(f"user:{bob}", "status", "suspended")
     any_r.zadd("suspended_users", {"bob": T0})
 
-    page = any_repo.timeline_page()
+    page = any_repo.posts.timeline_page()
 
     assert [p.body for p in page.posts.items] == ["from alice"]
     assert page.latest_users == ["alice"]
@@ -149,10 +149,10 @@ def test_it_hides_posts_of_suspended_authors_from_the_timeline(any_repo, any_r):
 def test_it_pages_the_global_timeline_newest_first_with_the_latest_signups(any_repo):
     alice, bob = users(any_repo, "alice", "bob")
     for i in range(7):
-        any_repo.create_post(alice if i % 2 else bob, f"p{i}", at=T0 + i)
+        any_repo.posts.create_post(alice if i % 2 else bob, f"p{i}", at=T0 + i)
 
-    first = any_repo.timeline_page(1, per_page=5, latest_users=1)
-    second = any_repo.timeline_page(2, per_page=5)
+    first = any_repo.posts.timeline_page(1, per_page=5, latest_users=1)
+    second = any_repo.posts.timeline_page(2, per_page=5)
 
     assert [p.body for p in first.posts.items] == ["p6", "p5", "p4", "p3", "p2"]
     assert first.posts.has_next
@@ -164,16 +164,16 @@ def test_it_pages_the_global_timeline_newest_first_with_the_latest_signups(any_r
 def test_it_shows_the_latest_posts_to_visitors(any_repo):
     (alice,) = users(any_repo, "alice")
     for i in range(8):
-        any_repo.create_post(alice, f"p{i}", at=T0 + i)
+        any_repo.posts.create_post(alice, f"p{i}", at=T0 + i)
 
-    assert [p.body for p in any_repo.latest_posts(3)] == ["p7", "p6", "p5"]
+    assert [p.body for p in any_repo.posts.latest_posts(3)] == ["p7", "p6", "p5"]
 
 
 def test_it_returns_one_post_by_id(any_repo):
     (alice,) = users(any_repo, "alice")
-    post_id = any_repo.create_post(alice, "permalink me", at=T0)
+    post_id = any_repo.posts.create_post(alice, "permalink me", at=T0)
 
-    post = any_repo.get_post(post_id)
+    post = any_repo.posts.get_post(post_id)
 
     assert (post.id, post.body, post.author_name, post.time) == (
         post_id,
@@ -186,11 +186,11 @@ def test_it_returns_one_post_by_id(any_repo):
 
 def test_it_raises_post_not_found_for_a_missing_or_removed_post(any_repo, any_r):
     (alice,) = users(any_repo, "alice")
-    post_id = any_repo.create_post(alice, "soon gone", at=T0)
+    post_id = any_repo.posts.create_post(alice, "soon gone", at=T0)
     any_r.hset(f"post:{post_id}", "deleted", "1")
 
     with pytest.raises(PostNotFound):
-        any_repo.get_post(404)
+        any_repo.posts.get_post(404)
     with pytest.raises(PostNotFound):
-        any_repo.get_post(post_id)
-    assert any_repo.get_post(post_id, include_hidden=True).is_deleted
+        any_repo.posts.get_post(post_id)
+    assert any_repo.posts.get_post(post_id, include_hidden=True).is_deleted

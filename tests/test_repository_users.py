@@ -16,7 +16,7 @@ DAY = datetime.fromtimestamp(T0, tz=UTC).date()
 
 
 def test_it_writes_the_reference_layout_for_a_new_user(any_repo, any_r):
-    user = any_repo.create_user("Alice", "pbkdf2$hash", at=T0)
+    user = any_repo.users.create_user("Alice", "pbkdf2$hash", at=T0)
 
     assert user.id == 1 and user.username == "Alice" and user.signup_time == T0
     assert any_r.get("next_user_id") == "1"
@@ -33,7 +33,7 @@ def test_it_writes_the_reference_layout_for_a_new_user(any_repo, any_r):
 
 
 def test_it_counts_the_signup_under_a_key_that_expires(any_repo, any_r):
-    any_repo.create_user("alice", "h", at=T0)
+    any_repo.users.create_user("alice", "h", at=T0)
 
     key = keys.daily_counter("signups", DAY)
     assert any_r.get(key) == "1"
@@ -41,8 +41,8 @@ def test_it_counts_the_signup_under_a_key_that_expires(any_repo, any_r):
 
 
 def test_it_gives_each_user_a_different_secret(any_repo, any_r):
-    any_repo.create_user("alice", "h")
-    any_repo.create_user("bob", "h")
+    any_repo.users.create_user("alice", "h")
+    any_repo.users.create_user("bob", "h")
 
     assert any_r.hget("user:1", "auth") != any_r.hget("user:2", "auth")
     assert any_r.hlen("auths") == 2
@@ -50,10 +50,10 @@ def test_it_gives_each_user_a_different_secret(any_repo, any_r):
 
 @pytest.mark.parametrize("taken", ["alice", "ALICE", "aLiCe"])
 def test_it_refuses_a_username_taken_in_any_case(any_repo, any_r, taken):
-    any_repo.create_user("Alice", "h")
+    any_repo.users.create_user("Alice", "h")
 
     with pytest.raises(UsernameTaken):
-        any_repo.create_user(taken, "h")
+        any_repo.users.create_user(taken, "h")
 
     assert any_r.hgetall("users") == {"Alice": "1"}
     assert any_r.hgetall("users_lower") == {"alice": "1"}
@@ -69,11 +69,11 @@ def test_it_refuses_a_name_a_reference_retwis_account_has(any_repo, any_r, typed
     any_r.set("next_user_id", 1)
 
     with pytest.raises(UsernameTaken):
-        any_repo.create_user(typed, "h")
+        any_repo.users.create_user(typed, "h")
 
     assert any_r.hgetall("users") == {"bob": "1"}
     assert not any_r.hexists("users_lower", "bob")
-    assert any_repo.user_id_for_name("bob") == 1
+    assert any_repo.users.user_id_for_name("bob") == 1
 
 
 def test_it_gives_one_account_to_simultaneous_signups_with_one_name(redis_url, r):
@@ -87,7 +87,7 @@ def test_it_gives_one_account_to_simultaneous_signups_with_one_name(redis_url, r
         repo = Repository(redis.Redis.from_url(redis_url))
         start.wait()
         try:
-            repo.create_user(name, "h")
+            repo.users.create_user(name, "h")
             outcomes.append("created")
         except UsernameTaken:
             outcomes.append("taken")
@@ -112,9 +112,9 @@ def test_it_gives_one_account_to_simultaneous_signups_with_one_name(redis_url, r
 
 @pytest.mark.parametrize("typed", ["alice", "ALICE", "Alice"])
 def test_it_finds_a_user_by_name_ignoring_case(any_repo, typed):
-    any_repo.create_user("Alice", "h", at=T0)
+    any_repo.users.create_user("Alice", "h", at=T0)
 
-    user = any_repo.get_user_by_name(typed)
+    user = any_repo.users.get_user_by_name(typed)
 
     assert user is not None and user.id == 1 and user.username == "Alice"
     assert user.signup_time == T0 and not user.is_staff and not user.is_suspended
@@ -122,87 +122,87 @@ def test_it_finds_a_user_by_name_ignoring_case(any_repo, typed):
 
 @pytest.mark.parametrize("typed", ["nobody", "", "x" * 65])
 def test_it_finds_no_user_for_an_unknown_name(any_repo, typed):
-    any_repo.create_user("alice", "h")
+    any_repo.users.create_user("alice", "h")
 
-    assert any_repo.get_user_by_name(typed) is None
-    assert any_repo.user_id_for_name(typed) is None
+    assert any_repo.users.get_user_by_name(typed) is None
+    assert any_repo.users.user_id_for_name(typed) is None
 
 
 def test_it_returns_none_for_an_unknown_id(any_repo):
-    assert any_repo.get_user(99) is None
+    assert any_repo.users.get_user(99) is None
 
 
 def test_it_returns_the_stored_password_field_as_credentials(any_repo):
-    any_repo.create_user("alice", "md5$salt$hash")
+    any_repo.users.create_user("alice", "md5$salt$hash")
 
-    creds = any_repo.get_credentials("ALICE")
+    creds = any_repo.users.get_credentials("ALICE")
 
     assert creds is not None and creds.user.id == 1 and creds.password == "md5$salt$hash"
-    assert any_repo.get_credentials("bob") is None
+    assert any_repo.users.get_credentials("bob") is None
 
 
 def test_it_replaces_the_password_hash(any_repo, any_r):
-    any_repo.create_user("alice", "old")
+    any_repo.users.create_user("alice", "old")
 
-    any_repo.set_password_hash(1, "new")
+    any_repo.users.set_password_hash(1, "new")
 
     assert any_r.hget("user:1", "password") == "new"
 
 
 def test_it_resolves_the_current_secret_to_its_user(any_repo, any_r):
-    any_repo.create_user("alice", "h")
+    any_repo.users.create_user("alice", "h")
     secret = any_r.hget("user:1", "auth")
 
-    user = any_repo.user_for_secret(secret)
+    user = any_repo.users.user_for_secret(secret)
 
     assert user is not None and user.id == 1 and user.username == "alice"
 
 
 def test_it_rejects_a_stale_auths_entry(any_repo, any_r):
-    any_repo.create_user("alice", "h")
+    any_repo.users.create_user("alice", "h")
     any_r.hset("auths", "f" * 40, 1)  # points at alice, but user:1.auth says otherwise
 
-    assert any_repo.user_for_secret("f" * 40) is None
+    assert any_repo.users.user_for_secret("f" * 40) is None
     assert any_r.hget("auths", "f" * 40) == "1"  # reading never writes
 
 
 def test_it_rejects_an_auths_entry_pointing_at_no_user(any_repo, any_r):
     any_r.hset("auths", "e" * 40, 5)
 
-    assert any_repo.user_for_secret("e" * 40) is None
+    assert any_repo.users.user_for_secret("e" * 40) is None
 
 
 @pytest.mark.parametrize("secret", ["", "not-a-secret", "a" * 129])
 def test_it_rejects_an_unknown_or_oversized_secret(any_repo, secret):
-    any_repo.create_user("alice", "h")
+    any_repo.users.create_user("alice", "h")
 
-    assert any_repo.user_for_secret(secret) is None
+    assert any_repo.users.user_for_secret(secret) is None
 
 
 def test_it_rejects_the_secret_of_a_suspended_user(any_repo, any_r):
-    any_repo.create_user("alice", "h")
+    any_repo.users.create_user("alice", "h")
     any_r.hset("user:1", "status", "suspended")
 
-    assert any_repo.user_for_secret(any_r.hget("user:1", "auth")) is None
+    assert any_repo.users.user_for_secret(any_r.hget("user:1", "auth")) is None
 
 
 def test_it_rotates_the_secret_and_forgets_the_old_one(any_repo, any_r):
-    any_repo.create_user("alice", "h")
+    any_repo.users.create_user("alice", "h")
     old = any_r.hget("user:1", "auth")
 
-    new = any_repo.rotate_secret(1)
+    new = any_repo.users.rotate_secret(1)
 
     assert new != old and len(new) == 40
     assert any_r.hget("user:1", "auth") == new
     assert any_r.hgetall("auths") == {new: "1"}
-    assert any_repo.user_for_secret(old) is None
-    assert any_repo.user_for_secret(new).id == 1
+    assert any_repo.users.user_for_secret(old) is None
+    assert any_repo.users.user_for_secret(new).id == 1
 
 
 def test_it_notes_a_login_and_returns_the_current_secret(any_repo, any_r):
-    any_repo.create_user("alice", "h", at=T0)
+    any_repo.users.create_user("alice", "h", at=T0)
 
-    secret = any_repo.record_login(1, "10.0.0.7", at=T0 + 60)
+    secret = any_repo.users.record_login(1, "10.0.0.7", at=T0 + 60)
 
     assert secret == any_r.hget("user:1", "auth")
     assert any_r.hget("user:1", "last_login") == str(T0 + 60)
@@ -217,7 +217,7 @@ def test_it_gives_a_secret_to_an_account_written_without_one(any_repo, any_r):
     any_r.hset("user:1", mapping={"username": "old", "password": "x"})
     any_r.hset("users", "old", 1)
 
-    secret = any_repo.record_login(1)
+    secret = any_repo.users.record_login(1)
 
     assert secret and any_r.hget("user:1", "auth") == secret
     assert any_r.hget("auths", secret) == "1"
@@ -225,11 +225,11 @@ def test_it_gives_a_secret_to_an_account_written_without_one(any_repo, any_r):
 
 def test_it_lists_the_newest_signups_first_without_suspended_ones(any_repo, any_r):
     for i, name in enumerate(["ann", "ben", "cat", "dan"]):
-        any_repo.create_user(name, "h", at=T0 + i)
+        any_repo.users.create_user(name, "h", at=T0 + i)
     any_r.zadd("suspended_users", {"cat": T0})
 
-    assert any_repo.timeline_page(latest_users=2).latest_users == ["dan", "ben"]
-    assert any_repo.timeline_page(latest_users=10).latest_users == ["dan", "ben", "ann"]
+    assert any_repo.posts.timeline_page(latest_users=2).latest_users == ["dan", "ben"]
+    assert any_repo.posts.timeline_page(latest_users=10).latest_users == ["dan", "ben", "ann"]
 
 
 def test_it_keeps_a_mixed_case_reference_account_reachable_by_its_exact_name(any_repo, any_r):
@@ -237,8 +237,8 @@ def test_it_keeps_a_mixed_case_reference_account_reachable_by_its_exact_name(any
     any_r.hset("users", "Bob", 1)
     any_r.set("next_user_id", 1)
 
-    newer = any_repo.create_user("bob", "h")  # no users_lower entry to collide with
+    newer = any_repo.users.create_user("bob", "h")  # no users_lower entry to collide with
 
-    assert any_repo.user_id_for_name("Bob") == 1
-    assert any_repo.user_id_for_name("bob") == newer.id == 2
+    assert any_repo.users.user_id_for_name("Bob") == 1
+    assert any_repo.users.user_id_for_name("bob") == newer.id == 2
     assert any_r.hget("users_lower", "bob") == "2"

@@ -46,15 +46,15 @@ def costs(client: Client, url: str, round_trips) -> tuple[int, int]:
 def add_posts(repo: Repository, authors: list[int], n: int) -> None:
     start = int(repo.r.get("next_post_id") or 0)
     for i in range(start, start + n):
-        repo.create_post(authors[i % len(authors)], f"post {i}", at=T0 + i)
+        repo.posts.create_post(authors[i % len(authors)], f"post {i}", at=T0 + i)
 
 
 @pytest.fixture
 def network(repo, alice, bob, charlie):
     """alice follows bob and charlie; charlie follows bob (a mutual for alice on bob's page)."""
-    repo.follow(alice.id, bob.id, at=T0)
-    repo.follow(alice.id, charlie.id, at=T0)
-    repo.follow(charlie.id, bob.id, at=T0)
+    repo.graph.follow(alice.id, bob.id, at=T0)
+    repo.graph.follow(alice.id, charlie.id, at=T0)
+    repo.graph.follow(charlie.id, bob.id, at=T0)
     return [alice.id, bob.id, charlie.id]
 
 
@@ -104,10 +104,10 @@ def test_a_follower_list_costs_the_same_for_5_followers_as_for_50(repo, client, 
     star = make_user(repo, "star")
     fans = [make_user(repo, f"fan{i}") for i in range(50)]
     for fan in fans[:5]:
-        repo.follow(fan.id, star.id, at=T0)
+        repo.graph.follow(fan.id, star.id, at=T0)
     with_5 = cost(client, "/u/star/followers/", round_trips)
     for fan in fans[5:]:
-        repo.follow(fan.id, star.id, at=T0)
+        repo.graph.follow(fan.id, star.id, at=T0)
     with_50 = cost(client, "/u/star/followers/", round_trips)
 
     assert with_5 == with_50 <= BUDGET
@@ -121,10 +121,10 @@ def test_posting_costs_two_round_trips_plus_one_per_batch_of_followers(
     batched = get_repository()
     author = make_user(repo, "author")
     for i in range(n_fans):
-        repo.follow(make_user(repo, f"fan{i}").id, author.id, at=T0)
+        repo.graph.follow(make_user(repo, f"fan{i}").id, author.id, at=T0)
 
     round_trips.reset()
-    batched.create_post(author.id, "hello")
+    batched.posts.create_post(author.id, "hello")
 
     assert round_trips.count == 2 + batches
 
@@ -140,7 +140,7 @@ def test_posting_through_the_site_costs_a_fixed_number_plus_one_per_batch(
     client.post("/post/", {"status": "to nobody"})
     alone = round_trips.count
     for i in range(7):
-        repo.follow(make_user(repo, f"fan{i}").id, author.id, at=T0)
+        repo.graph.follow(make_user(repo, f"fan{i}").id, author.id, at=T0)
 
     round_trips.reset()
     response = client.post("/post/", {"status": "to seven fans"})

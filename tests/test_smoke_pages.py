@@ -17,8 +17,8 @@ PAGES = [
 
 @pytest.fixture
 def a_post(repo, alice, bob):
-    repo.follow(bob.id, alice.id)
-    return repo.create_post(alice.id, "smoke test")
+    repo.graph.follow(bob.id, alice.id)
+    return repo.posts.create_post(alice.id, "smoke test")
 
 
 @pytest.mark.parametrize("url", PAGES)

@@ -44,8 +44,8 @@ def login_next(response) -> str:
 def world(repo, alice, sam, bob):
     """alice (user 1), sam (staff, returned) and bob; a post by alice and bob's report on it,
     so every URL has a target."""
-    post_id = repo.create_post(alice.id, "hello")
-    repo.report_post(bob, post_id, "spam")
+    post_id = repo.posts.create_post(alice.id, "hello")
+    repo.reports.report_post(bob, post_id, "spam")
     return sam
 
 
@@ -95,7 +95,7 @@ def test_actions_refuse_get(world, sam_client, url, back):
 @pytest.mark.parametrize(("url", "back"), ACTIONS)
 def test_actions_need_a_csrf_token(repo, world, r, url, back):
     client = Client(enforce_csrf_checks=True)
-    client.cookies["auth"] = repo.record_login(world.id, "127.0.0.1")
+    client.cookies["auth"] = repo.users.record_login(world.id, "127.0.0.1")
     response = client.post(url, {"suspend-reason": "spam", "outcome": "dismissed"})
     assert response.status_code == 403
     assert r.hget("user:1", "status") is None
@@ -111,7 +111,7 @@ def test_the_staff_link_shows_only_for_staff(world, sam_client, alice_client):
 def test_revoking_staff_closes_the_pages_at_once(repo, world, olga):
     client = login(Client(), repo, olga)
     assert client.get("/staff/").status_code == 200
-    repo.revoke_staff(olga.id, world)
+    repo.moderation.revoke_staff(olga.id, world)
     assert client.get("/staff/").status_code == 403
 
 

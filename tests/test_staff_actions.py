@@ -32,10 +32,10 @@ def logged_out(response) -> bool:
 
 
 def test_the_account_page_shows_the_file(repo, sam, sam_client, alice, bob):
-    repo.record_login(alice.id, "198.51.100.7")
-    post_id = repo.create_post(alice.id, "hello <b>world</b>")
-    repo.report_post(bob, post_id, "spam", "looks like spam")
-    repo.add_note(alice.id, sam, "first warning")
+    repo.users.record_login(alice.id, "198.51.100.7")
+    post_id = repo.posts.create_post(alice.id, "hello <b>world</b>")
+    repo.reports.report_post(bob, post_id, "spam", "looks like spam")
+    repo.moderation.add_note(alice.id, sam, "first warning")
 
     response = sam_client.get("/staff/users/alice/")
 
@@ -90,7 +90,7 @@ def test_a_reason_over_the_limit_is_refused(r, sam_client, alice):
 
 
 def test_unsuspending_through_the_page(repo, r, sam, sam_client, alice):
-    repo.suspend(alice.id, sam, "spam")
+    repo.moderation.suspend(alice.id, sam, "spam")
 
     sam_client.post("/staff/users/alice/unsuspend/", {"unsuspend-reason": "appeal"})
 

@@ -123,7 +123,7 @@ def test_revoke_of_an_unknown_user_fails(repo):
 
 
 def test_a_suspended_user_cannot_be_promoted(repo, alice, sam):
-    repo.suspend(alice.id, sam, "spam")
+    repo.moderation.suspend(alice.id, sam, "spam")
     with pytest.raises(CommandError, match="Unsuspend"):
         run("alice")
 

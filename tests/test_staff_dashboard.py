@@ -55,7 +55,7 @@ def test_counters_follow_a_known_sequence_of_events(repo, r, alice):
     for key in (keys.daily_counter("posts", day), keys.daily_active(day)):
         assert 0 < r.ttl(key) <= keys.STATS_TTL_DAYS * 86400
 
-    figures = {s.metric: s for s in repo.dashboard().series}
+    figures = {s.metric: s for s in repo.stats.dashboard().series}
     assert figures["signups"].current[-1] == 3
     assert figures["posts"].current[-1] == 3
     assert figures["logins"].current[-1] == 3
@@ -65,10 +65,10 @@ def test_counters_follow_a_known_sequence_of_events(repo, r, alice):
 def test_the_series_compare_the_last_30_days_with_the_30_before(repo, r):
     now = datetime.now(tz=UTC)
     for days_ago, name in ((0, "new1"), (0, "new2"), (29, "edge"), (30, "old1"), (59, "old2")):
-        repo.create_user(name, "h", at=int((now - timedelta(days=days_ago)).timestamp()))
-    repo.create_user("ancient", "h", at=int((now - timedelta(days=60)).timestamp()))
+        repo.users.create_user(name, "h", at=int((now - timedelta(days=days_ago)).timestamp()))
+    repo.users.create_user("ancient", "h", at=int((now - timedelta(days=60)).timestamp()))
 
-    signups = repo.dashboard(today=now.date()).series[0]  # the day the users were dated by
+    signups = repo.stats.dashboard(today=now.date()).series[0]  # the day the users were dated by
 
     assert signups.metric == "signups"
     assert len(signups.current) == len(signups.previous) == 30
@@ -79,24 +79,24 @@ def test_the_series_compare_the_last_30_days_with_the_30_before(repo, r):
 
 
 def test_totals_count_users_posts_reports_suspended_and_staff(repo, alice, bob, charlie, sam):
-    post_id = repo.create_post(alice.id, "x")
-    repo.report_post(bob, post_id, "spam")
-    repo.suspend(charlie.id, sam, "spam")
+    post_id = repo.posts.create_post(alice.id, "x")
+    repo.reports.report_post(bob, post_id, "spam")
+    repo.moderation.suspend(charlie.id, sam, "spam")
 
-    totals = repo.dashboard().totals
+    totals = repo.stats.dashboard().totals
 
     assert (totals.users, totals.posts, totals.open_reports) == (4, 1, 1)
     assert (totals.suspended, totals.staff) == (1, 1)
 
 
 def test_the_follow_total_shows_once_something_counts_follows(repo, r):
-    assert repo.dashboard().totals.follows is None
+    assert repo.stats.dashboard().totals.follows is None
     r.set(keys.follows_total(), 12)
-    assert repo.dashboard().totals.follows == 12
+    assert repo.stats.dashboard().totals.follows == 12
 
 
 def test_the_health_figures_come_from_the_server(repo, r):
-    health = repo.dashboard().health
+    health = repo.stats.dashboard().health
 
     assert health is not None
     server = r.info("server")
@@ -129,9 +129,9 @@ def info_refused(request, redis_server):
 
 
 def test_the_dashboard_works_where_info_is_refused(info_refused):
-    info_refused.create_user("alice", "h")
+    info_refused.users.create_user("alice", "h")
 
-    dashboard = info_refused.dashboard()
+    dashboard = info_refused.stats.dashboard()
 
     assert dashboard.health is None
     assert dashboard.totals.users == 1
@@ -139,7 +139,7 @@ def test_the_dashboard_works_where_info_is_refused(info_refused):
 
 
 def test_the_dashboard_page_draws_four_charts_with_no_network(repo, alice, sam_client):
-    repo.create_post(alice.id, "hi")
+    repo.posts.create_post(alice.id, "hi")
     html = sam_client.get("/staff/").content.decode()
 
     assert html.count("<svg") == 4

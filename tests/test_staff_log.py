@@ -10,9 +10,9 @@ from tests.conftest import make_user
 @pytest.fixture
 def log(repo, alice, bob, sam, olga, sam_client):
     """sam and olga act on alice and bob; returns sam's client."""
-    repo.add_note(alice.id, sam, "note-one")
-    repo.suspend(bob.id, sam, "note-two")
-    repo.add_note(bob.id, olga, "note-three")
+    repo.moderation.add_note(alice.id, sam, "note-one")
+    repo.moderation.suspend(bob.id, sam, "note-two")
+    repo.moderation.add_note(bob.id, olga, "note-three")
     return sam_client
 
 
@@ -56,7 +56,7 @@ def test_a_bad_filter_says_so_and_lists_nothing(log, query):
 
 def test_the_unfiltered_log_pages_with_an_older_link(repo, log, alice, sam):
     for i in range(55):
-        repo.add_note(alice.id, sam, f"bulk {i:02d}")
+        repo.moderation.add_note(alice.id, sam, f"bulk {i:02d}")
 
     first = log.get("/staff/log/").content.decode()
     assert "bulk 54" in first and "bulk 05" in first and "bulk 04" not in first
@@ -70,7 +70,7 @@ def test_the_unfiltered_log_pages_with_an_older_link(repo, log, alice, sam):
 
 def test_a_filtered_log_pages_by_number(repo, log, alice, sam):
     for i in range(55):
-        repo.add_note(alice.id, sam, f"bulk {i:02d}")
+        repo.moderation.add_note(alice.id, sam, f"bulk {i:02d}")
 
     second = log.get("/staff/log/?target=alice&page=2").content.decode()
     assert "bulk 03" in second and "note-one" in second and "bulk 05" not in second
@@ -84,8 +84,8 @@ def test_a_users_history_shows_on_their_account_page(log):
 
 def test_names_in_the_log_are_escaped(repo, log, sam):
     make_user(repo, "x_script")
-    target = repo.get_user_by_name("x_script")
-    repo.add_note(target.id, sam, "<script>alert(1)</script>")
+    target = repo.users.get_user_by_name("x_script")
+    repo.moderation.add_note(target.id, sam, "<script>alert(1)</script>")
     html = log.get("/staff/log/").content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -99,19 +99,19 @@ def test_a_legacy_name_filters_the_legacy_account_not_a_newer_one_that_differs_i
     legacy_id = int(r.incr("next_user_id"))
     r.hset("users", "Carol", legacy_id)
     r.hset(f"user:{legacy_id}", mapping={"username": "Carol", "password": "x", "auth": "s"})
-    repo.add_note(legacy_id, sam, "note-for-legacy")
-    repo.add_note(newer.id, sam, "note-for-newer")
+    repo.moderation.add_note(legacy_id, sam, "note-for-legacy")
+    repo.moderation.add_note(newer.id, sam, "note-for-newer")
 
     exact = log.get("/staff/log/?target=Carol").content.decode()
     lower = log.get("/staff/log/?target=carol").content.decode()
 
     assert "note-for-legacy" in exact and "note-for-newer" not in exact
     assert "note-for-newer" in lower and "note-for-legacy" not in lower
-    assert repo.user_ids_for_names(["Carol", "carol", "CAROL", "", "x" * 65]) == [
+    assert repo.users.user_ids_for_names(["Carol", "carol", "CAROL", "", "x" * 65]) == [
         legacy_id,
         newer.id,
         newer.id,
         None,
         None,
     ]
-    assert [repo.user_id_for_name(n) for n in ("Carol", "carol")] == [legacy_id, newer.id]
+    assert [repo.users.user_id_for_name(n) for n in ("Carol", "carol")] == [legacy_id, newer.id]

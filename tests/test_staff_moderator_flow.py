@@ -23,7 +23,7 @@ def csrf(client: Client, url: str) -> str:
 def test_a_moderator_suspends_a_user_and_deletes_a_reported_post(repo, r, monkeypatch):
     frank, bob = make_user(repo, "frank"), make_user(repo, "bob")
     make_user(repo, "fred")
-    post_id = repo.create_post(frank.id, "buy followers at example.com")
+    post_id = repo.posts.create_post(frank.id, "buy followers at example.com")
     reporter = login(Client(enforce_csrf_checks=True), repo, bob)
     token = csrf(reporter, f"/p/{post_id}/report/")
     reporter.post(f"/p/{post_id}/report/", {"reason": "spam", "csrfmiddlewaretoken": token})

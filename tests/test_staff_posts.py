@@ -14,16 +14,16 @@ from social.staff.forms import BULK_MAX
 def posts(repo, alice, bob):
     """Three posts, oldest first: alice, bob, alice."""
     return [
-        repo.create_post(alice.id, "first by alice"),
-        repo.create_post(bob.id, "second by bob"),
-        repo.create_post(alice.id, "third by alice"),
+        repo.posts.create_post(alice.id, "first by alice"),
+        repo.posts.create_post(bob.id, "second by bob"),
+        repo.posts.create_post(alice.id, "third by alice"),
     ]
 
 
 def test_the_list_shows_the_newest_posts_first_with_deleted_ones_marked(
     repo, sam, sam_client, posts
 ):
-    repo.delete_posts([posts[1]], sam, "spam")
+    repo.moderation.delete_posts([posts[1]], sam, "spam")
 
     html = sam_client.get("/staff/posts/").content.decode()
 
@@ -34,7 +34,7 @@ def test_the_list_shows_the_newest_posts_first_with_deleted_ones_marked(
 
 def test_the_list_pages_back_through_every_post(repo, sam_client, alice):
     for i in range(60):
-        repo.create_post(alice.id, f"post number {i}")
+        repo.posts.create_post(alice.id, f"post number {i}")
 
     page2 = sam_client.get("/staff/posts/?page=2").content.decode()
 

@@ -14,8 +14,8 @@ from tests.conftest import login, make_user
 @pytest.fixture
 def post_id(repo, alice, bob):
     """A post by alice that bob sees in his home feed."""
-    repo.follow(bob.id, alice.id)
-    return repo.create_post(alice.id, "buy cheap followers at example.com")
+    repo.graph.follow(bob.id, alice.id)
+    return repo.posts.create_post(alice.id, "buy cheap followers at example.com")
 
 
 def entries(response) -> str:
@@ -104,7 +104,7 @@ def test_a_bad_report_shows_the_form_again(post_id, r, bob_client, data):
 
 
 def test_a_deleted_post_cannot_be_reported(repo, post_id, r, bob_client, sam):
-    repo.delete_posts([post_id], sam, "spam")
+    repo.moderation.delete_posts([post_id], sam, "spam")
     assert bob_client.post(f"/p/{post_id}/report/", {"reason": "spam"}).status_code == 404
     assert bob_client.get(f"/p/{post_id}/report/").status_code == 404
 

@@ -44,19 +44,21 @@ def grow(repo: Repository, sam: User, target: User, upto: int) -> None:
     """Bring every list a staff page shows to `upto` rows: users, posts, reports, log."""
     start = int(repo.r.zcard("users_by_time")) - 2
     for i in range(start, upto):
-        user = repo.create_user(f"u{i:03d}", "h")
-        open_post = repo.create_post(target.id, f"reported {i}")
-        done_post = repo.create_post(target.id, f"dismissed {i}")
-        repo.report_post(user, open_post, "spam")
-        repo.resolve_report(repo.report_post(user, done_post, "abuse"), sam, "dismissed")
-        repo.add_note(target.id, sam, f"note {i}")
+        user = repo.users.create_user(f"u{i:03d}", "h")
+        open_post = repo.posts.create_post(target.id, f"reported {i}")
+        done_post = repo.posts.create_post(target.id, f"dismissed {i}")
+        repo.reports.report_post(user, open_post, "spam")
+        repo.reports.resolve_report(
+            repo.reports.report_post(user, done_post, "abuse"), sam, "dismissed"
+        )
+        repo.moderation.add_note(target.id, sam, f"note {i}")
         if i % 2:
-            repo.suspend(user.id, sam, "spam")
+            repo.moderation.suspend(user.id, sam, "spam")
 
 
 @pytest.fixture
 def staff(repo, sam, sam_client):
-    target = repo.create_user("target", "h")
+    target = repo.users.create_user("target", "h")
     return sam, target, sam_client
 
 
@@ -84,7 +86,7 @@ def test_acting_on_an_account_costs_a_fixed_number_of_round_trips(repo, staff, r
 
 def test_deleting_many_posts_costs_the_same_as_deleting_one(repo, staff, round_trips):
     sam, target, client = staff
-    ids = [repo.create_post(target.id, f"p{i}") for i in range(40)]
+    ids = [repo.posts.create_post(target.id, f"p{i}") for i in range(40)]
     client.get("/healthz")
 
     PROCESS_CACHE.clear()

@@ -13,9 +13,9 @@ MARK = "unmistakable-post-body"
 @pytest.fixture
 def scene(repo, alice, bob, charlie, sam, sam_client):
     """bob follows alice; alice follows charlie; alice has posted; sam is staff."""
-    repo.follow(bob.id, alice.id)
-    repo.follow(alice.id, charlie.id)
-    post_id = repo.create_post(alice.id, MARK)
+    repo.graph.follow(bob.id, alice.id)
+    repo.graph.follow(alice.id, charlie.id)
+    post_id = repo.posts.create_post(alice.id, MARK)
     return {
         "post": post_id,
         "sam": sam,
@@ -45,7 +45,7 @@ def test_a_suspended_user_vanishes_from_every_public_page_and_feed(repo, scene, 
     for name, (client, url) in public_views(scene).items():
         assert shows_alice(client.get(url)), f"alice should show on {name} before"
 
-    repo.suspend(alice.id, scene["sam"], "spam")
+    repo.moderation.suspend(alice.id, scene["sam"], "spam")
 
     for name, (client, url) in public_views(scene).items():
         response = client.get(url)
@@ -58,7 +58,7 @@ def test_a_suspended_user_vanishes_from_every_public_page_and_feed(repo, scene, 
 
 
 def test_staff_still_see_a_suspended_user(repo, scene, alice):
-    repo.suspend(alice.id, scene["sam"], "spam")
+    repo.moderation.suspend(alice.id, scene["sam"], "spam")
 
     profile = scene["staff"].get("/u/alice/")
     assert profile.status_code == 200 and b"suspended" in profile.content
@@ -66,9 +66,9 @@ def test_staff_still_see_a_suspended_user(repo, scene, alice):
 
 
 def test_unsuspending_brings_everything_back(repo, r, scene, alice):
-    repo.suspend(alice.id, scene["sam"], "spam")
+    repo.moderation.suspend(alice.id, scene["sam"], "spam")
 
-    repo.unsuspend(alice.id, scene["sam"], "appeal")
+    repo.moderation.unsuspend(alice.id, scene["sam"], "appeal")
 
     for name, (client, url) in public_views(scene).items():
         assert shows_alice(client.get(url)), f"alice is missing from {name} after unsuspend"
@@ -78,7 +78,7 @@ def test_unsuspending_brings_everything_back(repo, r, scene, alice):
 
 
 def test_a_suspended_user_cannot_log_in(repo, scene, alice):
-    repo.suspend(alice.id, scene["sam"], "spam")
+    repo.moderation.suspend(alice.id, scene["sam"], "spam")
 
     response = Client().post("/login/", {"username": "alice", "password": "correct horse battery"})
 
@@ -87,7 +87,7 @@ def test_a_suspended_user_cannot_log_in(repo, scene, alice):
 
 
 def test_a_deleted_post_vanishes_for_everyone_but_its_author_and_staff(repo, r, scene, alice):
-    keep = repo.create_post(alice.id, "a post that stays")
+    keep = repo.posts.create_post(alice.id, "a post that stays")
     alice_client = login(Client(), repo, alice)
     pages = {
         **public_views(scene),
@@ -100,7 +100,7 @@ def test_a_deleted_post_vanishes_for_everyone_but_its_author_and_staff(repo, r, 
     for name, (client, url) in pages.items():
         assert link in client.get(url).content.decode(), f"the post should show on {name}"
 
-    repo.delete_posts([scene["post"]], scene["sam"], "spam")
+    repo.moderation.delete_posts([scene["post"]], scene["sam"], "spam")
 
     for name, (client, url) in pages.items():
         assert link not in client.get(url).content.decode(), f"the deleted post shows on {name}"
@@ -113,7 +113,7 @@ def test_a_deleted_post_vanishes_for_everyone_but_its_author_and_staff(repo, r, 
 
 
 def test_the_author_is_told_their_post_was_removed(repo, scene, alice):
-    repo.delete_posts([scene["post"]], scene["sam"], "breaks the rules")
+    repo.moderation.delete_posts([scene["post"]], scene["sam"], "breaks the rules")
 
     home = login(Client(), repo, alice).get("/").content.decode()
 

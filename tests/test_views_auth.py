@@ -213,7 +213,7 @@ def test_it_lets_a_visitor_log_out_harmlessly(client, r):
 )
 def test_it_refuses_a_post_without_a_csrf_token(repo, alice, bob, r, url):
     client = Client(enforce_csrf_checks=True)
-    client.cookies["auth"] = repo.record_login(alice.id)
+    client.cookies["auth"] = repo.users.record_login(alice.id)
     secret = r.hget(f"user:{alice.id}", "auth")
     data = {"status": "hi", "username": "mallory", "password": NEW_PASSWORD}
 
@@ -241,7 +241,7 @@ def test_it_accepts_a_post_with_the_csrf_token_from_the_form(alice, r):
 
 def test_a_page_with_several_forms_gives_them_one_working_csrf_token(repo, alice, bob, r):
     client = Client(enforce_csrf_checks=True)
-    client.cookies["auth"] = repo.record_login(alice.id)
+    client.cookies["auth"] = repo.users.record_login(alice.id)
 
     page = client.get("/u/bob/").content.decode()  # the log-out form and the follow form
     tokens = re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)

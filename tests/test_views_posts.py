@@ -28,7 +28,7 @@ def test_it_publishes_a_post_and_goes_home(alice_client, alice, r):
 
 
 def test_it_delivers_a_post_to_followers_home_feeds(alice_client, alice, bob, bob_client, repo, r):
-    repo.follow(bob.id, alice.id)
+    repo.graph.follow(bob.id, alice.id)
 
     alice_client.post("/post/", {"status": "for my fans"})
 
@@ -75,7 +75,7 @@ def test_it_answers_405_to_posting_by_get(alice_client, r):
 
 
 def test_it_escapes_markup_in_posts_everywhere(alice_client, alice, repo):
-    post_id = repo.create_post(alice.id, SCRIPT)
+    post_id = repo.posts.create_post(alice.id, SCRIPT)
 
     for page in ("/", "/timeline/", "/u/alice/", f"/p/{post_id}/"):
         content = alice_client.get(page).content
@@ -91,7 +91,7 @@ def test_it_escapes_markup_in_usernames_written_by_other_software(client, r, rep
     r.hset("user:9", mapping={"username": name, "password": "x", "auth": "c" * 40})
     r.hset("users", name, 9)
     r.zadd("users_by_time", {name: 1_300_000_000})
-    repo.create_post(9, "hi")
+    repo.posts.create_post(9, "hi")
 
     content = client.get("/timeline/").content
 
@@ -101,7 +101,7 @@ def test_it_escapes_markup_in_usernames_written_by_other_software(client, r, rep
 
 def test_it_pages_the_home_feed(alice_client, alice, repo):
     for i in range(15):
-        repo.create_post(alice.id, f"post number {i:02}", at=1_700_000_000 + i)
+        repo.posts.create_post(alice.id, f"post number {i:02}", at=1_700_000_000 + i)
 
     first = alice_client.get("/").content
     second = alice_client.get("/?page=2").content
@@ -114,7 +114,7 @@ def test_it_pages_the_home_feed(alice_client, alice, repo):
 
 @pytest.mark.parametrize("junk", ["abc", "-3", "0", "", "1e9", "99999999999999999999"])
 def test_it_treats_a_junk_page_number_as_a_valid_page(alice_client, alice, repo, junk):
-    repo.create_post(alice.id, "the only post")
+    repo.posts.create_post(alice.id, "the only post")
 
     response = alice_client.get(f"/?page={junk}")
 
@@ -122,7 +122,7 @@ def test_it_treats_a_junk_page_number_as_a_valid_page(alice_client, alice, repo,
 
 
 def test_it_shows_page_one_for_a_non_number(alice_client, alice, repo):
-    repo.create_post(alice.id, "the only post")
+    repo.posts.create_post(alice.id, "the only post")
 
     assert b"the only post" in alice_client.get("/?page=abc").content
 
@@ -135,7 +135,7 @@ def test_it_says_what_to_do_when_the_feed_is_empty(alice_client):
 
 def test_it_pages_the_global_timeline(client, alice, repo):
     for i in range(55):
-        repo.create_post(alice.id, f"tl {i:02}", at=1_700_000_000 + i)
+        repo.posts.create_post(alice.id, f"tl {i:02}", at=1_700_000_000 + i)
 
     first = client.get("/timeline/").content
     second = client.get("/timeline/?page=2").content
@@ -146,7 +146,7 @@ def test_it_pages_the_global_timeline(client, alice, repo):
 
 
 def test_it_shows_relative_times_with_the_exact_time_on_hover(client, alice, repo):
-    post_id = repo.create_post(alice.id, "five minutes old", at=int(time.time()) - 300)
+    post_id = repo.posts.create_post(alice.id, "five minutes old", at=int(time.time()) - 300)
 
     content = client.get(f"/p/{post_id}/").content
 
@@ -155,7 +155,7 @@ def test_it_shows_relative_times_with_the_exact_time_on_hover(client, alice, rep
 
 
 def test_it_shows_a_permalink_linking_to_the_author(client, alice, repo):
-    post_id = repo.create_post(alice.id, "permanent")
+    post_id = repo.posts.create_post(alice.id, "permanent")
 
     response = client.get(f"/p/{post_id}/")
 
@@ -172,7 +172,7 @@ def test_it_answers_a_missing_post_with_the_sites_404_page(client):
 
 def test_it_hides_a_removed_post_from_others_but_not_its_author(client, repo, r):
     author = make_user(repo, "author")
-    post_id = repo.create_post(author.id, "regrettable")
+    post_id = repo.posts.create_post(author.id, "regrettable")
     r.hset(f"post:{post_id}", "deleted", "1")
 
     assert client.get(f"/p/{post_id}/").status_code == 404

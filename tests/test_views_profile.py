@@ -11,9 +11,9 @@ T0 = 1_700_000_000
 
 
 def test_it_shows_the_users_own_posts_not_their_home_feed(alice_client, alice, bob, repo):
-    repo.follow(alice.id, bob.id, at=T0)
-    repo.create_post(bob.id, "written by bob", at=T0 + 1)
-    repo.create_post(alice.id, "written by alice", at=T0 + 2)
+    repo.graph.follow(alice.id, bob.id, at=T0)
+    repo.posts.create_post(bob.id, "written by bob", at=T0 + 1)
+    repo.posts.create_post(alice.id, "written by alice", at=T0 + 2)
 
     response = alice_client.get("/u/alice/")
 
@@ -59,7 +59,7 @@ def test_it_offers_no_follow_button_on_your_own_profile(alice_client, alice):
 
 
 def test_it_follows_and_goes_back_to_the_profile(bob_client, alice, bob, repo, r):
-    repo.create_post(alice.id, "old news", at=T0)
+    repo.posts.create_post(alice.id, "old news", at=T0)
 
     response = bob_client.post("/u/alice/follow/")
 
@@ -86,7 +86,7 @@ def test_it_ignores_an_offsite_next_after_following(bob_client, alice):
 
 
 def test_it_treats_following_twice_as_a_no_op(bob_client, alice, bob, repo, r):
-    repo.follow(bob.id, alice.id, at=T0)
+    repo.graph.follow(bob.id, alice.id, at=T0)
 
     response = bob_client.post("/u/alice/follow/")
 
@@ -104,9 +104,9 @@ def test_it_refuses_following_yourself(alice_client, alice, r):
 
 
 def test_it_unfollows_and_drops_their_posts_from_the_feed(bob_client, alice, bob, repo, r):
-    repo.follow(bob.id, alice.id, at=T0)
-    repo.create_post(alice.id, "from alice", at=T0 + 1)
-    mine = repo.create_post(bob.id, "from bob", at=T0 + 2)
+    repo.graph.follow(bob.id, alice.id, at=T0)
+    repo.posts.create_post(alice.id, "from alice", at=T0 + 1)
+    mine = repo.posts.create_post(bob.id, "from bob", at=T0 + 2)
 
     response = bob_client.post("/u/alice/unfollow/")
 
@@ -137,8 +137,8 @@ def test_it_answers_404_to_following_nobody(bob_client, bob, r):
 
 
 def test_it_names_people_you_follow_who_follow_this_profile(bob, charlie, alice, repo):
-    repo.follow(bob.id, charlie.id, at=T0)
-    repo.follow(charlie.id, alice.id, at=T0)
+    repo.graph.follow(bob.id, charlie.id, at=T0)
+    repo.graph.follow(charlie.id, alice.id, at=T0)
     viewer = login(Client(), repo, bob)
 
     content = viewer.get("/u/alice/").content
@@ -147,7 +147,7 @@ def test_it_names_people_you_follow_who_follow_this_profile(bob, charlie, alice,
 
 
 def test_it_names_nobody_when_no_one_you_follow_follows_this_profile(bob, charlie, alice, repo):
-    repo.follow(charlie.id, alice.id, at=T0)
+    repo.graph.follow(charlie.id, alice.id, at=T0)
     viewer = login(Client(), repo, bob)
 
     content = viewer.get("/u/alice/").content
@@ -157,7 +157,7 @@ def test_it_names_nobody_when_no_one_you_follow_follows_this_profile(bob, charli
 
 def test_it_pages_the_profile(client, alice, repo):
     for i in range(12):
-        repo.create_post(alice.id, f"entry {i:02}", at=T0 + i)
+        repo.posts.create_post(alice.id, f"entry {i:02}", at=T0 + i)
 
     second = client.get("/u/alice/?page=2").content
 
@@ -166,8 +166,8 @@ def test_it_pages_the_profile(client, alice, repo):
 
 
 def test_it_lists_followers_newest_first(client, alice, bob, charlie, repo):
-    repo.follow(bob.id, alice.id, at=T0)
-    repo.follow(charlie.id, alice.id, at=T0 + 60)
+    repo.graph.follow(bob.id, alice.id, at=T0)
+    repo.graph.follow(charlie.id, alice.id, at=T0 + 60)
 
     response = client.get("/u/alice/followers/")
 
@@ -178,7 +178,7 @@ def test_it_lists_followers_newest_first(client, alice, bob, charlie, repo):
 
 
 def test_it_lists_whom_a_user_follows(client, alice, bob, repo):
-    repo.follow(alice.id, bob.id, at=T0)
+    repo.graph.follow(alice.id, bob.id, at=T0)
 
     content = client.get("/u/alice/following/").content
 

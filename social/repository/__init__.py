@@ -1,15 +1,19 @@
 """The one repository: every Redis call the site makes goes through here.
 
-`Repository` is assembled from one mixin per aggregate (users, posts, graph, notices,
-moderation, stats) so no module grows past a readable size; they share one client.
+`Repository` is composed of small stores, one per aggregate, each given the client, the
+feed shapes, the process cache and the other stores it uses, nothing more:
+`repo.users`, `repo.posts`, `repo.graph`, `repo.notices`, `repo.limits`, `repo.audit`,
+`repo.reports`, `repo.moderation`, `repo.stats`, `repo.bulk`.
 """
 
 from __future__ import annotations
 
+import redis
 from django.conf import settings
 
 from social.redis_client import get_redis
 
+from .audit import AuditStore
 from .bulk import BulkStore
 from .cache import ProcessCache
 from .errors import (
@@ -26,21 +30,48 @@ from .models import AnonymousUser, Counts, FollowEntry, HomePage, Page, Post, Pr
 from .moderation import ModerationStore
 from .notices import NoticeStore
 from .posts import PostStore
+from .reports import ReportStore
 from .stats import StatsStore
 from .users import UserStore
 
 
-class Repository(
-    UserStore,
-    PostStore,
-    GraphStore,
-    NoticeStore,
-    LimitStore,
-    BulkStore,
-    ModerationStore,
-    StatsStore,
-):
-    """All reads and writes of the site's state."""
+class Repository:
+    """All reads and writes of the site's state, store by store."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        home_feed_cap: int = 1000,
+        timeline_cap: int = 1000,
+        fanout_batch: int = 1000,
+        cache: ProcessCache | None = None,
+    ) -> None:
+        self.r = client
+        # Facts that never change, remembered between requests (cache.py); a repository
+        # made without one gets its own, so nothing is shared by accident.
+        self.cache = cache if cache is not None else ProcessCache()
+        config = {
+            "home_feed_cap": home_feed_cap,
+            "timeline_cap": timeline_cap,
+            "fanout_batch": fanout_batch,
+            "cache": self.cache,
+        }
+        self.users = UserStore(client, **config)
+        self.posts = PostStore(client, **config)
+        self.graph = GraphStore(client, posts=self.posts, users=self.users, **config)
+        self.notices = NoticeStore(client, **config)
+        self.limits = LimitStore(client, **config)
+        self.audit = AuditStore(client, **config)
+        self.reports = ReportStore(
+            client, audit=self.audit, notices=self.notices, posts=self.posts, **config
+        )
+        self.moderation = ModerationStore(
+            client, audit=self.audit, posts=self.posts, reports=self.reports,
+            users=self.users, **config,
+        )  # fmt: skip
+        self.stats = StatsStore(client, **config)
+        self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.

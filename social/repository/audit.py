@@ -163,7 +163,7 @@ class AuditStore(RepositoryBase):
                 pipe.zadd(keys.audit_by_target(draft.target_id), member)
         pipe.execute()
 
-    def _run_audited(
+    def run_audited(
         self, drafts: Sequence[AuditDraft], queue_writes, *, at: int | None = None
     ) -> list:
         """Execute one pipeline: the drafts' XADDs first, then queue_writes(pipe, ts).

@@ -132,7 +132,8 @@ def counts_from(got: Mapping) -> Counts:
 
 
 class RepositoryBase:
-    """Holds the client and the feed shapes; the aggregate mixins build on it."""
+    """What every store holds: the client, the feed shapes and the process cache, and the
+    helpers they share (pipelines, named reads, counters, the WATCH/MULTI list rewrite)."""
 
     def __init__(
         self,
@@ -197,7 +198,7 @@ class RepositoryBase:
         pipe.pfadd(key, str(user_id))
         pipe.expire(key, keys.STATS_TTL_DAYS * 86400)
 
-    def _reads(self) -> NamedReads:
+    def reads(self) -> NamedReads:
         """Return named reads on a fresh non-transactional pipeline (see NamedReads)."""
         return NamedReads(self._pipe())
 

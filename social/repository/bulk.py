@@ -18,12 +18,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import TypeVar
 
+import redis
+
 from social import keys
 
 from .base import RepositoryBase, as_int, s, utc_day
 from .errors import UserNotFound
 from .models import User
-from .users import new_secret
+from .posts import PostStore
+from .users import UserStore, new_secret
 
 T = TypeVar("T")
 Progress = Callable[[int], None]
@@ -48,9 +51,16 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
 class BulkStore(RepositoryBase):
     """Batched writes for seeding, and the repairs that rebuild derived keys.
 
-    Relies on UserStore.queue_user_writes and PostStore.queue_post_writes, which the
-    assembled Repository provides.
+    Given the users and posts stores: their queue_user_writes and queue_post_writes are the
+    one definition of what an account and a post are made of.
     """
+
+    def __init__(
+        self, client: redis.Redis, *, posts: PostStore, users: UserStore, **config
+    ) -> None:
+        super().__init__(client, **config)
+        self.posts = posts
+        self.users = users
 
     # --- Accounts --------------------------------------------------------------------------
 
@@ -74,16 +84,16 @@ class BulkStore(RepositoryBase):
             ids = range(last - len(batch) + 1, last + 1)
             pipe = self._pipe()
             for (name, _), user_id in zip(batch, ids):
-                self.queue_claim(pipe, name, user_id)
+                self.users.queue_claim(pipe, name, user_id)
             replies = pipe.execute()
             pipe = self._pipe()
             for i, ((name, ts), user_id) in enumerate(zip(batch, ids)):
                 claimed, legacy_ids = replies[2 * i], replies[2 * i + 1]
-                if not self.claim_won(user_id, claimed, legacy_ids):
+                if not self.users.claim_won(user_id, claimed, legacy_ids):
                     if claimed:
                         pipe.hdel(keys.usernames_lower(), name.lower())
                     continue
-                self.queue_user_writes(pipe, user_id, name, password_hash, new_secret(), ts)
+                self.users.queue_user_writes(pipe, user_id, name, password_hash, new_secret(), ts)
                 created.append(User(id=user_id, username=name, signup_time=ts))
             pipe.execute()
             if progress:
@@ -168,7 +178,7 @@ class BulkStore(RepositoryBase):
             per_day: dict = defaultdict(int)
             active: dict = defaultdict(set)
             for post_id, (author_id, body, ts) in enumerate(batch, last - len(batch) + 1):
-                self.queue_post_writes(pipe, post_id, author_id, body, ts)
+                self.posts.queue_post_writes(pipe, post_id, author_id, body, ts)
                 day = utc_day(ts).date()
                 per_day[day] += 1
                 active[day].add(author_id)

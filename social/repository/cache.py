@@ -9,7 +9,7 @@ deletion moves after its write. So:
 - posts are remembered with the version they were checked at; a page that reads the
   version with its ids (one command in a pipeline it sends anyway) needs no further round
   trip while it has not moved, and re-checks what it shows when it has (cache.py's users:
-  PostStore._load_posts). A re-check also compares the remembered author and time, so a
+  PostStore.load_posts). A re-check also compares the remembered author and time, so a
   database replaced under a running process is noticed and read afresh;
 - a secret is remembered with its user id, and the user hash is still read on every
   request and its current secret compared (the truth), so a rotated secret fails at once;

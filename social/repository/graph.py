@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import redis
 from redis.client import Pipeline
 
 from social import keys
@@ -20,6 +21,8 @@ from .base import (
 )
 from .errors import CannotFollowSelf, UserNotFound
 from .models import FollowEntry, Page, Profile, User
+from .posts import PostStore
+from .users import UserStore
 
 # "Followed by people you follow" looks at this many of the viewer's newest followings.
 MUTUAL_SCAN_LIMIT = 2000
@@ -27,6 +30,13 @@ MUTUAL_SCAN_LIMIT = 2000
 
 class GraphStore(RepositoryBase):
     """Follow, unfollow, follower lists, and the profile page that shows them."""
+
+    def __init__(
+        self, client: redis.Redis, *, posts: PostStore, users: UserStore, **config
+    ) -> None:
+        super().__init__(client, **config)
+        self.posts = posts
+        self.users = users
 
     def follow(self, follower_id: int, followee_id: int, *, at: int | None = None) -> bool:
         """Make follower follow followee; merge followee's posts into the home feed.
@@ -140,7 +150,7 @@ class GraphStore(RepositoryBase):
             if page is not None and page.user.username == username:
                 return page
             self.cache.names.discard(username)
-        user_id = self.user_id_for_name(username)  # type: ignore[attr-defined]
+        user_id = self.users.user_id_for_name(username)
         if user_id is None:
             raise UserNotFound(username)
         page = self.profile(user_id, viewer, number, per_page, include_hidden=include_hidden)
@@ -161,14 +171,14 @@ class GraphStore(RepositoryBase):
 
         1) the owner's hash, a page of own posts, counts, the visibility version, whether
            viewer follows, viewer's followings;
-        2) the posts as _load_posts checks them (nothing when this process remembers them at
+        2) the posts as load_posts checks them (nothing when this process remembers them at
            that version) and which of viewer's followings follow user_id (ZMSCORE); skipped
            when neither is needed;
         3) the names of up to six of those mutuals, only when there are any.
         """
         start, stop = page_bounds(number, per_page)
         viewer_id = viewer.id if viewer is not None and viewer.is_authenticated else None
-        reads = self._reads()
+        reads = self.reads()
         reads.hgetall("owner", keys.user(user_id))
         reads.lrange("ids", keys.own_posts(user_id), start, stop)
         queue_counts(reads, user_id)
@@ -189,7 +199,7 @@ class GraphStore(RepositoryBase):
         def mutual_check(pipe: Pipeline) -> None:
             pipe.zmscore(keys.followers(user_id), candidates)
 
-        posts, extra = self._load_posts(  # type: ignore[attr-defined]
+        posts, extra = self.posts.load_posts(
             ids[:per_page],
             include_hidden=include_hidden,
             also=mutual_check if candidates else None,

@@ -8,8 +8,8 @@ different nodes. The user hash is always written first because it is the truth e
 reader checks; the global sorted sets are indexes for the staff lists, and repeating the
 action (or its no-op path) re-syncs them.
 
-Reports live in reports.py. This module relies on NoticeStore.queue_notice and
-PostStore._load_posts, its siblings in Repository.
+Reports live in reports.py. This store is given the audit, reports, posts and users
+stores it acts through (the log, soft deletion, loading posts, secret rotation).
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import redis
 from redis.client import Pipeline
 
 from social import keys
 
-from .audit import REASON_MAX, AuditDraft, AuditEntry, entries_from_xranges
+from .audit import REASON_MAX, AuditDraft, AuditEntry, AuditStore, entries_from_xranges
 from .base import (
     STATUS_SUSPENDED,
+    RepositoryBase,
     as_int,
     counts_from,
     decode_hash,
@@ -36,7 +38,9 @@ from .base import (
 )
 from .errors import NotAllowed, UserNotFound
 from .models import Counts, Page, Post, User, as_datetime
+from .posts import PostStore
 from .reports import Report, ReportStore, report_from_hash
+from .users import UserStore
 
 NOTES_CAP = 200  # the newest notes on an account; older ones fall off
 NOTE_MAX = 1000
@@ -97,8 +101,24 @@ def decode_notes(raw: list) -> list[Note]:
     return out
 
 
-class ModerationStore(ReportStore):
+class ModerationStore(RepositoryBase):
     """Staff actions on accounts and posts, each logged."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        audit: AuditStore,
+        posts: PostStore,
+        reports: ReportStore,
+        users: UserStore,
+        **config,
+    ) -> None:
+        super().__init__(client, **config)
+        self.audit = audit
+        self.posts = posts
+        self.reports = reports
+        self.users = users
 
     def _target(self, user_id: int) -> tuple[User, str]:
         """Return the user and their current auth secret, or raise UserNotFound."""
@@ -124,7 +144,7 @@ class ModerationStore(ReportStore):
             pipe.zadd(keys.staff_users(), {user.username: ts})
 
         draft = AuditDraft(actor, "grant_staff", user.id, user.username, reason=reason)
-        self._run_audited([draft], queue, at=at)
+        self.audit.run_audited([draft], queue, at=at)
         return True
 
     def revoke_staff(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
@@ -141,7 +161,7 @@ class ModerationStore(ReportStore):
             pipe.zrem(keys.staff_users(), user.username)
 
         draft = AuditDraft(actor, "revoke_staff", user.id, user.username, reason=reason)
-        self._run_audited([draft], queue, at=at)
+        self.audit.run_audited([draft], queue, at=at)
         return True
 
     def suspend(self, user_id: int, actor: User, reason: str, *, at=None) -> bool:
@@ -169,12 +189,12 @@ class ModerationStore(ReportStore):
                     "suspended_by": actor.id,
                 },
             )
-            self.queue_secret_rotation(pipe, user_id, old_secret)  # type: ignore[attr-defined]
+            self.users.queue_secret_rotation(pipe, user_id, old_secret)
             pipe.zadd(keys.suspended_users(), {user.username: ts})
             pipe.incr(keys.visibility_version())  # after the status: remembered pages re-read
 
         draft = AuditDraft(actor, "suspend", user.id, user.username, reason=reason)
-        self._run_audited([draft], queue, at=at)
+        self.audit.run_audited([draft], queue, at=at)
         return True
 
     def unsuspend(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
@@ -191,7 +211,7 @@ class ModerationStore(ReportStore):
             pipe.incr(keys.visibility_version())
 
         draft = AuditDraft(actor, "unsuspend", user.id, user.username, reason=reason)
-        self._run_audited([draft], queue, at=at)
+        self.audit.run_audited([draft], queue, at=at)
         return True
 
     def force_logout(self, user_id: int, actor: User, reason: str = "", *, at=None) -> None:
@@ -201,10 +221,10 @@ class ModerationStore(ReportStore):
             raise NotAllowed("Use “Log out” to log yourself out.")
 
         def queue(pipe: Pipeline, ts: int) -> None:
-            self.queue_secret_rotation(pipe, user_id, old_secret)  # type: ignore[attr-defined]
+            self.users.queue_secret_rotation(pipe, user_id, old_secret)
 
         draft = AuditDraft(actor, "force_logout", user.id, user.username, reason=reason)
-        self._run_audited([draft], queue, at=at)
+        self.audit.run_audited([draft], queue, at=at)
 
     def add_note(self, user_id: int, actor: User, text: str, *, at=None) -> None:
         """Add a staff note to user_id's account (the newest NOTES_CAP are kept)."""
@@ -217,7 +237,7 @@ class ModerationStore(ReportStore):
             pipe.ltrim(keys.moderation_notes(user_id), 0, NOTES_CAP - 1)
 
         draft = AuditDraft(actor, "add_note", user.id, user.username, reason=text)
-        self._run_audited([draft], queue, at=at)
+        self.audit.run_audited([draft], queue, at=at)
 
     def delete_posts(
         self, post_ids: Sequence[int], actor: User, reason: str, *, at=None
@@ -247,11 +267,11 @@ class ModerationStore(ReportStore):
 
         def queue(pipe: Pipeline, ts: int) -> None:
             for post_id, author_id, body, claims in found:
-                self._queue_soft_delete(pipe, post_id, author_id, body, actor, reason, ts)
-                self._queue_close_reports(pipe, post_id, claims, "deleted", actor, ts)
+                self.reports.queue_soft_delete(pipe, post_id, author_id, body, actor, reason, ts)
+                self.reports.queue_close_reports(pipe, post_id, claims, "deleted", actor, ts)
 
         if found:
-            self._run_audited(drafts, queue, at=at)
+            self.audit.run_audited(drafts, queue, at=at)
         return [p for p, _, _, _ in found]
 
     def account(self, user_id: int) -> Account:
@@ -261,7 +281,7 @@ class ModerationStore(ReportStore):
         entries; 2) those posts, reports and entries; 3) the reported posts; 4) their authors
         (the account itself, but a post can be missing from the latest ten).
         """
-        reads = self._reads()
+        reads = self.reads()
         reads.hgetall("user", keys.user(user_id))
         queue_counts(reads, user_id)
         reads.lrange("post_ids", keys.own_posts(user_id), 0, ACCOUNT_POSTS)
@@ -282,16 +302,16 @@ class ModerationStore(ReportStore):
             pipe.hgetall(keys.post(post_id))
         for report_id in report_ids:
             pipe.hgetall(keys.report(report_id))
-        self.queue_audit_reads(pipe, [s(i) for i in log])  # type: ignore[misc]
+        self.audit.queue_audit_reads(pipe, [s(i) for i in log])  # type: ignore[misc]
         replies = pipe.execute() if len(pipe) else []
         n = len(post_ids[:ACCOUNT_POSTS])
         hashes = [decode_hash(h) for h in replies[:n]]
-        posts = self._build_posts(post_ids[:n], hashes, {user.id: user}, include_hidden=True)
+        posts = self.posts.build_posts(post_ids[:n], hashes, {user.id: user}, include_hidden=True)
         reports = [
             report_from_hash(rid, decode_hash(h))
             for rid, h in zip(report_ids, replies[n : n + len(report_ids)])
         ]
-        reports = self._attach_posts([r for r in reports if r is not None])
+        reports = self.reports.attach_posts([r for r in reports if r is not None])
         return Account(
             user=user,
             counts=counts_from(got),
@@ -305,7 +325,7 @@ class ModerationStore(ReportStore):
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:
         """Return the posts that exist among post_ids, deleted ones included, in order."""
-        posts, _ = self._load_posts(list(post_ids), include_hidden=True)  # type: ignore[attr-defined]
+        posts, _ = self.posts.load_posts(list(post_ids), include_hidden=True)
         return posts
 
     def staff_posts_page(self, number: int = 1, per_page: int = 50) -> Page[PostRow]:
@@ -320,7 +340,7 @@ class ModerationStore(ReportStore):
         start = top - page_bounds(number, per_page)[0]  # ids count down from the newest
         ids = list(range(start, max(0, start - per_page), -1))
 
-        posts, n_open = self.posts_with_open_reports(ids)
+        posts, n_open = self.reports.posts_with_open_reports(ids)
         return Page(
             items=[PostRow(p, n_open.get(p.id, 0)) for p in posts],
             number=number,

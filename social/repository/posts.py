@@ -91,7 +91,7 @@ class PostStore(RepositoryBase):
         pipe.lpush(keys.own_posts(author_id), post_id)
         queue_visibility_version(pipe)
 
-    def _load_posts(
+    def load_posts(
         self,
         ids: Sequence[int],
         *,
@@ -182,12 +182,12 @@ class PostStore(RepositoryBase):
         unknown = {as_int(row.get("user_id")) for row in rows if "_checked" not in row}  # type: ignore[union-attr]
         unknown.discard(None)
         users.update(self._users_by_ids(unknown - users.keys()))
-        posts = self._build_posts(ids, rows, users, include_hidden=True)  # type: ignore[arg-type]
+        posts = self.build_posts(ids, rows, users, include_hidden=True)  # type: ignore[arg-type]
         for post in posts:
             self.cache.posts.put(post.id, RememberedPost(post, checked_at))
         return visible(posts, include_hidden), replies[n + len(author_ids) :]
 
-    def _build_posts(
+    def build_posts(
         self,
         ids: Sequence[int],
         hashes: Sequence[dict[str, str]],
@@ -219,12 +219,12 @@ class PostStore(RepositoryBase):
     def _page(self, raw_ids: list, number: int, per_page: int, **kwargs) -> Page[Post]:
         """Turn an LRANGE of per_page + 1 ids into a page of loaded posts."""
         ids = [int(i) for i in raw_ids]
-        posts, _ = self._load_posts(ids[:per_page], **kwargs)
+        posts, _ = self.load_posts(ids[:per_page], **kwargs)
         return Page(items=posts, number=number, has_next=len(ids) > per_page, per_page=per_page)
 
     def get_post(self, post_id: int, *, include_hidden: bool = False) -> Post:
         """Return the post or raise PostNotFound (also when hidden from this reader)."""
-        posts, _ = self._load_posts([post_id], include_hidden=include_hidden)
+        posts, _ = self.load_posts([post_id], include_hidden=include_hidden)
         if not posts:
             raise PostNotFound(post_id)
         return posts[0]
@@ -233,10 +233,10 @@ class PostStore(RepositoryBase):
         """Return the logged-in home page: feed page, counts, notices.
 
         One round trip when this process remembers the page's posts as they are now; two
-        when they need checking, three with posts it has not seen (see _load_posts).
+        when they need checking, three with posts it has not seen (see load_posts).
         """
         start, stop = page_bounds(number, per_page)
-        reads = self._reads()
+        reads = self.reads()
         reads.lrange("ids", keys.home_feed(user_id), start, stop)
         queue_counts(reads, user_id)
         reads.lrange("notices", keys.notices(user_id), 0, 4)
@@ -255,7 +255,7 @@ class PostStore(RepositoryBase):
 
         Everyone sees the same page, so a process that built it from the same ids, names
         and visibility version (a suspension or deletion moves it) reuses it: one round trip.
-        Otherwise two or three, as _load_posts says.
+        Otherwise two or three, as load_posts says.
         """
         start, stop = page_bounds(number, per_page)
         pipe = self._pipe()
@@ -275,7 +275,7 @@ class PostStore(RepositoryBase):
             if names:
                 pipe.zmscore(keys.suspended_users(), names)
 
-        posts, extra = self._load_posts(ids[:per_page], also=suspended_check, version=version)
+        posts, extra = self.load_posts(ids[:per_page], also=suspended_check, version=version)
         hidden = extra[0] if names else []
         visible = [n for n, score in zip(names, hidden) if score is None]
         page = TimelinePage(
@@ -297,6 +297,6 @@ class PostStore(RepositoryBase):
         remembered = self.cache.page(key, fingerprint)
         if remembered is not None:
             return list(remembered)  # type: ignore[call-overload]
-        posts, _ = self._load_posts(ids, version=version)
+        posts, _ = self.load_posts(ids, version=version)
         self.cache.remember_page(key, fingerprint, tuple(posts[:count]))
         return posts[:count]

@@ -11,14 +11,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+import redis
 from redis.client import Pipeline
 
 from social import keys
 
 from .audit import REASON_MAX, AuditDraft, AuditStore
-from .base import as_int, decode_hash, now, page_bounds, s, utc_day
+from .base import RepositoryBase, as_int, decode_hash, now, page_bounds, s, utc_day
 from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
+from .notices import NoticeStore
+from .posts import PostStore
 
 # What a reporter can pick; the code is stored, the label shown.
 REPORT_REASONS: dict[str, str] = {
@@ -123,8 +126,22 @@ def report_from_hash(report_id: int, h: dict[str, str]) -> Report | None:
     )
 
 
-class ReportStore(AuditStore):
+class ReportStore(RepositoryBase):
     """Filing, listing and resolving reports; soft-deleting the posts they are about."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        audit: AuditStore,
+        notices: NoticeStore,
+        posts: PostStore,
+        **config,
+    ) -> None:
+        super().__init__(client, **config)
+        self.audit = audit
+        self.notices = notices
+        self.posts = posts
 
     def report_post(
         self, reporter: User, post_id: int, reason: str, text: str = "", *, at=None
@@ -209,7 +226,7 @@ class ReportStore(AuditStore):
         ids = [int(i) for i in raw_ids]
         reports = self._reports_by_ids(ids[:per_page])
         return Page(
-            items=self._attach_posts(reports),
+            items=self.attach_posts(reports),
             number=max(1, number),
             has_next=len(ids) > per_page,
             total=total,
@@ -228,16 +245,16 @@ class ReportStore(AuditStore):
 
     def posts_with_open_reports(self, post_ids: list[int]) -> tuple[list[Post], dict[int, int]]:
         """Return the posts (deleted ones included) and each one's open-report count: the
-        one place the count is read, in the posts' own pipeline (see _load_posts)."""
+        one place the count is read, in the posts' own pipeline (see load_posts)."""
 
         def open_counts(pipe: Pipeline) -> None:
             for post_id in post_ids:
                 pipe.hlen(keys.post_reports(post_id))
 
-        posts, counts = self._load_posts(post_ids, include_hidden=True, also=open_counts)  # type: ignore[attr-defined]
+        posts, counts = self.posts.load_posts(post_ids, include_hidden=True, also=open_counts)
         return posts, dict(zip(post_ids, counts))
 
-    def _attach_posts(self, reports: list[Report]) -> list[Report]:
+    def attach_posts(self, reports: list[Report]) -> list[Report]:
         """Return reports with their posts and open-report counts (two round trips)."""
         post_ids = list(dict.fromkeys(r.post_id for r in reports))
         if not post_ids:
@@ -291,17 +308,17 @@ class ReportStore(AuditStore):
 
         def queue(pipe: Pipeline, ts: int) -> None:
             if delete:
-                self._queue_soft_delete(
+                self.queue_soft_delete(
                     pipe, report.post_id, report.author_id, s(body) or "", actor, reason, ts
                 )
-            self._queue_close_reports(
+            self.queue_close_reports(
                 pipe, report.post_id, claims, outcome, actor, ts, also=report.id
             )
 
-        self._run_audited([draft], queue, at=at)
+        self.audit.run_audited([draft], queue, at=at)
         return True
 
-    def _queue_soft_delete(
+    def queue_soft_delete(
         self,
         pipe: Pipeline,
         post_id: int,
@@ -331,14 +348,14 @@ class ReportStore(AuditStore):
         pipe.lrem(keys.timeline(), 0, post_id)
         pipe.incr(keys.visibility_version())  # after the flag: remembered pages re-read
         snippet = body if len(body) <= 40 else body[:39] + "…"
-        self.queue_notice(  # type: ignore[attr-defined]
+        self.notices.queue_notice(
             pipe,
             author_id,
             f"Your post “{snippet}” was removed by moderators. Reason: {reason}",
             at=ts,
         )
 
-    def _queue_close_reports(
+    def queue_close_reports(
         self,
         pipe: Pipeline,
         post_id: int,

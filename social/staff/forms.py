@@ -117,7 +117,7 @@ class AuditFilterForm(forms.Form):
         """Resolve the names to user ids in one round trip; an unknown name is an error."""
         data = super().clean()
         names = {f: data[f] for f in ("actor", "target") if data.get(f)}
-        ids = self.repo.user_ids_for_names(list(names.values()))
+        ids = self.repo.users.user_ids_for_names(list(names.values()))
         for field, user_id in zip(names, ids):
             if user_id is None:
                 self.add_error(field, "No user by that name.")

@@ -59,7 +59,7 @@ class DashboardView(StaffRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        dashboard = self.repo.dashboard()
+        dashboard = self.repo.stats.dashboard()
         context["dashboard"] = dashboard
         context["charts"] = [build_chart(series) for series in dashboard.series]
         return context
@@ -75,7 +75,7 @@ class UserListView(StaffRequiredMixin, TemplateView):
         form = forms.UserSearchForm(self.request.GET)
         context["form"] = form
         if form.is_valid():
-            context["page"] = self.repo.users_page(
+            context["page"] = self.repo.stats.users_page(
                 form.cleaned_data["q"],
                 form.cleaned_data["status"],
                 self.page_number(),
@@ -92,7 +92,7 @@ class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         try:
-            context["account"] = self.repo.account(self.target_id)
+            context["account"] = self.repo.moderation.account(self.target_id)
         except UserNotFound:
             raise Http404("No such user.") from None
         bound = kwargs.get("bound", {})
@@ -119,7 +119,9 @@ class UserActionView(UserDetailView):
             context = self.get_context_data(bound={self.action: form})
             return self.render_to_response(context, status=400)
         try:
-            changed = getattr(self.repo, action.method)(self.target_id, request.user, form.value())
+            changed = getattr(self.repo.moderation, action.method)(
+                self.target_id, request.user, form.value()
+            )
         except NotAllowed as error:
             messages.error(request, str(error))
         except UserNotFound:
@@ -139,7 +141,7 @@ class PostListView(StaffRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        context["page"] = self.repo.staff_posts_page(
+        context["page"] = self.repo.moderation.staff_posts_page(
             self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
         )
         return context
@@ -161,13 +163,15 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
         form = forms.DeletePostsForm(request.POST)
         if not form.is_valid():
             return self.confirm(form, status=400)
-        deleted = self.repo.delete_posts(form.cleaned_data["id"], request.user, form.value())
+        deleted = self.repo.moderation.delete_posts(
+            form.cleaned_data["id"], request.user, form.value()
+        )
         messages.success(request, f"Deleted {len(deleted)} of {len(form.cleaned_data['id'])}.")
         return HttpResponseRedirect(self.safe_back_url(reverse("staff:posts")))
 
     def confirm(self, form: Form, status: int = 200) -> HttpResponse:
         ids = form.cleaned_data.get("id", []) if form.is_bound else form.initial["id"]
-        posts = self.repo.posts_by_ids(ids or [])
+        posts = self.repo.moderation.posts_by_ids(ids or [])
         back = self.safe_url(self.request.GET.get("next") or self.request.POST.get("next"))
         context = self.get_context_data(
             form=form,
@@ -186,7 +190,7 @@ class ReportListView(StaffRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        page = self.repo.reports_page(
+        page = self.repo.reports.reports_page(
             self.status, self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
         )
         groups = group_by_post(page.items)
@@ -214,7 +218,7 @@ class ResolveReportView(StaffRequiredMixin, View):
             return HttpResponseRedirect(back)
         outcome = form.cleaned_data["outcome"]
         try:
-            done = self.repo.resolve_report(report_id, request.user, outcome, form.value())
+            done = self.repo.reports.resolve_report(report_id, request.user, outcome, form.value())
         except ReportNotFound:
             raise Http404("No such report.") from None
         if not done:
@@ -234,9 +238,9 @@ class AuditLogView(StaffRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         form = forms.AuditFilterForm(self.request.GET, repo=self.repo)
-        context.update(form=form, staff_names=self.repo.staff_names())
+        context.update(form=form, staff_names=self.repo.stats.staff_names())
         if form.is_valid():
-            context["page"] = self.repo.audit_page(
+            context["page"] = self.repo.audit.audit_page(
                 **form.filters(),
                 number=self.page_number(),
                 older_than=self.request.GET.get("before"),

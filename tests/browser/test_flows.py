@@ -14,7 +14,9 @@ def make_user(repo: Repository, name: str) -> User:
 
     Few iterations keep it fast; the site upgrades the hash at the first login.
     """
-    return repo.create_user(name, PBKDF2PasswordHasher().encode(PASSWORD, "browsersalt", 1000))
+    return repo.users.create_user(
+        name, PBKDF2PasswordHasher().encode(PASSWORD, "browsersalt", 1000)
+    )
 
 
 def log_in(page, base: str, username: str, password: str = PASSWORD) -> None:
@@ -27,7 +29,7 @@ def log_in(page, base: str, username: str, password: str = PASSWORD) -> None:
 
 def test_a_newcomer_signs_up_posts_follows_and_unfollows(live_url, new_page, repo, r):
     bob = make_user(repo, "bob")
-    repo.create_post(bob.id, "Bob's first post about sorted sets")
+    repo.posts.create_post(bob.id, "Bob's first post about sorted sets")
     page = new_page(390)
     page.goto(live_url + "/register/")
     page.fill("#id_username", "newbie")
@@ -76,7 +78,7 @@ def test_a_moderator_finds_a_user_suspends_them_and_deletes_a_reported_post(
     sam = make_staff(repo, make_user(repo, "sam"))
     alice = make_user(repo, "alice")
     spammer = make_user(repo, "frank_spam")
-    post_id = repo.create_post(spammer.id, "Buy cheap followers now!!!")
+    post_id = repo.posts.create_post(spammer.id, "Buy cheap followers now!!!")
 
     reporter = new_page(390)
     log_in(reporter, live_url, "alice")

@@ -43,11 +43,11 @@ class Command(BaseCommand):
     def handle(self, *args, username: str, revoke: bool, **options) -> None:
         repo = get_repository()
         reason = (options["reason"] or "")[:500]
-        user = repo.get_user_by_name(username)
+        user = repo.users.get_user_by_name(username)
         if revoke:
             if user is None:
                 raise CommandError(f"No user called {username!r}.")
-            if repo.revoke_staff(user.id, SYSTEM_ACTOR, reason):
+            if repo.moderation.revoke_staff(user.id, SYSTEM_ACTOR, reason):
                 self.stdout.write(self.style.SUCCESS(f"{user.username} is no longer staff."))
             else:
                 self.stdout.write(f"{user.username} was not staff.")
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         if user is None:
             user = self.create(repo, username, options["password_from_env"])
         try:
-            changed = repo.grant_staff(user.id, SYSTEM_ACTOR, reason)
+            changed = repo.moderation.grant_staff(user.id, SYSTEM_ACTOR, reason)
         except NotAllowed as error:
             raise CommandError(str(error)) from None
         if changed:
@@ -73,7 +73,7 @@ class Command(BaseCommand):
             ) from None
         password = self.password(username, env_var)
         try:
-            user = repo.create_user(username, make_password(password))
+            user = repo.users.create_user(username, make_password(password))
         except UsernameTaken:
             raise CommandError(f"The username {username!r} was just taken.") from None
         self.stdout.write(f"Created user {user.username} (id {user.id}).")

@@ -29,7 +29,7 @@ class Command(BaseCommand):
         repo = get_repository()
         verbosity = options["verbosity"]
         started = last = time.monotonic()
-        user_ids = list(repo.iter_user_ids())  # ints only: 10,000 users is 10,000 ints
+        user_ids = list(repo.bulk.iter_user_ids())  # ints only: 10,000 users is 10,000 ints
         if options["dry_run"]:
             if verbosity >= 1:
                 self.stdout.write(f"Dry run: would rebuild {len(user_ids):,} home feeds.")
@@ -41,7 +41,7 @@ class Command(BaseCommand):
                 last = time.monotonic()
                 self.stdout.write(f"  {done:,}/{len(user_ids):,} feeds")
 
-        written = repo.rebuild_home_feeds(user_ids, progress=progress)
+        written = repo.bulk.rebuild_home_feeds(user_ids, progress=progress)
         if verbosity >= 1:
             self.stdout.write(
                 self.style.SUCCESS(

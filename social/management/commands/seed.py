@@ -79,12 +79,12 @@ class Command(BaseCommand):
 
     def _may_write(self, repo: Repository, options: dict) -> bool:
         """Return whether to go on; refuse (CommandError) a non-empty database without --force."""
-        if not repo.has_data() or options["force"]:
+        if not repo.bulk.has_data() or options["force"]:
             return True
-        users = repo.count_users()
+        users = repo.bulk.count_users()
         if options["if_empty"]:
             self._say(f"Redis already holds data ({users:,} users): not seeding.")
-            if repo.user_id_for_name(DEMO_USERNAME) is not None:
+            if repo.users.user_id_for_name(DEMO_USERNAME) is not None:
                 self._say(f"Demo login (unless changed): {DEMO_USERNAME} / {DEMO_PASSWORD}")
             return False
         raise CommandError(
@@ -113,26 +113,28 @@ class Command(BaseCommand):
                 f"{len(posts):,} posts, then {len(users):,} home feeds. Nothing was written."
             )
             return
-        self._stage("follows", len(follows), lambda p: repo.add_follows_bulk(follows, progress=p))
-        self._stage("posts", len(posts), lambda p: repo.create_posts_bulk(posts, progress=p))
+        self._stage(
+            "follows", len(follows), lambda p: repo.bulk.add_follows_bulk(follows, progress=p)
+        )
+        self._stage("posts", len(posts), lambda p: repo.bulk.create_posts_bulk(posts, progress=p))
         logins = data.logins(users)
-        self._stage("logins", len(logins), lambda p: repo.record_logins_bulk(logins))
+        self._stage("logins", len(logins), lambda p: repo.bulk.record_logins_bulk(logins))
         ids = [user_id for user_id, _ in users]
-        self._stage("home feeds", len(ids), lambda p: repo.rebuild_home_feeds(ids, progress=p))
+        self._stage("home feeds", len(ids), lambda p: repo.bulk.rebuild_home_feeds(ids, progress=p))
         self._say(f"Done in {time.monotonic() - started:.1f}s.", self.style.SUCCESS)
         self._report_demo(repo, accounts, users)
 
     def _create(self, repo: Repository, accounts, progress) -> list[tuple[int, int]]:
         """Create the accounts; return (id, signup time) of those created (names may clash)."""
         password_hash = make_password(DEMO_PASSWORD)  # once: hashing per user takes hours
-        created = repo.create_users_bulk(accounts, password_hash, progress=progress)
+        created = repo.bulk.create_users_bulk(accounts, password_hash, progress=progress)
         if len(created) < len(accounts):
             self._say(f"  {len(accounts) - len(created):,} names were taken already; skipped.")
         return [(user.id, user.signup_time or 0) for user in created]
 
     def _report_demo(self, repo: Repository, accounts, users) -> None:
         """Print the demo login (or why there is none)."""
-        demo_id = repo.user_id_for_name(DEMO_USERNAME)
+        demo_id = repo.users.user_id_for_name(DEMO_USERNAME)
         if users and demo_id == users[0][0]:
             self._say(
                 f"Demo login: {DEMO_USERNAME} / {DEMO_PASSWORD} "
