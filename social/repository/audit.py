@@ -74,7 +74,7 @@ class AuditEntry:
 
     @property
     def created(self) -> datetime:
-        return as_datetime(self.time)  # type: ignore[return-value]
+        return as_datetime(self.time)
 
     @property
     def label(self) -> str:
@@ -123,7 +123,7 @@ def entries_from_xranges(replies: Iterable[list]) -> list[AuditEntry]:
     out = []
     for reply in replies:
         for entry_id, fields in reply or []:
-            out.append(entry_from_fields(s(entry_id), fields))  # type: ignore[arg-type]
+            out.append(entry_from_fields(s(entry_id), fields))
     return out
 
 
@@ -156,7 +156,7 @@ class AuditStore(RepositoryBase):
         pipe = self._pipe()
         for draft, raw_id in written:
             entry_id = s(raw_id)
-            member = {entry_id: score_of(entry_id)}  # type: ignore[arg-type,dict-item]
+            member = {entry_id: score_of(entry_id)}
             pipe.zadd(keys.audit_by_actor(draft.actor.id), member)
             pipe.zadd(keys.audit_by_action(draft.action), member)
             if draft.target_id is not None:
@@ -213,7 +213,7 @@ class AuditStore(RepositoryBase):
         if older_than and STREAM_ID_RE.match(older_than):
             top = f"({older_than}"  # exclusive range: Redis 6.2+
         rows = self.r.xrevrange(keys.audit_log(), max=top, min="-", count=per_page + 1)
-        items = [entry_from_fields(s(i), f) for i, f in rows[:per_page]]  # type: ignore[arg-type]
+        items = [entry_from_fields(s(i), f) for i, f in rows[:per_page]]
         has_older = len(rows) > per_page
         return AuditPage(
             items=items,

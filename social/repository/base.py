@@ -47,7 +47,7 @@ def as_int(value: bytes | str | int | float | None) -> int | None:
 
 def decode_hash(raw: Mapping) -> dict[str, str]:
     """Decode an HGETALL reply into a str -> str dict."""
-    return {s(k): s(v) for k, v in raw.items()}  # type: ignore[misc]
+    return {s(k): s(v) for k, v in raw.items()}
 
 
 def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
@@ -113,9 +113,10 @@ class NamedReads:
     def __contains__(self, name: str) -> bool:
         return name in self._slots
 
-    def execute(self) -> dict[str, object]:
-        """Send the pipeline (one round trip) and return {name: reply}."""
-        replies = self.pipe.execute() if len(self.pipe) else []
+    def execute(self, *, raise_on_error: bool = True) -> dict[str, object]:
+        """Send the pipeline (one round trip) and return {name: reply}; with
+        raise_on_error=False a refused command's reply is its exception."""
+        replies = self.pipe.execute(raise_on_error=raise_on_error) if len(self.pipe) else []
         return {name: replies[slot] for name, slot in self._slots.items()}
 
 

@@ -102,7 +102,7 @@ class Post:
 
     @cached_property
     def created(self) -> datetime:
-        return as_datetime(self.time)  # type: ignore[return-value]
+        return as_datetime(self.time)
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ class FollowEntry:
 
     @property
     def since_at(self) -> datetime:
-        return as_datetime(self.since)  # type: ignore[return-value]
+        return as_datetime(self.since)
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ class Note:
 
     @property
     def created(self) -> datetime:
-        return as_datetime(self.time)  # type: ignore[return-value]
+        return as_datetime(self.time)
 
 
 @dataclass(frozen=True)
@@ -267,7 +267,7 @@ class ModerationStore(RepositoryBase):
 
         def queue(pipe: Pipeline, ts: int) -> None:
             for post_id, author_id, body, claims in found:
-                self.reports.queue_soft_delete(pipe, post_id, author_id, body, actor, reason, ts)
+                self.posts.queue_soft_delete(pipe, post_id, author_id, body, actor, reason, ts)
                 self.reports.queue_close_reports(pipe, post_id, claims, "deleted", actor, ts)
 
         if found:
@@ -302,7 +302,7 @@ class ModerationStore(RepositoryBase):
             pipe.hgetall(keys.post(post_id))
         for report_id in report_ids:
             pipe.hgetall(keys.report(report_id))
-        self.audit.queue_audit_reads(pipe, [s(i) for i in log])  # type: ignore[misc]
+        self.audit.queue_audit_reads(pipe, [s(i) for i in log])
         replies = pipe.execute() if len(pipe) else []
         n = len(post_ids[:ACCOUNT_POSTS])
         hashes = [decode_hash(h) for h in replies[:n]]

@@ -16,11 +16,10 @@ from redis.client import Pipeline
 
 from social import keys
 
-from .audit import REASON_MAX, AuditDraft, AuditStore
+from .audit import AuditDraft, AuditStore
 from .base import RepositoryBase, as_int, decode_hash, now, page_bounds, s, utc_day
 from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
-from .notices import NoticeStore
 from .posts import PostStore
 
 # What a reporter can pick; the code is stored, the label shown.
@@ -73,7 +72,7 @@ class Report:
 
     @property
     def created(self) -> datetime:
-        return as_datetime(self.time)  # type: ignore[return-value]
+        return as_datetime(self.time)
 
     @property
     def resolved(self) -> datetime | None:
@@ -127,20 +126,18 @@ def report_from_hash(report_id: int, h: dict[str, str]) -> Report | None:
 
 
 class ReportStore(RepositoryBase):
-    """Filing, listing and resolving reports; soft-deleting the posts they are about."""
+    """Filing, listing and resolving reports (deleting a post goes through the posts store)."""
 
     def __init__(
         self,
         client: redis.Redis,
         *,
         audit: AuditStore,
-        notices: NoticeStore,
         posts: PostStore,
         **config,
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit
-        self.notices = notices
         self.posts = posts
 
     def report_post(
@@ -308,7 +305,7 @@ class ReportStore(RepositoryBase):
 
         def queue(pipe: Pipeline, ts: int) -> None:
             if delete:
-                self.queue_soft_delete(
+                self.posts.queue_soft_delete(
                     pipe, report.post_id, report.author_id, s(body) or "", actor, reason, ts
                 )
             self.queue_close_reports(
@@ -317,43 +314,6 @@ class ReportStore(RepositoryBase):
 
         self.audit.run_audited([draft], queue, at=at)
         return True
-
-    def queue_soft_delete(
-        self,
-        pipe: Pipeline,
-        post_id: int,
-        author_id: int,
-        body: str,
-        actor: User,
-        reason: str,
-        ts: int,
-    ) -> None:
-        """Queue marking a post deleted, dropping it from the timeline, and telling its author.
-
-        The hash keeps its content for the record; readers skip it by the `deleted` flag, so
-        home feeds and the author's own list keep the id. Only the timeline drops it (LREM on
-        a list of 1000), so the global page stays full. The flag goes first: once it is
-        written the post is gone everywhere, and a lost LREM or notice after it costs one
-        short timeline page or one untold author, nothing a reader trips over.
-        """
-        pipe.hset(
-            keys.post(post_id),
-            mapping={
-                "deleted": "1",
-                "deleted_reason": reason[:REASON_MAX],
-                "deleted_by": actor.id,
-                "deleted_at": ts,
-            },
-        )
-        pipe.lrem(keys.timeline(), 0, post_id)
-        pipe.incr(keys.visibility_version())  # after the flag: remembered pages re-read
-        snippet = body if len(body) <= 40 else body[:39] + "…"
-        self.notices.queue_notice(
-            pipe,
-            author_id,
-            f"Your post “{snippet}” was removed by moderators. Reason: {reason}",
-            at=ts,
-        )
 
     def queue_close_reports(
         self,

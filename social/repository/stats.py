@@ -8,24 +8,19 @@ sign-up, staff and suspension sorted sets and searches the lexicographic name in
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from social import keys
 
 from .base import (
-    USER_FIELDS,
     RepositoryBase,
     as_int,
     now,
-    page_bounds,
     s,
-    user_from_hash,
     utc_day,
 )
-from .models import Page, User, as_datetime
+from .models import as_datetime
 
 # (metric, label, kind): "counter" is a daily INCR counter, "hll" the active-users HLL.
 SERIES = (
@@ -36,8 +31,6 @@ SERIES = (
 )
 PERIOD_DAYS = 30
 LATEST_SIGNUPS = 10
-USER_STATUSES = ("active", "suspended", "staff")
-PREFIX_RE = re.compile(r"^[a-z0-9_]{1,20}$")
 
 
 @dataclass(frozen=True)
@@ -97,7 +90,7 @@ class ServerHealth:
 
     @property
     def started(self) -> datetime:
-        return as_datetime(now() - self.uptime_seconds)  # type: ignore[return-value]
+        return as_datetime(now() - self.uptime_seconds)
 
 
 @dataclass(frozen=True)
@@ -120,16 +113,6 @@ class Dashboard:
     series: list[DailySeries]
     latest_signups: list[tuple[str, datetime]]
     health: ServerHealth | None = None
-
-
-@dataclass(frozen=True)
-class UserRow:
-    """One account in the staff user list."""
-
-    user: User
-    posts: int
-    followers: int
-    reports: int
 
 
 def health_from_info(info: dict, dbsize: int) -> ServerHealth:
@@ -165,126 +148,45 @@ class StatsStore(RepositoryBase):
         """
         today = today or utc_day(now()).date()
         days = [today - timedelta(days=n) for n in range(2 * PERIOD_DAYS - 1, -1, -1)]
-        pipe = self._pipe()
+        reads = self.reads()
         for metric, _, kind in SERIES:
             for day in days:
+                name = f"{metric}@{day.isoformat()}"
                 if kind == "hll":
-                    pipe.pfcount(keys.daily_active(day))
+                    reads.pfcount(name, keys.daily_active(day))
                 else:
-                    pipe.get(keys.daily_counter(metric, day))
-        pipe.zcard(keys.users_by_time())
-        pipe.get(keys.next_post_id())
-        pipe.get(keys.follows_total())
-        pipe.zcard(keys.open_reports())
-        pipe.zcard(keys.suspended_users())
-        pipe.zcard(keys.staff_users())
-        pipe.zrevrange(keys.users_by_time(), 0, LATEST_SIGNUPS - 1, withscores=True)
-        pipe.info()
-        pipe.dbsize()
-        replies = pipe.execute(raise_on_error=False)
-        n = len(days)
+                    reads.get(name, keys.daily_counter(metric, day))
+        reads.zcard("users", keys.users_by_time())
+        reads.get("posts", keys.next_post_id())
+        reads.get("follows", keys.follows_total())
+        reads.zcard("reports", keys.open_reports())
+        reads.zcard("suspended", keys.suspended_users())
+        reads.zcard("staff", keys.staff_users())
+        reads.zrevrange("latest", keys.users_by_time(), 0, LATEST_SIGNUPS - 1, withscores=True)
+        reads.info("info")
+        reads.dbsize("dbsize")
+        got = reads.execute(raise_on_error=False)
         series = []
-        for i, (metric, label, kind) in enumerate(SERIES):
-            values = [as_int(v) or 0 for v in replies[i * n : (i + 1) * n]]
+        for metric, label, kind in SERIES:
+            values = [as_int(got[f"{metric}@{day.isoformat()}"]) or 0 for day in days]
             current, previous = values[PERIOD_DAYS:], values[:PERIOD_DAYS]
             series.append(
                 DailySeries(metric, label, days[PERIOD_DAYS:], current, previous, kind == "hll")
             )
-        users, posts, follows, reports, suspended, staff, latest, info, dbsize = replies[
-            len(SERIES) * n :
-        ]
+        info, dbsize, follows = got["info"], got["dbsize"], got["follows"]
         health = None
         if isinstance(info, dict) and not isinstance(dbsize, Exception):
             health = health_from_info(info, dbsize)
         return Dashboard(
             totals=Totals(
-                users=users,
-                posts=as_int(posts) or 0,
+                users=got["users"],
+                posts=as_int(got["posts"]) or 0,
                 follows=None if follows is None else max(0, as_int(follows) or 0),
-                open_reports=reports,
-                suspended=suspended,
-                staff=staff,
+                open_reports=got["reports"],
+                suspended=got["suspended"],
+                staff=got["staff"],
             ),
             series=series,
-            latest_signups=[(s(name), as_datetime(ts)) for name, ts in latest],  # type: ignore[misc]
+            latest_signups=[(s(name), as_datetime(ts)) for name, ts in got["latest"]],
             health=health,
         )
-
-    def users_page(
-        self, prefix: str = "", status: str = "", number: int = 1, per_page: int = 50
-    ) -> Page[UserRow]:
-        """Return a page of accounts: newest first, or by name for a prefix search.
-
-        Three round trips: the names (and how many match), their ids, their hashes and
-        counts. A prefix search uses ZRANGEBYLEX on the lower-cased name index; the status
-        filters page the staff and suspension sets, except "active", which pages sign-ups
-        and leaves the suspended out, as does a status combined with a prefix: such pages
-        can hold fewer than per_page rows.
-        """
-        number = max(1, number)
-        start, stop = page_bounds(number, per_page)
-        prefix = prefix.lower()
-        if prefix and not PREFIX_RE.match(prefix):
-            raise ValueError(f"bad username prefix {prefix!r}")
-        pipe = self._pipe()
-        if prefix:
-            low, high = b"[" + prefix.encode(), b"[" + prefix.encode() + b"\xff"
-            pipe.zrangebylex(keys.username_index(), low, high, start, per_page + 1)
-            pipe.zlexcount(keys.username_index(), low, high)
-        else:
-            key = {"suspended": keys.suspended_users(), "staff": keys.staff_users()}.get(
-                status, keys.users_by_time()
-            )
-            pipe.zrevrange(key, start, stop)
-            pipe.zcard(key)
-        raw_names, total = pipe.execute()
-        names = [s(n) for n in raw_names]
-        rows = self._user_rows(names[:per_page])  # type: ignore[arg-type]
-        if status:
-            rows = [r for r in rows if matches_status(r.user, status)]
-        return Page(
-            items=rows,
-            number=number,
-            has_next=len(names) > per_page,
-            total=total if not (status and prefix) and status != "active" else None,
-            per_page=per_page,
-        )
-
-    def staff_names(self, limit: int = 100) -> list[str]:
-        """Return the names of current staff, most recently granted first."""
-        return [s(n) for n in self.r.zrevrange(keys.staff_users(), 0, limit - 1)]  # type: ignore[misc]
-
-    def _user_rows(self, names: Sequence[str]) -> list[UserRow]:
-        """Return rows for the accounts called names, in order (two round trips)."""
-        if not names:
-            return []
-        pipe = self._pipe()
-        for name in names:
-            pipe.hget(keys.usernames_lower(), name.lower())
-            pipe.hget(keys.users(), name)  # accounts written by the reference Retwis
-        replies = pipe.execute()
-        ids = [as_int(a if a is not None else b) for a, b in zip(replies[0::2], replies[1::2])]
-        ids = list(dict.fromkeys(i for i in ids if i is not None))
-        pipe = self._pipe()
-        for user_id in ids:
-            pipe.hmget(keys.user(user_id), USER_FIELDS)
-            pipe.llen(keys.own_posts(user_id))
-            pipe.zcard(keys.followers(user_id))
-            pipe.zcard(keys.user_reports(user_id))
-        replies = pipe.execute() if ids else []
-        rows = []
-        for i, user_id in enumerate(ids):
-            values, n_posts, n_followers, n_reports = replies[4 * i : 4 * i + 4]
-            user = user_from_hash(user_id, dict(zip(USER_FIELDS, map(s, values))))
-            if user is not None:
-                rows.append(UserRow(user, n_posts, n_followers, n_reports))
-        return rows
-
-
-def matches_status(user: User, status: str) -> bool:
-    """Return whether user is in the list filter `status` (active, suspended, staff)."""
-    if status == "suspended":
-        return user.is_suspended
-    if status == "staff":
-        return user.is_staff
-    return not user.is_suspended

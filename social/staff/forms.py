@@ -9,9 +9,9 @@ from django.core.exceptions import ValidationError
 
 from social.repository import Repository
 from social.repository.audit import ACTIONS, REASON_MAX
+from social.repository.directory import USER_STATUSES
 from social.repository.moderation import NOTE_MAX
 from social.repository.reports import OUTCOMES
-from social.repository.stats import USER_STATUSES
 
 # What a name lookup accepts: the characters of our usernames (searching never creates one).
 NAME_RE = re.compile(r"[A-Za-z0-9_]{1,20}")

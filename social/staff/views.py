@@ -75,7 +75,7 @@ class UserListView(StaffRequiredMixin, TemplateView):
         form = forms.UserSearchForm(self.request.GET)
         context["form"] = form
         if form.is_valid():
-            context["page"] = self.repo.stats.users_page(
+            context["page"] = self.repo.directory.users_page(
                 form.cleaned_data["q"],
                 form.cleaned_data["status"],
                 self.page_number(),
@@ -238,7 +238,7 @@ class AuditLogView(StaffRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         form = forms.AuditFilterForm(self.request.GET, repo=self.repo)
-        context.update(form=form, staff_names=self.repo.stats.staff_names())
+        context.update(form=form, staff_names=self.repo.directory.staff_names())
         if form.is_valid():
             context["page"] = self.repo.audit.audit_page(
                 **form.filters(),

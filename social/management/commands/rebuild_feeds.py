@@ -29,7 +29,7 @@ class Command(BaseCommand):
         repo = get_repository()
         verbosity = options["verbosity"]
         started = last = time.monotonic()
-        user_ids = list(repo.bulk.iter_user_ids())  # ints only: 10,000 users is 10,000 ints
+        user_ids = list(repo.repair.iter_user_ids())  # ints only: 10,000 users is 10,000 ints
         if options["dry_run"]:
             if verbosity >= 1:
                 self.stdout.write(f"Dry run: would rebuild {len(user_ids):,} home feeds.")

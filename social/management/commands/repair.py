@@ -44,19 +44,19 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         repo = get_repository()
         dry_run, verbosity = options["dry_run"], options["verbosity"]
-        orphans = repo.bulk.orphan_username_claims()
+        orphans = repo.repair.orphan_username_claims()
         if verbosity >= 1:
             for name, user_id in orphans:
                 self.stdout.write(f"  {name!r} claimed by missing user {user_id}")
-        freed = [] if dry_run else repo.bulk.free_username_claims(orphans, grace=options["grace"])
-        missing = repo.bulk.missing_own_posts()
+        freed = [] if dry_run else repo.repair.free_username_claims(orphans, grace=options["grace"])
+        missing = repo.repair.missing_own_posts()
         if verbosity >= 1:
             for author_id, post_ids in missing.items():
                 self.stdout.write(f"  user {author_id}: {len(post_ids)} post(s) not listed")
-        added = 0 if dry_run else repo.bulk.backfill_own_posts(missing)
-        unindexed = repo.bulk.missing_name_indexes()
-        indexed = 0 if dry_run else repo.bulk.backfill_name_indexes(unindexed)
-        follows = None if dry_run else repo.bulk.recount_follows()
+        added = 0 if dry_run else repo.repair.backfill_own_posts(missing)
+        unindexed = repo.repair.missing_name_indexes()
+        indexed = 0 if dry_run else repo.repair.backfill_name_indexes(unindexed)
+        follows = None if dry_run else repo.repair.recount_follows()
         if verbosity < 1:
             return
         if dry_run:

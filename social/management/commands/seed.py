@@ -79,9 +79,9 @@ class Command(BaseCommand):
 
     def _may_write(self, repo: Repository, options: dict) -> bool:
         """Return whether to go on; refuse (CommandError) a non-empty database without --force."""
-        if not repo.bulk.has_data() or options["force"]:
+        if not repo.repair.has_data() or options["force"]:
             return True
-        users = repo.bulk.count_users()
+        users = repo.repair.count_users()
         if options["if_empty"]:
             self._say(f"Redis already holds data ({users:,} users): not seeding.")
             if repo.users.user_id_for_name(DEMO_USERNAME) is not None:
