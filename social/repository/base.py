@@ -113,6 +113,11 @@ class NamedReads:
     def __contains__(self, name: str) -> bool:
         return name in self._slots
 
+    def replies_from(self, replies: list, *, offset: int = 0) -> dict[str, object]:
+        """Return {name: reply} from the replies of a pipeline executed elsewhere (its first
+        `offset` commands dropped from `replies`, as the caller did)."""
+        return {name: replies[slot - offset] for name, slot in self._slots.items()}
+
     def execute(self, *, raise_on_error: bool = True) -> dict[str, object]:
         """Send the pipeline (one round trip) and return {name: reply}; with
         raise_on_error=False a refused command's reply is its exception."""

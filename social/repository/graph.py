@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import redis
-from redis.client import Pipeline
 
 from social import keys
 
 from .base import (
+    NamedReads,
     RepositoryBase,
     as_int,
     counts_from,
@@ -196,8 +196,8 @@ class GraphStore(RepositoryBase):
         raw_ids, version, counts = got["ids"], got["version"], counts_from(got)
         ids = [int(i) for i in raw_ids]
 
-        def mutual_check(pipe: Pipeline) -> None:
-            pipe.zmscore(keys.followers(user_id), candidates)
+        def mutual_check(reads: NamedReads) -> None:
+            reads.zmscore("mutual", keys.followers(user_id), candidates)
 
         posts, extra = self.posts.load_posts(
             ids[:per_page],
@@ -206,7 +206,7 @@ class GraphStore(RepositoryBase):
             version=version,
             authors={owner.id: owner},
         )
-        scores = extra[0] if candidates else []
+        scores = extra.get("mutual", [])
         mutual = [c for c, sc in zip(candidates, scores) if sc is not None]
         users = self._users_by_ids(mutual[:6])
         names = [users[m].username for m in mutual[:6] if m in users and not users[m].is_suspended]

@@ -13,6 +13,7 @@ from social import keys
 from .audit import REASON_MAX
 from .base import (
     STATUS_SUSPENDED,
+    NamedReads,
     RepositoryBase,
     as_int,
     counts_from,
@@ -105,11 +106,12 @@ class PostStore(RepositoryBase):
         ids: Sequence[int],
         *,
         include_hidden: bool = False,
-        also: Callable[[Pipeline], None] | None = None,
+        also: Callable[[NamedReads], None] | None = None,
         version: bytes | None | object = UNREAD,
         authors: dict[int, User] | None = None,
-    ) -> tuple[list[Post], list]:
-        """Return the posts for ids (in order) and the replies of whatever `also` queued.
+    ) -> tuple[list[Post], dict[str, object]]:
+        """Return the posts for ids (in order) and, by name, the replies of the reads `also`
+        queued on the same pipeline (a NamedReads).
 
         What this process remembers (cache.py) decides the cost:
         - every post remembered as checked at the caller's `version` (the visibility
@@ -130,10 +132,10 @@ class PostStore(RepositoryBase):
         ):
             posts = visible([k.post for k in known], include_hidden)
             if also is None:
-                return posts, []
-            pipe = self._pipe()
-            also(pipe)
-            return posts, pipe.execute()
+                return posts, {}
+            reads = self.reads()
+            also(reads)
+            return posts, reads.execute()
 
         author_ids = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
         pipe = self._pipe()
@@ -145,8 +147,9 @@ class PostStore(RepositoryBase):
                 pipe.hmget(keys.post(post_id), POST_CHECK_FIELDS)
         for author_id in author_ids:
             pipe.hmget(keys.user(author_id), AUTHOR_CHECK_FIELDS)
+        extra = NamedReads(pipe)  # named, after the posts and authors read by position
         if also is not None:
-            also(pipe)
+            also(extra)
         replies = pipe.execute()
         checked_at, replies = replies[0], replies[1:]
         n = len(ids)
@@ -194,7 +197,7 @@ class PostStore(RepositoryBase):
         posts = self.build_posts(ids, rows, users, include_hidden=True)
         for post in posts:
             self.cache.posts.put(post.id, RememberedPost(post, checked_at))
-        return visible(posts, include_hidden), replies[n + len(author_ids) :]
+        return visible(posts, include_hidden), extra.replies_from(replies, offset=1)
 
     def build_posts(
         self,
@@ -280,12 +283,12 @@ class PostStore(RepositoryBase):
         if remembered is not None:
             return remembered
 
-        def suspended_check(pipe: Pipeline) -> None:
+        def suspended_check(reads: NamedReads) -> None:
             if names:
-                pipe.zmscore(keys.suspended_users(), names)
+                reads.zmscore("suspended", keys.suspended_users(), names)
 
         posts, extra = self.load_posts(ids[:per_page], also=suspended_check, version=version)
-        hidden = extra[0] if names else []
+        hidden = extra.get("suspended", [])
         visible = [n for n, score in zip(names, hidden) if score is None]
         page = TimelinePage(
             posts=Page(items=posts, number=number, has_next=len(ids) > per_page, per_page=per_page),

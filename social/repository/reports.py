@@ -17,7 +17,7 @@ from redis.client import Pipeline
 from social import keys
 
 from .audit import AuditDraft, AuditStore
-from .base import RepositoryBase, as_int, decode_hash, now, page_bounds, s, utc_day
+from .base import NamedReads, RepositoryBase, as_int, decode_hash, now, page_bounds, s, utc_day
 from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 from .posts import PostStore
@@ -244,12 +244,12 @@ class ReportStore(RepositoryBase):
         """Return the posts (deleted ones included) and each one's open-report count: the
         one place the count is read, in the posts' own pipeline (see load_posts)."""
 
-        def open_counts(pipe: Pipeline) -> None:
+        def open_counts(reads: NamedReads) -> None:
             for post_id in post_ids:
-                pipe.hlen(keys.post_reports(post_id))
+                reads.hlen(f"open:{post_id}", keys.post_reports(post_id))
 
-        posts, counts = self.posts.load_posts(post_ids, include_hidden=True, also=open_counts)
-        return posts, dict(zip(post_ids, counts))
+        posts, got = self.posts.load_posts(post_ids, include_hidden=True, also=open_counts)
+        return posts, {post_id: got[f"open:{post_id}"] for post_id in post_ids}
 
     def attach_posts(self, reports: list[Report]) -> list[Report]:
         """Return reports with their posts and open-report counts (two round trips)."""
