@@ -30,7 +30,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,10 +48,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from social import keys  # noqa: E402  (key names only: no Django needed)
-from tests.redis_server import server_binary  # noqa: E402
+from tests.redis_server import free_port, server_binary  # noqa: E402
 
 VAR = ROOT / "var" / "bench"
-RESERVED_PORTS = {6379}  # the machine's own Redis: never ours
 PAGE_NAMES = ("home", "timeline", "profile", "welcome", "permalink")
 WRK_THREADS = 2
 # Not a page's cost: the bench's own INFO, connection set-up, redis-py's idle health check.
@@ -72,16 +70,6 @@ def on_signal(signum: int, frame) -> None:
 def say(message: str) -> None:
     """Print a progress line on stderr (the report goes to stdout)."""
     print(f"[http_bench] {message}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that nothing listens on right now (never a reserved one)."""
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port not in RESERVED_PORTS:
-            return port
 
 
 def tail(path: Path, lines: int = 30) -> str:

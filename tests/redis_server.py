@@ -12,12 +12,18 @@ from pathlib import Path
 
 import redis
 
+RESERVED_PORTS = {6379}  # the machine's own Redis, if any: never ours, even when it is down
+
 
 def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """Return a TCP port on 127.0.0.1 that nothing listens on right now (never a reserved
+    one). The suite, the browser tests and bench/ all take their ports here."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in RESERVED_PORTS:
+            return port
 
 
 def server_binary() -> str:

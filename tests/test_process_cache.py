@@ -227,3 +227,16 @@ def test_a_name_typed_in_another_case_finds_the_user_but_is_not_remembered(any_r
 
     assert any_repo.graph.profile_for_name("BOB", alice).user.id == bob.id
     assert any_repo.cache.names.get("BOB") is None
+
+
+def test_one_repository_serves_every_request_until_its_settings_change(redis_url, settings):
+    from social.repository import PROCESS_CACHE, get_repository
+
+    first = get_repository()
+    assert get_repository() is first and first.cache is PROCESS_CACHE
+
+    settings.RETWIS_FANOUT_BATCH = 7
+    rebuilt = get_repository()
+
+    assert rebuilt is not first and rebuilt.posts.fanout_batch == 7
+    assert rebuilt.cache is PROCESS_CACHE

