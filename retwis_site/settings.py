@@ -43,6 +43,37 @@ def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def envseconds(name: str, default: float, *, minimum: float = 0.01) -> float:
+    """Return the env var `name` as seconds (a number, fractions allowed); junk raises."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds, not {raw!r}") from None
+    if not minimum <= value <= 3600:  # also refuses nan and inf
+        raise ImproperlyConfigured(f"{name} must be between {minimum} and 3600 s, not {raw}")
+    return value
+
+
+_RATE_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def envrate(name: str, default: str) -> tuple[int, int]:
+    """Return the rate env var `name`, "COUNT/WINDOW" (e.g. "30/10m"; WINDOW in seconds or
+    with s, m, h or d), as (count, window seconds); junk raises."""
+    raw = os.environ.get(name, "").strip() or default
+    count, _, window = raw.partition("/")
+    number, unit = window.rstrip("smhd"), window[len(window.rstrip("smhd")) :]
+    if not (count.isdigit() and number.isdigit() and unit in _RATE_UNITS):
+        raise ImproperlyConfigured(f'{name} must look like "30/10m" (count/window), not {raw!r}')
+    seconds = int(number) * _RATE_UNITS[unit]
+    if int(count) < 1 or not 1 <= seconds <= 7 * 86400:
+        raise ImproperlyConfigured(f"{name}: at least 1 attempt in 1 s to 7 days, not {raw!r}")
+    return int(count), seconds
+
+
 DEBUG = envbool("DEBUG", "false")
 
 _DEV_SECRET = "insecure-dev-only-secret-key-change-me"
@@ -73,6 +104,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "social.middleware.ContentSecurityPolicyMiddleware",
     "social.middleware.RedisUnavailableMiddleware",
+    "social.middleware.RateLimitMiddleware",  # a refused post, follow or report: 429
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "social.middleware.RedisAuthMiddleware",
@@ -119,7 +151,16 @@ if not REDIS_URL:
         "Set REDIS_URL (e.g. redis://127.0.0.1:6379/0). scripts/run-site starts a Redis of "
         "its own and prints the URL to use."
     )
-REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "2"))
+# Seconds to wait for Redis: a command's reply, a new connection, and /healthz's own PING
+# (short, on a connection of its own, so a frozen Redis is reported before a load balancer's
+# probe gives up; docs/deploy.md).
+REDIS_SOCKET_TIMEOUT = envseconds("REDIS_SOCKET_TIMEOUT", 2.0)
+REDIS_CONNECT_TIMEOUT = envseconds("REDIS_CONNECT_TIMEOUT", 1.0)
+REDIS_HEALTH_TIMEOUT = envseconds("REDIS_HEALTH_TIMEOUT", 0.5)
+# A Redis Cluster instead: REDIS_URL names any one node; the repository uses redis-py's
+# RedisCluster (social/redis_client.py, docs/scaling.md). The cache below is not used then.
+REDIS_CLUSTER = envbool("REDIS_CLUSTER", "false")
+REDIS_CLUSTER_OPTIONS: dict = {}  # more RedisCluster keyword arguments (tests count with it)
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
@@ -127,7 +168,7 @@ CACHES = {
         "KEY_PREFIX": "cache",
         "OPTIONS": {
             "CLIENT_CLASS": "django_redis.client.DefaultClient",
-            "SOCKET_CONNECT_TIMEOUT": 1,
+            "SOCKET_CONNECT_TIMEOUT": REDIS_CONNECT_TIMEOUT,
             "SOCKET_TIMEOUT": REDIS_SOCKET_TIMEOUT,
             "CONNECTION_POOL_KWARGS": {"health_check_interval": 30},
         },
@@ -146,6 +187,23 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "social:login"
 LOGIN_REDIRECT_URL = "social:home"
+
+# Rate limits, "COUNT/WINDOW" (social/repository/limits.py; docs/deploy.md). The password
+# of an account is never refused for failures from other addresses: login failures count
+# per client address and per (username, address) only.
+RETWIS_LIMIT_LOGIN_ADDRESS = envrate("RETWIS_LIMIT_LOGIN_ADDRESS", "20/15m")  # failures
+RETWIS_LIMIT_LOGIN_NAME = envrate("RETWIS_LIMIT_LOGIN_NAME", "10/15m")  # failures, per address
+RETWIS_LIMIT_SIGNUP = envrate("RETWIS_LIMIT_SIGNUP", "10/1h")  # new accounts per address
+RETWIS_LIMIT_POSTS = envrate("RETWIS_LIMIT_POSTS", "30/10m")  # per user
+RETWIS_LIMIT_FOLLOWS = envrate("RETWIS_LIMIT_FOLLOWS", "100/1h")  # follows + unfollows, per user
+RETWIS_LIMIT_REPORTS = envrate("RETWIS_LIMIT_REPORTS", "10/1h")  # per user
+# The request header a reverse proxy puts the client's address in (e.g. X-Forwarded-For,
+# its last entry is used, or X-Real-IP). Off by default: REMOTE_ADDR is the client. Set it
+# only when every request comes through a proxy that sets or appends it.
+_proxy_header = os.environ.get("TRUSTED_PROXY_HEADER", "").strip()
+if _proxy_header and not (_proxy_header.isascii() and _proxy_header.replace("-", "").isalnum()):
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_HEADER must be a header name, not {_proxy_header!r}")
+TRUSTED_PROXY_HEADER = _proxy_header and "HTTP_" + _proxy_header.upper().replace("-", "_")
 
 # The `auth` cookie carries the user's secret, as in the reference Retwis.
 AUTH_COOKIE_NAME = "auth"
@@ -183,6 +241,10 @@ CONTENT_SECURITY_POLICY = os.environ.get(
 RETWIS_HOME_FEED_CAP = envint("RETWIS_HOME_FEED_CAP", 1000, minimum=10)
 RETWIS_TIMELINE_CAP = 1000  # the reference Retwis keeps exactly the newest 1000
 RETWIS_FANOUT_BATCH = envint("RETWIS_FANOUT_BATCH", 1000, minimum=1)
+# An author posting with at least this many followers is no longer copied into each
+# follower's feed: their posts are merged into followers' home pages when read
+# (docs/scaling.md, "Celebrities", for the measurements behind the default).
+RETWIS_FANOUT_READ_THRESHOLD = envint("RETWIS_FANOUT_READ_THRESHOLD", 10_000, minimum=1)
 # What a web process remembers between requests (social/repository/cache.py): posts'
 # unchanging parts (about 0.6 KB each) and auth secrets' user ids.
 RETWIS_POST_CACHE_SIZE = envint("RETWIS_POST_CACHE_SIZE", 20_000)
@@ -210,6 +272,9 @@ STORAGES = {
         else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
+
+# Error reports (the DEBUG page) mask the password in REDIS_URL and any other URL.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "social.debug.RedactingExceptionReporterFilter"
 
 LOGGING = {
     "version": 1,

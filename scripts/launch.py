@@ -85,6 +85,7 @@ def server_argv(port: int, *, access_log: bool = False) -> list[str]:
     (Python) threads. Granian's own log at level warning (its errors still show; Django logs
     to stderr itself); the access log only with access_log. On SIGTERM the workers finish the
     requests in flight, and are killed after 10 s, well inside stop()'s 30 s before SIGKILL.
+    A worker that dies (killed, or crashed) is replaced a second later; the others serve on.
     """
     workers, threads = worker_model()
     return [
@@ -94,6 +95,7 @@ def server_argv(port: int, *, access_log: bool = False) -> list[str]:
         "--workers", str(workers), "--blocking-threads", str(threads),
         "--runtime-threads", "1", "--runtime-mode", "st",
         "--workers-kill-timeout", "10",
+        "--respawn-failed-workers", "--respawn-interval", "1",
         "--log-level", "warning",
         "--access-log" if access_log else "--no-access-log",
         "retwis_site.wsgi:application",

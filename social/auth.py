@@ -1,7 +1,9 @@
-"""Logging in and out: password checks and the `auth` cookie."""
+"""Who is asking and how often: password checks, the `auth` cookie, the client's address and
+the rate limits each action counts against."""
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 
 from django.conf import settings
@@ -9,7 +11,7 @@ from django.contrib.auth.hashers import check_password, identify_hasher, make_pa
 from django.http import HttpRequest, HttpResponse
 
 from social.repository import Repository, User
-from social.repository.limits import LOGIN_PER_IP, LOGIN_PER_USER, SIGNUP_PER_IP, Check
+from social.repository.limits import Check, Limit
 
 
 def authenticate(repo: Repository, username: str, password: str) -> User | None:
@@ -42,8 +44,31 @@ def authenticate(repo: Repository, username: str, password: str) -> User | None:
 
 
 def client_ip(request: HttpRequest) -> str:
-    """Return the client address as the server saw it (no proxy headers are trusted)."""
+    """Return the client's address: REMOTE_ADDR, or with settings.TRUSTED_PROXY_HEADER set,
+    the last address in that header (the one the nearest proxy wrote; earlier entries may be
+    the client's own inventions). Without the header, or with junk in it, REMOTE_ADDR."""
+    header = settings.TRUSTED_PROXY_HEADER
+    if header:
+        forwarded = request.META.get(header, "").rsplit(",", 1)[-1].strip()
+        try:
+            return str(ipaddress.ip_address(forwarded))
+        except ValueError:
+            pass
     return request.META.get("REMOTE_ADDR", "")[:64]
+
+
+def address_subject(ip: str) -> str:
+    """Return what an address is counted under: itself, or its /64 for IPv6 (one machine
+    usually holds a whole /64, so counting single IPv6 addresses would count nothing)."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip[:64] or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
 
 
 def set_auth_cookie(response: HttpResponse, secret: str) -> None:
@@ -63,16 +88,41 @@ def clear_auth_cookie(response: HttpResponse) -> None:
     response.delete_cookie(settings.AUTH_COOKIE_NAME, samesite="Lax")
 
 
+def limit(scope: str, setting: str) -> Limit:
+    """Return the Limit named scope, sized by the (count, window) of settings.<setting>."""
+    attempts, window = getattr(settings, setting)
+    return Limit(scope, attempts, window)
+
+
+# Each policy: its scope (a part of keys.rate_limit's key), its setting, its subject.
+
+
 def login_limits(ip: str, username: str) -> list[Check]:
-    """Return what a login attempt counts against: its IP and the name it tried."""
-    return [(LOGIN_PER_IP, ip or "unknown"), (LOGIN_PER_USER, login_subject(username))]
-
-
-def login_subject(username: str) -> str:
-    """Return the subject a login for username is counted under (its lower-cased name)."""
-    return username.lower()[:64]
+    """Return what a login attempt counts against: its address, and its (username,
+    address). Never the username alone: failures from elsewhere must not lock the owner out.
+    """
+    address = address_subject(ip)
+    return [
+        (limit("login_ip", "RETWIS_LIMIT_LOGIN_ADDRESS"), address),
+        (limit("login_user_ip", "RETWIS_LIMIT_LOGIN_NAME"), f"{address}|{username.lower()[:20]}"),
+    ]
 
 
 def signup_limits(ip: str) -> list[Check]:
-    """Return what a sign-up counts against: its IP."""
-    return [(SIGNUP_PER_IP, ip or "unknown")]
+    """Return what a sign-up counts against: its address."""
+    return [(limit("signup_ip", "RETWIS_LIMIT_SIGNUP"), address_subject(ip))]
+
+
+def post_limits(user_id: int) -> list[Check]:
+    """Return what publishing a post counts against: its author."""
+    return [(limit("post_user", "RETWIS_LIMIT_POSTS"), str(int(user_id)))]
+
+
+def follow_limits(user_id: int) -> list[Check]:
+    """Return what a follow or an unfollow counts against: the user making it."""
+    return [(limit("follow_user", "RETWIS_LIMIT_FOLLOWS"), str(int(user_id)))]
+
+
+def report_limits(user_id: int) -> list[Check]:
+    """Return what filing a report counts against: the reporter."""
+    return [(limit("report_user", "RETWIS_LIMIT_REPORTS"), str(int(user_id)))]

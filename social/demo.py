@@ -1,4 +1,4 @@
-"""The demo data set: deterministic users, a follow graph, posts and past logins.
+"""The demo data set: deterministic users, a follow graph, conversations, likes and logins.
 
 Pure generation, no Redis: `manage.py seed` (social/management/commands/seed.py) decides
 whether to write, and writes what this module returns through the repository's bulk methods.
@@ -10,9 +10,18 @@ few accounts with thousands of followers when there are enough users), posts of 
 characters spread over recent weeks, oldest first (so ids increase with time), and a few past
 logins per user from documentation IP ranges. Times are unix seconds up to `now`.
 
+The posts hold conversations: about a fifth answer an earlier post (most often a recent one
+by someone the author follows, or a reply they got; replies chain into threads), about one
+in ten names one or two users with @ (mostly people the author follows; half of all replies
+greet the author they answer), and about a sixth carry one or two #tags from a small
+vocabulary whose use is Zipf-skewed. Likes average LIKES_PER_POST per post, skewed: a post's
+share grows with its author's audience and a log-normal "how good it was", so popular
+accounts' posts get hundreds and most posts none or a few; most come from the author's
+followers, soon after the post.
+
 Use: build a Plan (choose_seed() when no seed is given), then call DemoData's methods in
 this order, since they draw from one random stream: accounts(), then, with the accounts'
-(id, signup time) as written, follows(), posts() and logins().
+(id, signup time) as written, follows(), posts(), likes() and logins().
 """
 
 from __future__ import annotations
@@ -20,9 +29,10 @@ from __future__ import annotations
 import random
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from math import log
 
 from faker import Faker
 
@@ -33,6 +43,29 @@ DEMO_POSTS = 3
 ZIPF_EXPONENT = 1.0  # follower counts: a few stars, a long tail with a handful each
 MAX_BODY = 280
 NAME_RE = re.compile(r"[^A-Za-z0-9_]")
+
+REPLY_SHARE = 0.2  # posts that answer an earlier post
+ANSWER_BACK = 0.25  # of replies: to the latest reply the author got, when there is one
+TO_FOLLOWEE = 0.6  # of replies: to a recent post by someone the author follows
+JOIN_THREAD = 0.4  # chance, at each step, of answering the latest reply instead (chains)
+GREET_PARENT = 0.5  # replies that open with the @name of the author they answer
+MENTION_SHARE = 0.1  # other posts that @name one user (a fifth of them two)
+MENTION_FOLLOWEE = 0.8  # of those names: someone the author follows
+TAG_SHARE = 0.16  # posts with #tags (a quarter of them two)
+LIKES_PER_POST = 2.0  # on average: about 400,000 for 200,000 posts
+LIKE_FROM_FOLLOWER = 0.7  # the rest come from anyone, by how active they are
+LIKE_DELAY = 6 * 3600  # mean seconds from a post (or a liker's sign-up) to a like
+# A small vocabulary, most used first: a tag's use falls off as 1 / rank.
+TAGS = (
+    "redis", "python", "coffee", "music", "django", "photography", "travel", "running",
+    "books", "opensource", "webdev", "football", "cooking", "weekend", "MondayMotivation",
+    "nowplaying", "gamedev", "design", "startup", "science", "space", "climate", "art",
+    "movies", "hiking", "cats", "dogs", "gardening", "linux", "javascript", "rust",
+    "devops", "security", "databases", "remotework", "productivity", "fitness", "news",
+    "ThrowbackThursday", "til",
+)  # fmt: skip
+
+Post = tuple[int, str, int, int | None]  # author id, body, time, index of the post answered
 
 
 @dataclass(frozen=True)
@@ -52,7 +85,7 @@ def choose_seed(seed: int | None) -> int:
 
 
 class DemoData:
-    """Deterministic generator of names, a follow graph, posts and logins for one Plan."""
+    """Deterministic generator of names, a follow graph, posts, likes and logins for one Plan."""
 
     def __init__(self, plan: Plan, now: int) -> None:
         self.plan = plan
@@ -61,6 +94,7 @@ class DemoData:
         self.fake = Faker()
         self.fake.seed_instance(plan.seed)
         self._popularity: list[float] = []
+        self._graph: tuple[object, list[list[int]], list[list[int]]] | None = None
 
     def accounts(self) -> list[tuple[str, int]]:
         """Return (username, signup time) pairs, oldest first; `demo` comes first."""
@@ -132,20 +166,104 @@ class DemoData:
             self._popularity = [1 / (rank + 1) ** ZIPF_EXPONENT for rank in ranks]
         return self._popularity
 
-    def posts(self, users: list[tuple[int, int]]) -> list[tuple[int, str, int]]:
-        """Return (author id, body, time) posts sorted by time, oldest first.
+    def posts(
+        self,
+        users: list[tuple[int, int]],
+        follows: Sequence[tuple[int, int, int]],
+        names: Mapping[int, str],
+    ) -> list[Post]:
+        """Return (author id, body, time, parent) posts sorted by time, oldest first.
 
-        Authors are drawn by a log-normal activity nudged towards popular accounts (so the
-        demo's home feed is full); the demo account writes a few itself.
+        parent is None, or the index in the list of the earlier (strictly older) post this
+        one answers, by someone else. Authors are drawn by a log-normal activity nudged
+        towards popular accounts (so the demo's home feed is full); the demo account writes
+        a few itself. names ({user id: username}) spell the @mentions.
         """
         n, count = len(users), self.plan.posts
         weights = [self.rng.lognormvariate(0, 1) * (1 + 10 * p) for p in self.popularity(n)]
         authors = self.rng.choices(range(n), cum_weights=list(accumulate(weights)), k=count)
         authors[: min(DEMO_POSTS, count)] = [0] * min(DEMO_POSTS, count)
+        made = sorted((self._between(users[a][1]), a) for a in authors)
+        following, _ = self.graph(users, follows)
+        threads = _Threads(self.rng, made, following)
+        by_pop = list(accumulate(self.popularity(n)))
+        tags = self._tag_maker()
         texts = self.texts()
-        made = [(self._between(users[a][1]), users[a][0], texts()) for a in authors]
-        made.sort(key=lambda post: post[0])
-        return [(author, body, ts) for ts, author, body in made]
+        out: list[Post] = []
+        for i, (ts, a) in enumerate(made):
+            parent = threads.parent(i) if self.rng.random() < REPLY_SHARE else None
+            named = []
+            if parent is not None:
+                if self.rng.random() < GREET_PARENT:
+                    named = [made[parent][1]]
+            elif self.rng.random() < MENTION_SHARE:
+                named = self._named(a, following[a], by_pop, 2 if self.rng.random() < 0.2 else 1)
+            head, tail = self._mention_text([names[users[b][0]] for b in named], parent)
+            tail += tags()
+            body = head + texts(MAX_BODY - len(head) - len(tail), short=parent is not None)
+            out.append((users[a][0], body + tail, ts, parent))
+            threads.add(i, parent)
+        return out
+
+    def likes(
+        self,
+        users: list[tuple[int, int]],
+        follows: Sequence[tuple[int, int, int]],
+        posts: Sequence[Post],
+    ) -> list[tuple[int, int, int]]:
+        """Return (user id, post index, time) likes of posts (as posts() made them).
+
+        About LIKES_PER_POST per post, skewed (see the module docstring): each post's
+        expected share is rounded up or down at random, then filled from the author's
+        followers (LIKE_FROM_FOLLOWER of them) and from anyone by activity. Never one's own
+        post, never twice, always after the post and the liker's sign-up, up to now.
+        """
+        n, rng = len(users), self.rng
+        index = {user_id: k for k, (user_id, _) in enumerate(users)}
+        _, followers = self.graph(users, follows)
+        weights = [
+            (len(followers[index[author]]) + 1) ** 0.5
+            * rng.lognormvariate(0, 1)
+            * (0.5 if parent is not None else 1.0)
+            for author, _, _, parent in posts
+        ]
+        scale = LIKES_PER_POST * len(posts) / (sum(weights) or 1)
+        by_activity = list(accumulate(rng.lognormvariate(0, 1) for _ in range(n)))
+        anyone = _draws(rng, n, by_activity)
+        out: list[tuple[int, int, int]] = []
+        for p, ((author_id, _, ts, _), weight) in enumerate(zip(posts, weights)):
+            want = weight * scale
+            count = int(want) + (rng.random() < want % 1)
+            if not count:
+                continue
+            author, fans = index[author_id], followers[index[author_id]]
+            from_fans = min(len(fans), int(count * LIKE_FROM_FOLLOWER + rng.random()))
+            likers = rng.sample(fans, from_fans) if from_fans else []
+            for _ in range(count - from_fans):
+                liker = next(anyone)
+                if liker != author and liker not in likers:  # else one like fewer
+                    likers.append(liker)
+            for liker in likers:
+                start = max(ts, users[liker][1])
+                delay = int(-LIKE_DELAY * log(1.0 - rng.random()))  # exponential
+                out.append((users[liker][0], p, min(self.now, start + delay)))
+        return out
+
+    def graph(
+        self, users: list[tuple[int, int]], follows: Sequence[tuple[int, int, int]]
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Return who each user follows and who follows them, by index in users."""
+        if self._graph is None or self._graph[0] is not follows:
+            index = {user_id: k for k, (user_id, _) in enumerate(users)}
+            following: list[list[int]] = [[] for _ in users]
+            followers: list[list[int]] = [[] for _ in users]
+            for follower, followee, _ in follows:
+                a, b = index.get(follower), index.get(followee)
+                if a is not None and b is not None:
+                    following[a].append(b)
+                    followers[b].append(a)
+            self._graph = (follows, following, followers)
+        return self._graph[1], self._graph[2]
 
     def logins(self, users: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
         """Return (user id, time, IP) past logins: a few per user, after sign-up.
@@ -159,27 +277,116 @@ class DemoData:
                 out.append((user_id, self._between(signup), ip))
         return out
 
-    def texts(self) -> Callable[[], str]:
-        """Return a cheap post-text maker over a pool pre-generated with Faker."""
+    def texts(self) -> Callable[..., str]:
+        """Return a cheap post-text maker over a pool pre-generated with Faker: make(limit,
+        short=False) returns 1 to limit characters (one sentence when short, for replies)."""
         fake, rng = self.fake, self.rng
         sentences = [fake.sentence(nb_words=rng.randint(3, 16)) for _ in range(3000)]
         sentences += [fake.catch_phrase() + "." for _ in range(300)]
         sentences += [fake.bs().capitalize() + "!" for _ in range(300)]
-        tags = ["#" + word for word in fake.words(nb=80)]
 
-        def make() -> str:
+        def make(limit: int, short: bool = False) -> str:
             body = rng.choice(sentences)
-            for _ in range(rng.choice((0, 0, 0, 1, 1, 2, 3))):
+            for _ in range(0 if short else rng.choice((0, 0, 0, 1, 1, 2, 3))):
                 more = rng.choice(sentences)
-                if len(body) + 1 + len(more) > MAX_BODY:
+                if len(body) + 1 + len(more) > limit:
                     break
                 body += " " + more
-            if rng.random() < 0.15 and len(body) + 30 < MAX_BODY:
-                body += " " + rng.choice(tags)
-            return body[:MAX_BODY]
+            return body[: max(1, limit)].rstrip()
 
         return make
+
+    def _tag_maker(self) -> Callable[[], str]:
+        """Return a maker of the #tags ending a post: "" for most, else one or two."""
+        rng = self.rng
+        by_use = list(accumulate(1 / rank for rank in range(1, len(TAGS) + 1)))
+
+        def make() -> str:
+            if rng.random() >= TAG_SHARE:
+                return ""
+            chosen = rng.choices(TAGS, cum_weights=by_use, k=2 if rng.random() < 0.25 else 1)
+            return "".join(" #" + tag for tag in dict.fromkeys(chosen))
+
+        return make
+
+    def _named(self, author: int, followees: list[int], by_pop: list[float], k: int) -> list[int]:
+        """Return up to k users (indexes) for author to @name: mostly followees, else
+        anyone by popularity (by_pop: cumulative weights)."""
+        named: list[int] = []
+        for _ in range(k):
+            if followees and self.rng.random() < MENTION_FOLLOWEE:
+                pick = self.rng.choice(followees)
+            else:
+                pick = self.rng.choices(range(len(by_pop)), cum_weights=by_pop)[0]
+            if pick != author and pick not in named:
+                named.append(pick)
+        return named
+
+    def _mention_text(self, names: list[str], parent: int | None) -> tuple[str, str]:
+        """Return the (head, tail) of a post naming these users: a reply greets at the head;
+        another post names them at either end ("cc @x", "with @x"...)."""
+        if not names:
+            return "", ""
+        at = " ".join("@" + name for name in names)
+        if parent is not None or self.rng.random() < 0.4:
+            return at + " ", ""
+        return "", self.rng.choice((" ", " cc ", " with ", " h/t ")) + at
 
     def _between(self, start: int) -> int:
         """Return a random unix time between start and now."""
         return self.rng.randint(min(start, self.now), self.now)
+
+
+class _Threads:
+    """Who answers what: picks the earlier post a reply answers, and remembers the threads
+    (each post's latest reply, each author's latest reply received, their recent posts)."""
+
+    def __init__(
+        self, rng: random.Random, made: list[tuple[int, int]], following: list[list[int]]
+    ) -> None:
+        self.rng, self.made, self.following = rng, made, following
+        self.latest_reply: dict[int, int] = {}  # post index -> its newest reply's index
+        self.inbox: dict[int, int] = {}  # author -> newest reply they got, not yet answered
+        self.recent: dict[int, list[int]] = {}  # author -> their last few posts' indexes
+
+    def parent(self, i: int) -> int | None:
+        """Return the index of the post post i answers, or None if it finds none."""
+        ts, author = self.made[i]
+        roll, rng = self.rng.random(), self.rng
+        if roll < ANSWER_BACK and author in self.inbox:
+            j = self.inbox.pop(author)
+        elif roll < ANSWER_BACK + TO_FOLLOWEE and self.recent.get(
+            followee := self._followee(author)
+        ):
+            j = rng.choice(self.recent[followee])
+        elif i:  # something posted just before, by anyone
+            j = i - 1 - min(i - 1, int(rng.expovariate(1 / 50)))
+        else:
+            return None
+        while j in self.latest_reply and rng.random() < JOIN_THREAD:
+            j = self.latest_reply[j]
+        if self.made[j][1] == author or self.made[j][0] >= ts:
+            return None
+        return j
+
+    def _followee(self, author: int) -> int | None:
+        """Return someone author follows, at random, or None."""
+        mine = self.following[author]
+        return mine[int(self.rng.random() * len(mine))] if mine else None
+
+    def add(self, i: int, parent: int | None) -> None:
+        """Record post i (answering parent, or None)."""
+        author = self.made[i][1]
+        mine = self.recent.setdefault(author, [])
+        mine.append(i)
+        if len(mine) > 3:
+            del mine[0]
+        if parent is not None:
+            self.latest_reply[parent] = i
+            self.inbox[self.made[parent][1]] = i
+
+
+def _draws(rng: random.Random, n: int, cum_weights: list[float]) -> Iterator[int]:
+    """Yield indexes below n drawn by cum_weights, forever (drawn a thousand at a time)."""
+    while True:
+        yield from rng.choices(range(n), cum_weights=cum_weights, k=1000)

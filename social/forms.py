@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from types import SimpleNamespace
 
 from django import forms
@@ -11,7 +12,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, Validati
 
 from social import auth
 from social.repository import Repository, User
-from social.repository.limits import LOGIN_PER_USER
+from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
 
 # The characters a username may hold; its length (3 to 20) is checked by min/max_length.
@@ -98,31 +99,40 @@ class LoginForm(forms.Form):
     )
 
     INVALID = "That username and password do not match an account."
-    THROTTLED = "Too many failed attempts. Wait 15 minutes and try again."
+    THROTTLED = "Too many failed attempts from your network. Try again in {wait}."
     SUSPENDED = "This account is suspended."
 
     def __init__(self, *args, repo: Repository | None = None, ip: str = "", **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.repo, self.ip = repo, ip
         self.user_cache: User | None = None
+        self.retry_after = 0  # seconds, when throttled
 
     def clean(self) -> dict:
-        """Authenticate, as Django's AuthenticationForm does: throttled first, then the
-        password (a failure counts against the limits), then the account's standing."""
+        """Authenticate, as Django's AuthenticationForm does: count the attempt first (a
+        throttled one checks no password), then the password, then the account's standing.
+
+        Only failures count: a correct password takes its attempt back and clears its
+        (username, address) count, so the owner is never locked out by someone else's
+        guesses from other addresses (auth.login_limits).
+        """
         data = super().clean()
         username, password = data.get("username"), data.get("password")
         if not username or password is None or self.repo is None:
             return data
         checks = auth.login_limits(self.ip, username)
-        if self.repo.limits.over_limit(checks):
-            raise ValidationError(self.THROTTLED, code="throttled")
+        verdict = self.repo.limits.hit(checks)
+        if not verdict.allowed:
+            self.retry_after = verdict.retry_after
+            wait = wait_phrase(verdict.retry_after)
+            raise ValidationError(self.THROTTLED.format(wait=wait), code="throttled")
         user = auth.authenticate(self.repo, username, password)
         if user is None:
-            self.repo.limits.count_attempt(checks)
             raise ValidationError(self.INVALID, code="invalid_login")
+        address, name = checks
+        self.repo.limits.give_back([address], forget=[name])
         if user.is_suspended:
             raise ValidationError(self.SUSPENDED, code="inactive")
-        self.repo.limits.forget_attempts(LOGIN_PER_USER, auth.login_subject(username))
         self.user_cache = user
         return data
 
@@ -132,6 +142,23 @@ class LoginForm(forms.Form):
 
     def is_throttled(self) -> bool:
         return self.has_error(NON_FIELD_ERRORS, "throttled")
+
+
+# What shows nothing on its own: controls, format characters (zero-width space and joiners,
+# word joiner, byte order mark, soft hyphen, direction marks), combining marks with nothing
+# to combine with, spaces, and the letters fonts draw blank (Hangul fillers, Braille blank).
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp"})
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def shows_something(text: str) -> bool:
+    """Return whether text holds a character a reader can see."""
+    return any(
+        unicodedata.category(ch) not in INVISIBLE_CATEGORIES
+        and ch not in BLANK_LETTERS
+        and not ch.isspace()
+        for ch in text
+    )
 
 
 class PostForm(forms.Form):
@@ -149,6 +176,16 @@ class PostForm(forms.Form):
         },
     )
 
+    # The one-off submission token (templating.submission_token): a retried submission
+    # returns the first one's post instead of posting twice. Optional (the public contract
+    # is `status` alone); a malformed one is refused, since only a tampered form sends it.
+    token = forms.RegexField(
+        regex=r"^[A-Za-z0-9_-]{16,64}$",
+        required=False,
+        widget=forms.HiddenInput,
+        error_messages={"invalid": "This form is out of date. Reload the page and post again."},
+    )
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # CharField.widget_attrs overwrote the widget's maxlength with the raw ceiling (2000):
@@ -159,6 +196,8 @@ class PostForm(forms.Form):
         body = re.sub(r"[\r\n]+", " ", self.cleaned_data["status"]).strip()
         if not body:
             raise ValidationError("Write something first.", code="required")
+        if not shows_something(body):  # zero-width characters alone make a blank post
+            raise ValidationError("Write something first: this shows nothing.", code="blank")
         if len(body) > POST_MAX:
             raise ValidationError(
                 f"Keep it to {POST_MAX} characters (this one has {len(body)}).", code="max_length"

@@ -106,6 +106,95 @@ def visibility_version() -> str:
     return "visibility_version"
 
 
+def celebrities() -> str:
+    """Sorted set: ids of accounts whose posts are merged into followers' home pages when
+    read instead of copied into every follower's feed (fan-out on read), scored by the unix
+    time they joined. An author joins on posting with at least RETWIS_FANOUT_READ_THRESHOLD
+    followers and stays (membership only grows; see docs/scaling.md). Bounded by the number
+    of such accounts."""
+    return "celebrities"
+
+
+def fanouts_in_progress() -> str:
+    """Sorted set: ids of posts whose copy into followers' feeds has begun and not ended,
+    scored by the unix time it began. A process killed mid-fan-out leaves its post here;
+    `manage.py repair` finishes it. Bounded by the posts being fanned out at once."""
+    return "fanouts"
+
+
+def post_token(user_id: int, token: str) -> str:
+    """String: the id of the post a form submission (its one-off token) created, so a
+    retried submission returns that post instead of posting twice. Expires after a day.
+    `token` is validated by the caller (URL-safe, at most 64 characters)."""
+    return f"post_token:{int(user_id)}:{token[:64]}"
+
+
+def replies(post_id: int) -> str:
+    """List: ids of the direct replies to post_id, oldest first (RPUSH). Uncapped: the
+    conversation's record, 8-10 bytes a reply; read a page at a time."""
+    return f"replies:{int(post_id)}"
+
+
+def mentions(user_id: int) -> str:
+    """Sorted set: ids of posts that @mention user_id, scored by post time; the newest
+    MENTIONS_CAP are kept. The user hash's `unread_mentions` counts those not yet seen."""
+    return f"mentions:{int(user_id)}"
+
+
+MENTIONS_CAP = 1000
+
+
+def _checked_tag(tag: str) -> str:
+    if not tag or len(tag) > 50 or not tag.replace("_", "").isalnum():
+        raise ValueError(f"bad tag {tag!r}")
+    return tag
+
+
+def tag_posts(tag: str) -> str:
+    """List: ids of the newest posts with #tag (normalised by social.text.normal_tag),
+    newest first, capped like the timeline (TAG_CAP)."""
+    return f"tag:{_checked_tag(tag)}"
+
+
+TAG_CAP = 1000
+
+
+def trending_hour(hour: str) -> str:
+    """Sorted set: tag -> posts with it in that UTC hour ("yyyymmddhh"); expires after 25
+    hours. The {trending} hash tag keeps every bucket in one cluster slot, so the day's
+    buckets can be summed with one ZUNIONSTORE."""
+    if not (len(hour) == 10 and hour.isdigit()):
+        raise ValueError(f"bad hour {hour!r}")
+    return f"{{trending}}:{hour}"
+
+
+def trending_day() -> str:
+    """Sorted set: the last 24 hourly buckets summed (ZUNIONSTORE), rebuilt by a timeline
+    page at most once a minute per process; expires after two minutes."""
+    return "{trending}:day"
+
+
+def likes(post_id: int) -> str:
+    """Sorted set: ids of users who like post_id, scored by when. Bounded by users."""
+    return f"likes:{int(post_id)}"
+
+
+def user_likes(user_id: int) -> str:
+    """Sorted set: ids of posts user_id likes, scored by when (the Likes tab). Bounded by
+    the posts they like; unliking removes."""
+    return f"user_likes:{int(user_id)}"
+
+
+def deleted_users() -> str:
+    """Sorted set: ids of accounts their owners deleted, scored by the time. The name
+    stays taken (and the account hidden everywhere) until `manage.py repair` purges the
+    account, DELETED_ACCOUNT_GRACE_DAYS later. Bounded by deletions in that window."""
+    return "deleted_users"
+
+
+DELETED_ACCOUNT_GRACE_DAYS = 30
+
+
 def notices(user_id: int) -> str:
     """List: JSON notices for a user (e.g. "your post was removed"), newest first, capped."""
     return f"notices:{int(user_id)}"
@@ -187,10 +276,13 @@ STATS_TTL_DAYS = 90
 def rate_limit(scope: str, subject: str) -> str:
     """String counter (INCR) of attempts in the current window; expires with the window.
 
-    Policies (see social/repository/limits.py): "login_ip" 20 failed logins per IP per 15
-    minutes; "login_user" 10 failed logins per username per 15 minutes; "signup_ip" 10
-    sign-ups per IP per hour. `subject` is an IP or a lower-cased username, both validated
-    and length-limited by the caller.
+    Policies (social/auth.py; sizes are settings, defaults here): "login_ip" 20 failed
+    logins per client address per 15 minutes; "login_user_ip" 10 failed logins per
+    "<address>|<lower-cased username>" per 15 minutes (never per username alone: the owner is
+    never locked out from elsewhere); "signup_ip" 10 sign-ups per address per hour;
+    "post_user" 30 posts, "follow_user" 100 follows and unfollows, "report_user" 10 reports
+    per user id per 10 minutes, hour, hour. An address is an IPv4 address or an IPv6 /64.
+    `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():
         raise ValueError(f"bad rate-limit scope {scope!r}")
@@ -205,3 +297,15 @@ def report_quota(user_id: int, day: date) -> str:
 def follows_total() -> str:
     """String counter: follow edges in the graph (INCR on follow, DECR on unfollow)."""
     return "stats:follows"
+
+
+def usernames_lower_checked() -> str:
+    """String: the highest user id whose name sign-up has claimed in users_lower (accounts
+    the reference Retwis writes have no claim; see UserStore.claim_legacy_names)."""
+    return "users_lower_checked"
+
+
+def owners() -> str:
+    """Sorted set: ids of the staff who are owners (alone grant and revoke staff), scored by
+    the time `manage.py createstaff --owner` made them owners."""
+    return "staff_owners"

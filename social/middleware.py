@@ -1,4 +1,5 @@
-"""Middleware: who is asking (the `auth` cookie), and what to say when Redis is down."""
+"""Middleware: who is asking (the `auth` cookie), what to say when Redis is down or when a
+rate limit refuses an action."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.utils.cache import patch_cache_control
 from django.utils.functional import SimpleLazyObject
 
 from social.redis_client import UNAVAILABLE
 from social.repository import AnonymousUser, User, get_repository
+from social.repository.limits import RateLimited, wait_phrase
 
 log = logging.getLogger(__name__)
 
@@ -25,14 +28,22 @@ def user_for_request(request: HttpRequest) -> User | AnonymousUser:
 
 
 class RedisAuthMiddleware:
-    """Set a lazy request.user: pages that never look at it cost no Redis call."""
+    """Set a lazy request.user: pages that never look at it cost no Redis call.
+
+    A response to a request with an `auth` cookie is marked `Cache-Control: private`: it
+    may show that person's feed or name, and no shared cache (a proxy, a CDN) may keep it
+    for someone else. The cookie decides, not the user, so marking costs no Redis call.
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request.user = SimpleLazyObject(lambda: user_for_request(request))
-        return self.get_response(request)
+        response = self.get_response(request)
+        if request.COOKIES.get(settings.AUTH_COOKIE_NAME):
+            patch_cache_control(response, private=True)
+        return response
 
 
 def unavailable_response(request: HttpRequest) -> HttpResponse:
@@ -57,6 +68,34 @@ class RedisUnavailableMiddleware:
         if isinstance(exception, UNAVAILABLE):
             log.warning("Redis unavailable on %s: %s", request.path, exception)
             return unavailable_response(request)
+        return None
+
+
+def rate_limited_response(request: HttpRequest, error: RateLimited) -> HttpResponse:
+    """Return the 429 page: what was refused and when to try again (also as Retry-After)."""
+    context = {"message": error.message, "wait": wait_phrase(error.retry_after)}
+    try:
+        html = render_to_string("429.html", context, request=request)
+    except UNAVAILABLE:
+        return unavailable_response(request)
+    response = HttpResponse(html, status=429)
+    response["Retry-After"] = str(error.retry_after)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class RateLimitMiddleware:
+    """Turn a RateLimited from any view (too many posts, follows, reports) into a 429 page."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, RateLimited):
+            return rate_limited_response(request, exception)
         return None
 
 

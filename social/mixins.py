@@ -9,7 +9,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from social.repository import Repository, get_repository
+from social.repository import Repository, User, get_repository
 
 MAX_PAGE = 1000  # a page number past the capped lists is never useful
 
@@ -62,13 +62,30 @@ class LoginNextMixin(LoginRequiredMixin):
 
 
 class UserPageMixin(RepositoryMixin):
-    """Resolve <username> from the URL to a user id, or 404."""
+    """Resolve the account the URL names, by <username> or by <user_id>, or 404.
+
+    Staff pages also take the id: a name the reference Retwis allowed may fit no URL
+    (social.repository.users.name_has_url). An id is not looked up here; the page's own
+    read of the account answers 404 when there is none.
+    """
 
     kwargs: dict
 
     @cached_property
     def target_id(self) -> int:
+        if "user_id" in self.kwargs:
+            return self.kwargs["user_id"]
         user_id = self.repo.users.user_id_for_name(self.kwargs["username"])
         if user_id is None:
             raise Http404("No such user.")
         return user_id
+
+    @cached_property
+    def target_user(self) -> User:
+        """The account, or 404 when it does not exist or is suspended and the viewer is not
+        staff: a suspended account is absent wherever the public can reach (the profile,
+        its lists, following it), and the 404 names no one."""
+        user = self.repo.users.get_user(self.target_id)
+        if user is None or (user.is_suspended and not self.request.user.is_staff):
+            raise Http404("No such user.")
+        return user

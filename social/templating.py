@@ -8,6 +8,7 @@ behave like Django's built-ins of the same name, tuned for the hot loops of feed
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Iterable
@@ -25,6 +26,7 @@ from jinja2 import Environment
 from markupsafe import Markup, escape
 
 from social.repository.cache import BoundedCache
+from social.repository.users import name_has_url
 
 _local = threading.local()
 
@@ -48,6 +50,34 @@ def url(name: str, *args) -> str:
     read from a plain thread-local set once per page (Django's own is several times slower).
     """
     return _reverse(getattr(_local, "prefix", "/"), name, args)
+
+
+def profile_url(name: str, view: str = "social:profile") -> str | None:
+    """Return the URL of name's profile (or of its `view`: followers, following), or None
+    when no URL leads to that name (a legacy name with a "/", an empty one: name_has_url)."""
+    return url(view, name) if name_has_url(name) else None
+
+
+def staff_user_url(name: str, user_id: int | None = None, action: str = "") -> str | None:
+    """Return the staff page of an account, or the URL of one of its actions ("suspend").
+
+    By name when a URL leads to it (the address staff read and type), else by id; None for
+    a name no URL leads to when the id is not known either (a list of names only).
+    """
+    suffix = f"_{action}" if action else ""
+    if name_has_url(name):
+        return url(f"staff:user{suffix}", name)
+    if user_id is not None:
+        return url(f"staff:user_by_id{suffix}", user_id)
+    return None
+
+
+def at_link(name: str, href: str | None, css: str = "") -> Markup:
+    """Return "@name" linked to href, or as plain text when there is no URL (profile_url)."""
+    attrs = Markup(' class="{}"').format(css) if css else Markup("")
+    if href is None:
+        return Markup("<span{}>@{}</span>").format(attrs, name)
+    return Markup('<a{} href="{}">@{}</a>').format(attrs, href, name)
 
 
 def querystring(request: HttpRequest, **changes) -> str:
@@ -202,10 +232,20 @@ class PostCards:
         return card
 
 
+def submission_token() -> Markup:
+    """A hidden input with a one-off token for a form whose submission must take effect
+    once: a retried POST (a reload after a timeout or a 503) sends the same token, and the
+    repository returns the first result instead of doing it again (PostStore.create_post).
+    """
+    return Markup('<input type="hidden" name="token" value="%s">') % secrets.token_urlsafe(16)
+
+
 def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function)."""
     env = Environment(**options)
     env.globals.update(url=url, static=static, querystring=querystring, widget=widget)
+    env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
+    env.globals.update(submission_token=submission_token)
     cards = PostCards(env)
     env.globals.update(post_card=cards, post_cards=cards.many)
     env.filters.update(

@@ -17,16 +17,17 @@ from django.views.generic import FormView, TemplateView
 from social import auth
 from social.forms import LoginForm, PostForm, RegisterForm, ReportPostForm
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
-from social.redis_client import ping
+from social.redis_client import ping_within
 from social.repository import (
     CannotFollowSelf,
     NotAllowed,
     Post,
     PostNotFound,
-    User,
+    PostPending,
     UsernameTaken,
     UserNotFound,
 )
+from social.repository.limits import wait_phrase
 from social.repository.reports import AlreadyReported
 
 
@@ -66,13 +67,28 @@ class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
     def form_valid(self, form: PostForm) -> HttpResponse:
         # A suspended account is logged out everywhere (its cookie stops resolving), so
         # only an active user gets here.
-        self.repo.posts.create_post(self.request.user.id, form.cleaned_data["status"])
+        limits = auth.post_limits(self.request.user.id)
+        self.repo.limits.enforce(limits, "You have posted a lot in a short time.")
+        try:
+            self.repo.posts.create_post(
+                self.request.user.id,
+                form.cleaned_data["status"],
+                token=form.cleaned_data.get("token") or None,
+            )
+        except PostPending:
+            form.add_error(
+                None,
+                "This post is still being saved from your first try. Check your home feed "
+                "in a moment; post again only if it is not there.",
+            )
+            return self.form_invalid(form, status=409)
         messages.success(self.request, "Posted.")
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
-    def form_invalid(self, form: PostForm) -> HttpResponse:
+    def form_invalid(self, form: PostForm, status: int = 400) -> HttpResponse:
         home = self.repo.posts.home_page(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
-        return self.render_to_response(self.get_context_data(post_form=form, home=home), status=400)
+        context = self.get_context_data(post_form=form, home=home)
+        return self.render_to_response(context, status=status)
 
 
 class RegisterView(RepositoryMixin, FormView):
@@ -84,15 +100,19 @@ class RegisterView(RepositoryMixin, FormView):
     def form_valid(self, form: RegisterForm) -> HttpResponse:
         data = form.cleaned_data
         limits = auth.signup_limits(auth.client_ip(self.request))
-        if self.repo.limits.over_limit(limits):
-            form.add_error(None, "Too many new accounts from your network. Try again in an hour.")
-            return self.render_to_response(self.get_context_data(form=form), status=429)
+        verdict = self.repo.limits.hit(limits)  # counted first: parallel sign-ups see it
+        if not verdict.allowed:
+            wait = wait_phrase(verdict.retry_after)
+            form.add_error(None, f"Too many new accounts from your network. Try again in {wait}.")
+            response = self.render_to_response(self.get_context_data(form=form), status=429)
+            response["Retry-After"] = str(verdict.retry_after)
+            return response
         try:
             user = self.repo.users.create_user(data["username"], make_password(data["password"]))
         except UsernameTaken:
+            self.repo.limits.give_back(limits)  # no account made: not a sign-up
             form.add_error("username", "That username is taken. Try another.")
             return self.form_invalid(form)
-        self.repo.limits.count_attempt(limits)
         secret = self.repo.users.record_login(user.id, auth.client_ip(self.request))
         response = redirect("social:home")
         auth.set_auth_cookie(response, secret)
@@ -124,7 +144,10 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
 
     def form_invalid(self, form: LoginForm) -> HttpResponse:
         status = 429 if form.is_throttled() else 400
-        return self.render_to_response(self.get_context_data(form=form), status=status)
+        response = self.render_to_response(self.get_context_data(form=form), status=status)
+        if form.is_throttled():
+            response["Retry-After"] = str(form.retry_after)
+        return response
 
 
 class LogoutView(RepositoryMixin, View):
@@ -198,10 +221,7 @@ class FollowListView(UserPageMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        owner: User | None = self.repo.users.get_user(self.target_id)
-        if owner is None or (owner.is_suspended and not self.request.user.is_staff):
-            raise Http404("No such user.")
-        context["owner"] = owner
+        context["owner"] = self.target_user
         context["which"] = self.which
         context["entries"] = self.repo.graph.follow_list(
             self.target_id, self.which, self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
@@ -220,11 +240,14 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
 
     def post(self, request: HttpRequest, username: str) -> HttpResponse:
         back = self.safe_back_url(reverse("social:profile", args=[username]))
+        target = self.target_user  # 404 for a suspended account, as its profile
+        limits = auth.follow_limits(request.user.id)
+        self.repo.limits.enforce(limits, "You have followed and unfollowed a lot in a short time.")
         try:
             if self.action == "follow":
-                if self.repo.graph.follow(request.user.id, self.target_id):
+                if self.repo.graph.follow(request.user.id, target.id):
                     messages.success(request, f"You are now following {username}.")
-            elif self.repo.graph.unfollow(request.user.id, self.target_id):
+            elif self.repo.graph.unfollow(request.user.id, target.id):
                 messages.success(request, f"You unfollowed {username}.")
         except CannotFollowSelf:
             messages.error(request, "You cannot follow yourself.")
@@ -255,10 +278,11 @@ class PostDetailView(RepositoryMixin, TemplateView):
 
 
 class HealthView(View):
-    """/healthz: JSON saying whether Redis answers (200) or not (503)."""
+    """/healthz: JSON saying whether Redis answers within REDIS_HEALTH_TIMEOUT (200) or not
+    (503)."""
 
     def get(self, request: HttpRequest) -> JsonResponse:
-        ok = ping()
+        ok = ping_within(settings.REDIS_HEALTH_TIMEOUT)
         response = JsonResponse({"redis": "ok" if ok else "unavailable"}, status=200 if ok else 503)
         response["Cache-Control"] = "no-store"
         return response
@@ -286,6 +310,8 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
 
     def form_valid(self, form: ReportPostForm) -> HttpResponse:
         data = self.request.user, self.reported_post.id, form.cleaned_data["reason"]
+        limits = auth.report_limits(self.request.user.id)
+        self.repo.limits.enforce(limits, "You have sent a lot of reports in a short time.")
         try:
             self.repo.reports.report_post(*data, form.cleaned_data["text"])
         except AlreadyReported:

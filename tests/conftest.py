@@ -7,22 +7,30 @@ test's own).
 
 Nothing here touches a Redis the suite did not start: the session's server runs on a free
 port in a temporary directory, and only it is flushed between tests.
+
+RETWIS_TEST_CLUSTER=1 makes that server a Redis Cluster of three primaries instead: the site
+runs with REDIS_CLUSTER on, `r` and any_repo's "real" client are RedisCluster clients, and
+every primary is flushed between tests (.ci/run runs a subset of the suite this way).
 """
 
 from __future__ import annotations
+
+import os
 
 import fakeredis
 import pytest
 import redis
 from django.contrib.auth.hashers import make_password
 from django.test import Client
+from redis.cluster import RedisCluster
 
 from social.repository import PROCESS_CACHE, Repository, User, get_repository
 from social.repository.moderation import SYSTEM_ACTOR
 from tests.counting import CountingConnection, RoundTrips
-from tests.redis_server import RedisServer
+from tests.redis_server import RedisClusterServer, RedisServer
 
 PASSWORD = "correct horse battery"
+CLUSTER = os.environ.get("RETWIS_TEST_CLUSTER", "") == "1"
 
 
 def cache_settings(url: str, **pool_kwargs) -> dict:
@@ -43,10 +51,26 @@ def cache_settings(url: str, **pool_kwargs) -> dict:
     }
 
 
+class WholeCluster(RedisCluster):
+    """A RedisCluster whose DBSIZE counts the keys of every primary, not of one node (what
+    a test asserting "nothing was written" means)."""
+
+    def dbsize(self, **kwargs) -> int:
+        return super().dbsize(target_nodes=RedisCluster.PRIMARIES, **kwargs)
+
+
+def raw_client(url: str, **kwargs) -> redis.Redis | RedisCluster:
+    """Return a client on the test server, a cluster client when the server is one."""
+    if CLUSTER:
+        return WholeCluster.from_url(url, **kwargs)
+    return redis.Redis.from_url(url, **kwargs)
+
+
 @pytest.fixture(scope="session")
 def redis_server():
-    """A redis-server of our own for the whole run."""
-    server = RedisServer().start()
+    """A redis-server of our own for the whole run (a three-node cluster under
+    RETWIS_TEST_CLUSTER=1)."""
+    server = RedisClusterServer().start() if CLUSTER else RedisServer().start()
     yield server
     server.stop()
 
@@ -54,7 +78,15 @@ def redis_server():
 @pytest.fixture(autouse=True)
 def redis_url(redis_server, settings):
     """Point the site at our own server, emptied before each test."""
-    redis.Redis.from_url(redis_server.url).flushall()
+    redis_server.flushall()
+    if CLUSTER:
+        settings.REDIS_CLUSTER = True
+        settings.REDIS_URL = redis_server.url
+        # No CLIENT SETINFO on connect, so round-trip counts see only our commands.
+        settings.REDIS_CLUSTER_OPTIONS = {
+            "connection_class": CountingConnection,
+            "driver_info": None,
+        }
     PROCESS_CACHE.clear()  # ids start again at 1: nothing remembered may carry over
     settings.CACHES = cache_settings(redis_server.url, connection_class=CountingConnection)
     return redis_server.url
@@ -63,7 +95,7 @@ def redis_url(redis_server, settings):
 @pytest.fixture
 def r(redis_url) -> redis.Redis:
     """A raw client on the test server, for asserting the resulting Redis state."""
-    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    client = raw_client(redis_url, decode_responses=True)
     yield client
     client.close()
 
@@ -78,7 +110,7 @@ def repo(redis_url) -> Repository:
 def any_repo(request, redis_server) -> Repository:
     """The repository on real Redis and on fakeredis: contract tests run on both."""
     if request.param == "real":
-        client = redis.Redis.from_url(redis_server.url)
+        client = raw_client(redis_server.url)
     else:
         client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
     client.flushall()
@@ -160,12 +192,15 @@ def bob_client(repo, bob) -> Client:
 
 
 @pytest.fixture
-def any_r(any_repo) -> redis.Redis:
+def any_r(any_repo, redis_server) -> redis.Redis:
     """A decoded raw client on any_repo's server (real or fake), for asserting its state."""
-    pool = any_repo.r.connection_pool
-    kwargs = {**pool.connection_kwargs, "decode_responses": True}
-    client = redis.Redis(
-        connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs)
-    )
+    if isinstance(any_repo.r, RedisCluster):
+        client = raw_client(redis_server.url, decode_responses=True)
+    else:
+        pool = any_repo.r.connection_pool
+        kwargs = {**pool.connection_kwargs, "decode_responses": True}
+        client = redis.Redis(
+            connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs)
+        )
     yield client
     client.close()

@@ -87,8 +87,8 @@ def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
     r.hset(keys.usernames_lower(), "ghost", 999)
     output = run("repair", dry_run=True)
     assert (
-        "1 orphan username claim(s), 0 unlisted post(s), 0 unindexed username(s); nothing changed"
-        in output
+        "1 orphan username claim(s), 0 unlisted post(s), 0 unindexed username(s), "
+        "0 interrupted fan-out(s), 0 deleted account(s) to purge; nothing changed" in output
     )
     assert r.hget(keys.usernames_lower(), "ghost") == "999"
 

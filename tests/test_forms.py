@@ -157,27 +157,31 @@ def test_the_login_form_authenticates_and_gives_the_user(repo, alice):
     assert form.get_user().id == alice.id
 
 
-def test_a_wrong_password_counts_against_the_ip_and_the_name(repo, alice, r):
+def test_a_wrong_password_counts_against_the_ip_and_the_name_from_that_ip(repo, alice, r):
     form = login_form(repo, "alice", "not it")
 
     assert not form.is_valid()
     assert form.non_field_errors() == [LoginForm.INVALID] and form.get_user() is None
     assert r.get("ratelimit:login_ip:192.0.2.7") == "1"
-    assert r.get("ratelimit:login_user:alice") == "1"
+    assert r.get("ratelimit:login_user_ip:192.0.2.7|alice") == "1"
+    assert sorted(r.scan_iter(match="ratelimit:login_user:*")) == []  # never the name alone
 
 
 def test_a_throttled_login_says_so_without_checking_the_password(repo, alice, r):
-    r.set("ratelimit:login_user:alice", 10)
+    r.set("ratelimit:login_user_ip:192.0.2.7|alice", 10, ex=60)
 
     form = login_form(repo, "alice", PASSWORD)
 
     assert not form.is_valid() and form.is_throttled()
-    assert form.get_user() is None
-    assert r.get("ratelimit:login_ip:192.0.2.7") is None  # not even counted
+    assert form.get_user() is None and 0 < form.retry_after <= 60
+    assert r.get("ratelimit:login_ip:192.0.2.7") == "0"  # a refused attempt is given back
+    assert r.get("ratelimit:login_user_ip:192.0.2.7|alice") == "10"
 
 
 def test_a_good_login_forgets_the_names_failed_attempts(repo, alice, r):
-    r.set("ratelimit:login_user:alice", 3)
+    r.set("ratelimit:login_user_ip:192.0.2.7|alice", 3, ex=60)
+    r.set("ratelimit:login_ip:192.0.2.7", 5, ex=60)
 
     assert login_form(repo, "alice", PASSWORD).is_valid()
-    assert not r.exists("ratelimit:login_user:alice")
+    assert not r.exists("ratelimit:login_user_ip:192.0.2.7|alice")
+    assert r.get("ratelimit:login_ip:192.0.2.7") == "5"  # a success is not a failure

@@ -35,6 +35,8 @@ def test_granian_wsgi_one_worker_per_core_and_one_blocking_thread_by_default(mon
     assert option(argv, "--runtime-mode") == "st"
     assert option(argv, "--log-level") == "warning"
     assert int(option(argv, "--workers-kill-timeout")) < 30  # inside the launcher's stop()
+    assert "--respawn-failed-workers" in argv  # a killed worker is replaced
+    assert float(option(argv, "--respawn-interval")) <= 1
     assert "--no-access-log" in argv
     assert "--access-log" not in argv
 

@@ -155,8 +155,14 @@ def test_the_timeline_page_is_reused_while_nothing_changed(any_repo):
     _, bob = people(any_repo)
     any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
     first = any_repo.posts.timeline_page()
+    any_repo.conversations.like(bob.id, 1)
 
-    assert any_repo.posts.timeline_page() is first
+    again = any_repo.posts.timeline_page(viewer_id=bob.id)
+
+    # The same posts (the remembered page's), with the counts read afresh.
+    assert again.posts.items is first.posts.items
+    assert again.posts.counts[1].likes == 1 and again.posts.counts[1].liked
+    assert first.posts.counts[1].likes == 0
 
 
 def test_a_new_post_makes_the_timeline_page_read_afresh(any_repo):

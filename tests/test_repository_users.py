@@ -6,10 +6,11 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
-import redis
 
 from social import keys
 from social.repository import Repository, UsernameTaken
+from social.repository.users import LEGACY_RECHECK
+from tests.conftest import raw_client
 
 T0 = 1_700_000_000  # 2023-11-14 22:13:20 UTC
 DAY = datetime.fromtimestamp(T0, tz=UTC).date()
@@ -72,7 +73,7 @@ def test_it_refuses_a_name_a_reference_retwis_account_has(any_repo, any_r, typed
         any_repo.users.create_user(typed, "h")
 
     assert any_r.hgetall("users") == {"bob": "1"}
-    assert not any_r.hexists("users_lower", "bob")
+    assert any_r.hget("users_lower", "bob") == "1"  # claimed for it on first sight
     assert any_repo.users.user_id_for_name("bob") == 1
 
 
@@ -84,7 +85,7 @@ def test_it_gives_one_account_to_simultaneous_signups_with_one_name(redis_url, r
     outcomes: list[str] = []
 
     def sign_up(name: str) -> None:
-        repo = Repository(redis.Redis.from_url(redis_url))
+        repo = Repository(raw_client(redis_url))
         start.wait()
         try:
             repo.users.create_user(name, "h")
@@ -232,13 +233,53 @@ def test_it_lists_the_newest_signups_first_without_suspended_ones(any_repo, any_
     assert any_repo.posts.timeline_page(latest_users=10).latest_users == ["dan", "ben", "ann"]
 
 
-def test_it_keeps_a_mixed_case_reference_account_reachable_by_its_exact_name(any_repo, any_r):
+def test_it_refuses_the_lower_cased_twin_of_a_mixed_case_reference_account(any_repo, any_r):
     any_r.hset("user:1", mapping={"username": "Bob", "password": "secret", "auth": "a" * 40})
     any_r.hset("users", "Bob", 1)
     any_r.set("next_user_id", 1)
 
-    newer = any_repo.users.create_user("bob", "h")  # no users_lower entry to collide with
+    with pytest.raises(UsernameTaken):  # sign-up claims the names written since it looked
+        any_repo.users.create_user("bob", "h")
 
-    assert any_repo.users.user_id_for_name("Bob") == 1
-    assert any_repo.users.user_id_for_name("bob") == newer.id == 2
-    assert any_r.hget("users_lower", "bob") == "2"
+    assert any_r.hget("users_lower", "bob") == "1"
+    assert any_r.zscore("users_lex", "bob") == 0
+    assert any_r.get("users_lower_checked") == "1"
+    assert any_repo.users.user_id_for_name("Bob") == any_repo.users.user_id_for_name("bob") == 1
+    assert any_r.hgetall("users") == {"Bob": "1"}
+
+
+def test_a_lookup_claims_a_legacy_name_it_finds_unclaimed(any_repo, any_r):
+    any_r.hset("user:7", mapping={"username": "LegacyBob", "password": "secret"})
+    any_r.hset("users", "LegacyBob", 7)
+
+    assert any_repo.users.user_ids_for_names(["LegacyBob", "legacybob"]) == [7, None]
+
+    assert any_r.hgetall("users_lower") == {"legacybob": "7"}
+    assert any_r.zrange("users_lex", 0, -1) == ["legacybob"]
+    assert any_repo.users.user_id_for_name("legacybob") == 7
+
+
+def test_a_lookup_leaves_the_claim_of_a_legacy_case_twin_alone(any_repo, any_r):
+    # The reference allowed both "Bob" and "bob"; whichever was claimed first keeps it.
+    for user_id, name in [(1, "bob"), (2, "Bob")]:
+        any_r.hset(f"user:{user_id}", mapping={"username": name, "password": "secret"})
+        any_r.hset("users", name, user_id)
+    any_r.hset("users_lower", "bob", 1)
+
+    assert any_repo.users.user_ids_for_names(["Bob", "bob"]) == [2, 1]
+
+    assert any_r.hgetall("users_lower") == {"bob": "1"}
+
+
+def test_claiming_legacy_names_looks_at_new_ids_and_the_last_few_again(any_repo, any_r):
+    assert 40 <= 100 - LEGACY_RECHECK < 60  # 40 is below the re-checked ids, 60 among them
+    any_r.set("next_user_id", 200)
+    any_r.set("users_lower_checked", 100)
+    for user_id, name in [(40, "Old"), (60, "InFlight"), (150, "NewOne")]:
+        any_r.hset(f"user:{user_id}", mapping={"username": name, "password": "secret"})
+
+    assert any_repo.users.claim_legacy_names() == 2
+    assert any_repo.users.claim_legacy_names() == 0  # nothing new: no claim written twice
+
+    assert any_r.hgetall("users_lower") == {"inflight": "60", "newone": "150"}
+    assert any_r.get("users_lower_checked") == "200"

@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.test import Client
 
+from social.repository.moderation import SYSTEM_ACTOR
 from tests.conftest import login
 
 PAGES = [
@@ -111,7 +112,7 @@ def test_the_staff_link_shows_only_for_staff(world, sam_client, alice_client):
 def test_revoking_staff_closes_the_pages_at_once(repo, world, olga):
     client = login(Client(), repo, olga)
     assert client.get("/staff/").status_code == 200
-    repo.moderation.revoke_staff(olga.id, world)
+    repo.moderation.revoke_staff(olga.id, SYSTEM_ACTOR)  # `manage.py createstaff --revoke`
     assert client.get("/staff/").status_code == 403
 
 

@@ -8,6 +8,7 @@ import re
 
 from django.test import Client
 
+from social.repository.moderation import SYSTEM_ACTOR
 from tests.conftest import login
 
 
@@ -110,7 +111,8 @@ def test_forcing_logout_through_the_page(repo, r, sam_client, alice):
     assert last_entry(r)["action"] == "force_logout"
 
 
-def test_granting_and_revoking_staff_through_the_page(r, sam_client, alice):
+def test_granting_and_revoking_staff_through_the_page(repo, r, sam, sam_client, alice):
+    repo.moderation.grant_owner(sam.id, SYSTEM_ACTOR)  # owners alone grant and revoke staff
     sam_client.post("/staff/users/alice/grant_staff/", {"grant_staff-reason": "new mod"})
     assert r.hget(f"user:{alice.id}", "staff") == "1"
     assert last_entry(r)["action"] == "grant_staff"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import fakeredis
 import pytest
@@ -14,7 +15,7 @@ from social import keys
 from social.repository import Repository
 from social.repository.stats import DailySeries
 from social.staff.charts import build_chart, nice_ceiling
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, raw_client
 
 NEW_PASSWORD = "a fresh long passphrase"
 
@@ -115,14 +116,15 @@ def info_refused(request, redis_server):
     if request.param.startswith("fake"):
         client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
     else:
-        admin = redis.Redis.from_url(redis_server.url)
-        admin.flushall()
-        admin.acl_setuser(
-            "noinfo", enabled=True, nopass=True, keys=["*"], channels=["*"],
-            categories=["+@all"], commands=["-info"],
-        )  # fmt: skip
-        request.addfinalizer(lambda: admin.acl_deluser("noinfo"))
-        client = redis.Redis(host="127.0.0.1", port=redis_server.port, username="noinfo")
+        redis_server.flushall()
+        for url in redis_server.urls:  # every node, when the suite runs on a cluster
+            admin = redis.Redis.from_url(url)
+            admin.acl_setuser(
+                "noinfo", enabled=True, nopass=True, keys=["*"], channels=["*"],
+                categories=["+@all"], commands=["-info"],
+            )  # fmt: skip
+            request.addfinalizer(partial(admin.acl_deluser, "noinfo"))
+        client = raw_client(redis_server.url, username="noinfo")
     with pytest.raises(redis.exceptions.ResponseError):
         client.info()
     return Repository(client)

@@ -2,9 +2,9 @@
 
 `Repository` is composed of small stores, one per aggregate, each given the client, the
 feed shapes, the process cache and the other stores it uses, nothing more:
-`repo.users`, `repo.posts`, `repo.graph`, `repo.notices`, `repo.limits`, `repo.audit`,
-`repo.reports`, `repo.moderation`, `repo.stats`, `repo.directory`, `repo.bulk`,
-`repo.repair`.
+`repo.users`, `repo.posts`, `repo.graph`, `repo.conversations`, `repo.notices`,
+`repo.limits`, `repo.audit`, `repo.reports`, `repo.moderation`, `repo.stats`,
+`repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.accounts`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,18 @@ from django.conf import settings
 
 from social.redis_client import get_redis
 
+from .accounts import AccountStore
 from .audit import AuditStore
+from .backup import BackupStore
 from .bulk import BulkStore
 from .cache import ProcessCache
+from .conversations import ConversationStore
 from .directory import DirectoryStore
 from .errors import (
     CannotFollowSelf,
     NotAllowed,
     PostNotFound,
+    PostPending,
     RepositoryError,
     UsernameTaken,
     UserNotFound,
@@ -45,7 +49,8 @@ class Repository:
         self, client: redis.Redis, *, cache: ProcessCache | None = None, **shape: int
     ) -> None:
         """Build every store on client; `shape` is the feed shapes RepositoryBase takes
-        (home_feed_cap, timeline_cap, fanout_batch), its defaults where left out."""
+        (home_feed_cap, timeline_cap, fanout_batch, fanout_read_threshold), its defaults
+        where left out."""
         self.r = client
         # One cache for all the stores; a repository made without one gets its own, so
         # nothing is shared by accident (get_repository passes the process's).
@@ -55,6 +60,7 @@ class Repository:
         self.notices = NoticeStore(client, **config)
         self.posts = PostStore(client, notices=self.notices, **config)
         self.graph = GraphStore(client, posts=self.posts, users=self.users, **config)
+        self.conversations = ConversationStore(client, posts=self.posts, **config)
         self.limits = LimitStore(client, **config)
         self.audit = AuditStore(client, **config)
         self.reports = ReportStore(client, audit=self.audit, posts=self.posts, **config)
@@ -66,6 +72,8 @@ class Repository:
         self.directory = DirectoryStore(client, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
+        self.accounts = AccountStore(client, audit=self.audit, users=self.users, **config)
+        self.backup = BackupStore(client, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.
@@ -74,7 +82,7 @@ PROCESS_CACHE = ProcessCache(
 )
 
 
-_built: tuple[redis.Redis, tuple[int, int, int], Repository] | None = None
+_built: tuple[redis.Redis, tuple[int, int, int, int], Repository] | None = None
 
 
 def get_repository() -> Repository:
@@ -82,7 +90,7 @@ def get_repository() -> Repository:
 
     Stores hold no per-request state, so one Repository serves every request and thread
     while the client and the feed shapes stay the same (tests change both); building the
-    twelve stores anew for each request and for its middleware cost about 36 µs a page.
+    stores anew for each request and for its middleware cost about 36 µs a page.
     """
     global _built
     client = get_redis()
@@ -90,16 +98,18 @@ def get_repository() -> Repository:
         settings.RETWIS_HOME_FEED_CAP,
         settings.RETWIS_TIMELINE_CAP,
         settings.RETWIS_FANOUT_BATCH,
+        settings.RETWIS_FANOUT_READ_THRESHOLD,
     )
     built = _built
     if built is not None and built[0] is client and built[1] == shape:
         return built[2]
-    home_feed_cap, timeline_cap, fanout_batch = shape
+    home_feed_cap, timeline_cap, fanout_batch, fanout_read_threshold = shape
     repo = Repository(
         client,
         home_feed_cap=home_feed_cap,
         timeline_cap=timeline_cap,
         fanout_batch=fanout_batch,
+        fanout_read_threshold=fanout_read_threshold,
         cache=PROCESS_CACHE,
     )
     _built = (client, shape, repo)
@@ -117,6 +127,7 @@ __all__ = [
     "Post",
     "PROCESS_CACHE",
     "PostNotFound",
+    "PostPending",
     "Profile",
     "Repository",
     "RepositoryError",

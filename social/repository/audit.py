@@ -36,6 +36,9 @@ ACTIONS: dict[str, str] = {
     "add_note": "Added note",
     "delete_post": "Deleted post",
     "dismiss_report": "Dismissed report",
+    "delete_account": "Deleted own account",
+    "grant_owner": "Made owner",
+    "revoke_owner": "Removed owner",
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.

@@ -17,6 +17,8 @@ WATCH_RETRIES = 5  # attempts at a WATCH/MULTI rewrite before giving up
 
 # How a user hash spells its flags (fields added to the reference layout).
 STATUS_SUSPENDED = "suspended"
+# An account its owner deleted: hidden everywhere, like a suspended one, until purged.
+STATUS_DELETED = "deleted"
 USER_FIELDS = (
     "username",
     "signup",
@@ -25,6 +27,7 @@ USER_FIELDS = (
     "last_login",
     "last_login_ip",
     "suspended_reason",
+    "unread_mentions",
 )
 
 
@@ -60,10 +63,12 @@ def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
         username=name,
         signup_time=as_int(h.get("signup")),
         is_staff=h.get("staff") == "1",
-        is_suspended=h.get("status") == STATUS_SUSPENDED,
+        is_suspended=h.get("status") in (STATUS_SUSPENDED, STATUS_DELETED),
+        is_deleted=h.get("status") == STATUS_DELETED,
         last_login=as_int(h.get("last_login")),
         last_login_ip=h.get("last_login_ip") or "",
         suspended_reason=h.get("suspended_reason") or "",
+        unread_mentions=max(0, as_int(h.get("unread_mentions")) or 0),
     )
 
 
@@ -148,6 +153,7 @@ class RepositoryBase:
         home_feed_cap: int = 1000,
         timeline_cap: int = 1000,
         fanout_batch: int = 1000,
+        fanout_read_threshold: int = 10_000,
         cache: ProcessCache | None = None,
     ) -> None:
         self.r = client
@@ -156,6 +162,9 @@ class RepositoryBase:
         self.home_feed_cap = home_feed_cap
         self.timeline_cap = timeline_cap
         self.fanout_batch = fanout_batch
+        # Authors with at least this many followers are merged into home pages when read
+        # instead of being copied into every follower's feed (docs/scaling.md).
+        self.fanout_read_threshold = fanout_read_threshold
 
     def _pipe(self) -> redis.client.Pipeline:
         """Return a non-transactional pipeline: one round trip, no cross-key atomicity.
@@ -176,7 +185,8 @@ class RepositoryBase:
         read and our write makes EXEC fail and we start again, so nothing is lost.
         """
         for _ in range(WATCH_RETRIES):
-            with self.r.pipeline() as pipe:
+            # transaction=True: a cluster pipeline is plain by default and refuses WATCH.
+            with self.r.pipeline(transaction=True) as pipe:
                 try:
                     pipe.watch(key)
                     old = [int(i) for i in pipe.lrange(key, 0, -1)]

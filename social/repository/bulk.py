@@ -2,29 +2,34 @@
 
 `manage.py seed` and `rebuild_feeds` write through these methods so seeded data has
 exactly the layout the site writes: accounts go through UserStore.queue_user_writes after the
-same HSETNX name claim, posts through PostStore.queue_post_writes. What changes is the number
-of round trips: ids come from one INCRBY per batch and everything else goes in
-non-transactional pipelines. Nothing here uses MULTI, since every batch touches several users'
-keys (a Redis Cluster keeps those on different nodes).
+same HSETNX name claim; posts through PostStore.queue_post_writes and queue_conversation, with
+their replies, mentions and tags settled as create_post settles them; likes into the two
+sorted sets ConversationStore.like writes. What changes is the number of round trips: ids
+come from one INCRBY per batch and everything else goes in non-transactional pipelines.
+Nothing here uses MULTI, since every batch touches several users' keys (a Redis Cluster keeps
+those on different nodes).
 
 These methods expect a quiet database (seeding) or accept the races their docstrings name.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TypeVar
 
 import redis
 
 from social import keys
+from social.text import encode_mentions, hashtags, mentioned_names
 
 from .base import RepositoryBase, utc_day
-from .errors import UserNotFound
+from .errors import PostNotFound, UserNotFound
 from .models import User
-from .posts import PostStore
+from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore
 from .users import UserStore, new_secret
 
 T = TypeVar("T")
@@ -34,6 +39,7 @@ USER_BATCH = 1000  # accounts per claim pipeline
 FOLLOW_BATCH = 50_000  # follow pairs grouped into one pipeline of ZADDs
 ZADD_CHUNK = 1000  # members per ZADD, so one command never gets huge
 POST_BATCH = 5000  # posts per INCRBY + pipeline
+LIKE_BATCH = 100_000  # likes grouped into one pipeline of ZADDs
 FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
 FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
 
@@ -43,6 +49,85 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     it = iter(items)
     while batch := list(islice(it, size)):
         yield batch
+
+
+BulkPost = tuple[int, str, int] | tuple[int, str, int, int | None]
+
+
+@dataclass(frozen=True)
+class PostsWritten:
+    """What create_posts_bulk stored: the ids, in the order given; how many posts reply
+    to another; how many mentions were filed (a post naming two others files two; naming
+    oneself files none); how many posts have tags, and how many tags they have in all."""
+
+    ids: list[int]
+    replies: int = 0
+    mentions: int = 0
+    tagged: int = 0
+    tags: int = 0
+
+
+def _checked_parents(posts: Sequence[BulkPost]) -> dict[int, int]:
+    """Return {index: parent index} of the replies; raise ValueError unless the posts are
+    sorted by time and every parent is an earlier post of the list."""
+    if any(posts[i][2] > posts[i + 1][2] for i in range(len(posts) - 1)):
+        raise ValueError("posts must be sorted by time, oldest first")
+    parents = {}
+    for i, post in enumerate(posts):
+        parent = post[3] if len(post) > 3 else None
+        if parent is None:
+            continue
+        if not (isinstance(parent, int) and 0 <= parent < i):
+            raise ValueError(f"post {i} replies to {parent!r}: not the index of an earlier post")
+        parents[i] = parent
+    return parents
+
+
+def _text_of(body: str) -> tuple[list[str], list[str]]:
+    """Return the @names and #tags of body (social/text.py); most posts have neither, and
+    the test for "@" and "#" is what keeps 200,000 posts cheap."""
+    return (
+        mentioned_names(body) if "@" in body else [],
+        hashtags(body) if "#" in body else [],
+    )
+
+
+class _PostBatches:
+    """What create_posts_bulk carries from batch to batch: the ids handed out so far, the
+    names and parents' authors looked up, each reply's ancestors, and the counts."""
+
+    def __init__(self, posts: Sequence[BulkPost], parents: dict[int, int]) -> None:
+        self.posts, self.parents = posts, parents
+        self.ids: list[int] = []
+        self.names: dict[str, int | None] = {}
+        self.authors: dict[int, str] = {}
+        self.chains: dict[int, str] = {}  # a reply's index -> its `ancestors` field
+        self.tally = dict.fromkeys(("replies", "mentions", "tagged", "tags"), 0)
+
+    def reply_fields(self, i: int) -> dict[str, str]:
+        """Return post i's reply fields (none if it replies to nothing), as
+        PostStore._reply_fields makes them, and keep its chain for its own replies."""
+        parent = self.parents.get(i)
+        if parent is None:
+            return {}
+        above = [*self.chains.get(parent, "").split(), str(self.ids[parent])]
+        self.chains[i] = " ".join(above[-ANCESTORS_KEPT:])
+        parent_author = self.posts[parent][0]
+        return {
+            "reply_to": str(self.ids[parent]),
+            "reply_to_user": str(parent_author),
+            "reply_to_name": self.authors[parent_author],
+            "ancestors": self.chains[i],
+        }
+
+    def count(
+        self, author_id: int, parent_id: int | None, mentions: dict[str, int], tags: list[str]
+    ) -> None:
+        """Count one post's reply, mentions filed (not the author's own) and tags."""
+        self.tally["replies"] += parent_id is not None
+        self.tally["mentions"] += len(set(mentions.values()) - {author_id})
+        self.tally["tagged"] += bool(tags)
+        self.tally["tags"] += len(tags)
 
 
 class BulkStore(RepositoryBase):
@@ -152,45 +237,138 @@ class BulkStore(RepositoryBase):
                 queued += 1
         return queued
 
+    # --- Likes -----------------------------------------------------------------------------
+
+    def add_likes_bulk(
+        self, likes: Iterable[tuple[int, int, int]], *, progress: Progress | None = None
+    ) -> int:
+        """Add (user id, post id, time) likes to both sorted sets; return how many were new.
+
+        ZADD NX on the post's likes and the user's likes, as like() does (so a like
+        already there keeps its time), grouped per key: one ZADD per post and one per user
+        in each pipeline of LIKE_BATCH likes (likes given post by post make the fewest).
+        Raise UserNotFound if a user id has no hash, PostNotFound if a post id was never
+        handed out (above next_post_id), before writing that batch. That a post hash
+        exists, is not deleted and its author not suspended is not checked, which would
+        cost a command per post: this is for seeding the posts just written.
+        """
+        added = done = 0
+        known: set[int] = set()
+        last_id = int(self.r.get(keys.next_post_id()) or 0)
+        for batch in batched(likes, LIKE_BATCH):
+            by_post: dict[int, dict[int, int]] = defaultdict(dict)
+            by_user: dict[int, dict[int, int]] = defaultdict(dict)
+            for user_id, post_id, ts in batch:
+                by_post[post_id][user_id] = ts
+                by_user[user_id][post_id] = ts
+            known |= self._require_users(by_user.keys() - known)
+            if unknown := [p for p in by_post if not 0 < p <= last_id]:
+                raise PostNotFound(unknown[0])
+            pipe = self._pipe()
+            n_posts = self._queue_zadds(pipe, keys.likes, by_post)  # first, as like() does
+            self._queue_zadds(pipe, keys.user_likes, by_user)
+            added += sum(pipe.execute()[:n_posts])
+            done += len(batch)
+            if progress:
+                progress(done)
+        return added
+
     # --- Posts -----------------------------------------------------------------------------
 
     def create_posts_bulk(
-        self, posts: Sequence[tuple[int, str, int]], *, progress: Progress | None = None
-    ) -> range:
-        """Store (author id, body, time) posts, oldest first, and return their ids.
+        self, posts: Sequence[BulkPost], *, progress: Progress | None = None
+    ) -> PostsWritten:
+        """Store posts, oldest first, as create_post does; return their ids and counts.
 
-        Ids are handed out in the order given, so the posts must be sorted by time: ids then
-        increase with time, as the site's do (home feeds are ordered by id). Each post is
-        written by queue_post_writes (hash, then the author's own-posts list); daily counters
-        are added per day rather than per post. The global timeline gets the newest
-        timeline_cap. There is no per-post fan-out: call rebuild_home_feeds afterwards.
+        A post is (author id, body, time) or (author id, body, time, parent): parent is
+        None or the index in posts of the earlier post it replies to. Ids are handed out in
+        the order given, so the posts must be sorted by time (ids then increase with time,
+        as the site's do: home feeds are ordered by id) and a parent must come before its
+        replies (ValueError, before anything is written, otherwise).
+
+        Each post is written by queue_post_writes (hash, then the author's own-posts list)
+        with the fields create_post settles: a reply's parent, its author and the ancestors,
+        the @mentions of existing users (the one name rule, UserStore.user_ids_for_names)
+        and the #tags; queue_conversation files it in its parent's replies, the mentioned
+        users' mentions and its tags' lists and trending hours. Per POST_BATCH posts: one
+        INCRBY for the ids, one round trip for the names and one for the parents' authors
+        not looked up yet (UserNotFound, before that batch is written, for a parent whose
+        author has no account), then one pipeline. Daily counters are added per day rather
+        than per post; a trending hour expires when it would have had its posts been written
+        live (TRENDING_HOUR_TTL after its last one, so older hours are gone at once). The
+        global timeline gets the newest timeline_cap. There is no per-post fan-out: call
+        rebuild_home_feeds afterwards. Parents are not checked for deletion or suspension,
+        as create_post does: this is for seeding a quiet database.
         """
-        if any(posts[i][2] > posts[i + 1][2] for i in range(len(posts) - 1)):
-            raise ValueError("posts must be sorted by time, oldest first")
-        first = last = 0
-        for batch in batched(posts, POST_BATCH):
+        batches = _PostBatches(posts, _checked_parents(posts))
+        for batch in batched(range(len(posts)), POST_BATCH):
             last = int(self.r.incrby(keys.next_post_id(), len(batch)))
-            first = first or last - len(batch) + 1
-            pipe = self._pipe()
-            per_day: dict = defaultdict(int)
-            active: dict = defaultdict(set)
-            for post_id, (author_id, body, ts) in enumerate(batch, last - len(batch) + 1):
-                self.posts.queue_post_writes(pipe, post_id, author_id, body, ts)
-                day = utc_day(ts).date()
-                per_day[day] += 1
-                active[day].add(author_id)
-            self._queue_daily_stats(pipe, "posts", per_day, active)
-            pipe.execute()
+            batches.ids.extend(range(last - len(batch) + 1, last + 1))
+            self._write_posts(batches, batch)
             if progress:
-                progress(last - first + 1)
-        if not posts:
-            return range(0)
-        newest = range(max(first, last - self.timeline_cap + 1), last + 1)
+                progress(len(batches.ids))
+        if batches.ids:
+            pipe = self._pipe()
+            # Ascending LPUSH leaves the newest at the head.
+            pipe.lpush(keys.timeline(), *batches.ids[-self.timeline_cap :])
+            pipe.ltrim(keys.timeline(), 0, self.timeline_cap - 1)
+            pipe.execute()
+        return PostsWritten(batches.ids, **batches.tally)
+
+    def _write_posts(self, batches: _PostBatches, batch: list[int]) -> None:
+        """Write the posts at these indexes (their ids handed out): the names and parents'
+        authors first (up to two round trips), then one pipeline."""
+        posts, parents = batches.posts, batches.parents
+        found = {i: _text_of(posts[i][1]) for i in batch}
+        new_names = {n: None for mentioned, _ in found.values() for n in mentioned}
+        self._resolve_names(batches.names, new_names)
+        self._resolve_authors(
+            batches.authors, {posts[j][0] for j in map(parents.get, batch) if j is not None}
+        )
         pipe = self._pipe()
-        pipe.lpush(keys.timeline(), *newest)  # ascending LPUSH leaves the newest at the head
-        pipe.ltrim(keys.timeline(), 0, self.timeline_cap - 1)
+        per_day: dict = defaultdict(int)
+        active: dict = defaultdict(set)
+        hours: dict[str, int] = {}
+        for i in batch:
+            author_id, body, ts = posts[i][:3]
+            mentioned, tags = found[i]
+            mentions = {n: uid for n in mentioned if (uid := batches.names[n]) is not None}
+            fields = batches.reply_fields(i)
+            if mentions:
+                fields["mentions"] = encode_mentions(mentions)
+            if tags:
+                fields["tags"] = " ".join(tags)
+                hours[time.strftime("%Y%m%d%H", time.gmtime(ts))] = ts
+            parent_id = batches.ids[parents[i]] if i in parents else None
+            self.posts.queue_post_writes(pipe, batches.ids[i], author_id, body, ts, fields)
+            self.posts.queue_conversation(
+                pipe, batches.ids[i], author_id, ts, parent_id, mentions, tags
+            )
+            batches.count(author_id, parent_id, mentions, tags)
+            day = utc_day(ts).date()
+            per_day[day] += 1
+            active[day].add(author_id)
+        for hour, newest in hours.items():  # after queue_conversation's EXPIREs
+            pipe.expireat(keys.trending_hour(hour), newest + TRENDING_HOUR_TTL)
+        self._queue_daily_stats(pipe, "posts", per_day, active)
         pipe.execute()
-        return range(first, last + 1)
+
+    def _resolve_names(self, names: dict[str, int | None], wanted: Iterable[str]) -> None:
+        """Add the user id (or None) of each name not in names yet: one round trip, none
+        when every name is known."""
+        new = [name for name in wanted if name not in names]
+        if new:
+            names.update(zip(new, self.users.user_ids_for_names(new)))
+
+    def _resolve_authors(self, authors: dict[int, str], wanted: set[int]) -> None:
+        """Add the username of each user id not in authors yet (one round trip, none when
+        all are known); raise UserNotFound for one that has no account."""
+        new = wanted - authors.keys()
+        found = self._users_by_ids(new)
+        for user_id in new:
+            if user_id not in found:
+                raise UserNotFound(user_id)
+            authors[user_id] = found[user_id].username
 
     def _queue_daily_stats(self, pipe, metric: str, per_day: dict, active: dict) -> None:
         """Queue a daily counter (`metric`) and the active-user HyperLogLogs: one INCRBY and
@@ -236,7 +414,8 @@ class BulkStore(RepositoryBase):
         """Recompute each user's home feed from the follow graph; return the ids written.
 
         posts:<id> becomes the newest home_feed_cap ids of the user's own posts and their
-        followees' (from the own-posts lists), newest first, written as DEL + RPUSH in
+        followees' (from the own-posts lists; not those of keys.celebrities, which home pages
+        merge in when read), newest first, written as DEL + RPUSH in
         pipelines of FEED_BATCH users: three round trips per batch. Not atomic: a reader may
         see an empty feed for a moment, and a post fanned out to a feed between its read and
         its rewrite is dropped from that feed only (the post stays in the timeline and on the
@@ -244,12 +423,15 @@ class BulkStore(RepositoryBase):
         """
         cache: dict[int, list[int]] = {}
         written = done = 0
+        # Fan-out-on-read authors' posts are merged in when a home page is read: not copied.
+        read_fanout = {int(i) for i in self.r.zrange(keys.celebrities(), 0, -1)}
         for batch in batched(user_ids, FEED_BATCH):
             pipe = self._pipe()
             for user_id in batch:
                 pipe.zrange(keys.following(user_id), 0, -1)
             followees = {
-                uid: [int(f) for f in fs if int(f) != uid] for uid, fs in zip(batch, pipe.execute())
+                uid: [int(f) for f in fs if int(f) != uid and int(f) not in read_fanout]
+                for uid, fs in zip(batch, pipe.execute())
             }
             if sum(map(len, cache.values())) > FEED_CACHE_IDS:
                 cache.clear()

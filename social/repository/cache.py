@@ -15,6 +15,8 @@ deletion moves after its write. So:
   request and its current secret compared (the truth), so a rotated secret fails at once;
 - a profile URL's name is remembered with the user id it led to, and used only when the
   user hash read with the page still bears exactly that name (otherwise looked up again);
+- the set of fan-out-on-read authors (keys.celebrities) is remembered with the version
+  read with it; a promotion moves the version, so a home page re-reads the set then;
 - pages everyone sees alike (the timeline, the welcome page's posts) are remembered with
   the ids and names they show and the version: same fingerprint, same page.
 
@@ -96,6 +98,10 @@ class ProcessCache:
         # with the fingerprint of what it was built from: the ids listed and the
         # visibility version (keys.visibility_version). Same fingerprint, same page.
         self.pages: BoundedCache[tuple, tuple[tuple, object]] = BoundedCache(pages)
+        # The fan-out-on-read authors (keys.celebrities) and the visibility version they
+        # were read at: every promotion moves the version, so a page that reads it with
+        # its feed knows whether this list is still the whole set.
+        self.celebrities: tuple[bytes, tuple[int, ...]] | None = None
 
     def page(self, key: tuple, fingerprint: tuple) -> object | None:
         """Return the page remembered under key if it was built from fingerprint."""
@@ -113,3 +119,4 @@ class ProcessCache:
         self.secrets.clear()
         self.names.clear()
         self.pages.clear()
+        self.celebrities = None

@@ -23,3 +23,8 @@ class PostNotFound(RepositoryError):
 
 class NotAllowed(RepositoryError):
     """The acting user may not do this (suspended, own post, ...)."""
+
+
+class PostPending(RepositoryError):
+    """A retried form submission whose first attempt claimed a post id but has not stored
+    the post (yet): it may still be on its way, or it died before writing anything."""

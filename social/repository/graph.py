@@ -21,7 +21,7 @@ from .base import (
 )
 from .errors import CannotFollowSelf, UserNotFound
 from .models import FollowEntry, Page, Profile, User
-from .posts import PostStore
+from .posts import PostStore, post_counts_from, queue_post_counts
 from .users import UserStore
 
 # "Followed by people you follow" looks at this many of the viewer's newest followings.
@@ -39,7 +39,8 @@ class GraphStore(RepositoryBase):
         self.users = users
 
     def follow(self, follower_id: int, followee_id: int, *, at: int | None = None) -> bool:
-        """Make follower follow followee; merge followee's posts into the home feed.
+        """Make follower follow followee; merge followee's posts into the home feed
+        (unless followee is a fan-out-on-read author, merged when the home page is read).
 
         Return False when already following (a no-op). The two sorted sets belong to two
         users, so they are written by one pipeline, not one MULTI: if the second ZADD is lost
@@ -52,7 +53,8 @@ class GraphStore(RepositoryBase):
         pipe.exists(keys.user(followee_id))
         pipe.zadd(keys.following(follower_id), {followee_id: ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {follower_id: ts}, nx=True)
-        exists, added, _ = pipe.execute()
+        pipe.zscore(keys.celebrities(), followee_id)
+        exists, added, _, read_fanout = pipe.execute()
         if not exists:  # undo both ZADDs: no follower list may name a missing user
             pipe = self._pipe()
             pipe.zrem(keys.following(follower_id), followee_id)
@@ -61,6 +63,9 @@ class GraphStore(RepositoryBase):
             raise UserNotFound(followee_id)
         if not added:
             return False
+        if read_fanout is not None:  # their posts join the home page when it is read
+            self.r.incr(keys.follows_total())
+            return True
         pipe = self._pipe()
         pipe.incr(keys.follows_total())  # the dashboard's total: only a new edge counts
         pipe.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
@@ -196,13 +201,17 @@ class GraphStore(RepositoryBase):
         raw_ids, version, counts = got["ids"], got["version"], counts_from(got)
         ids = [int(i) for i in raw_ids]
 
+        shown = ids[:per_page]
+
         def mutual_check(reads: NamedReads) -> None:
-            reads.zmscore("mutual", keys.followers(user_id), candidates)
+            queue_post_counts(reads, shown, viewer_id)
+            if candidates:
+                reads.zmscore("mutual", keys.followers(user_id), candidates)
 
         posts, extra = self.posts.load_posts(
-            ids[:per_page],
+            shown,
             include_hidden=include_hidden,
-            also=mutual_check if candidates else None,
+            also=mutual_check,
             version=version,
             authors={owner.id: owner},
         )
@@ -218,6 +227,7 @@ class GraphStore(RepositoryBase):
                 has_next=len(ids) > per_page,
                 total=counts.posts,
                 per_page=per_page,
+                counts=post_counts_from(extra, shown, viewer_id),
             ),
             counts=counts,
             viewer_follows=viewer_follows,

@@ -1,4 +1,13 @@
-"""Fixed-window rate limits: how many attempts a subject may make in a window."""
+"""Fixed-window rate limits: how many attempts a subject may make in a window.
+
+Counting is increment-first: an attempt INCRs its counters and goes ahead only if none went
+past its limit, so of any number of simultaneous attempts at most `attempts` get through (a
+read-then-count lets every simultaneous attempt read "under the limit"). Each counter is
+one key, so this holds on a Redis Cluster too: no command spans two keys.
+
+Which limits exist and who counts what against them: social/auth.py; their sizes are
+settings (RETWIS_LIMIT_*); the keys: keys.rate_limit.
+"""
 
 from __future__ import annotations
 
@@ -19,13 +28,34 @@ class Limit:
     window: int
 
 
-# Every limit, named once: its scope is part of keys.rate_limit's key.
-LOGIN_PER_IP = Limit("login_ip", attempts=20, window=15 * 60)
-LOGIN_PER_USER = Limit("login_user", attempts=10, window=15 * 60)
-SIGNUP_PER_IP = Limit("signup_ip", attempts=10, window=60 * 60)
-
-# What an attempt counts against: a limit and its subject (an IP, a lower-cased name).
+# What an attempt counts against: a limit and its subject (an address, a user id...).
 Check = tuple[Limit, str]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether an attempt may go ahead; if not, the seconds until it may be tried again."""
+
+    allowed: bool
+    retry_after: int = 0
+
+
+class RateLimited(Exception):
+    """An action refused by a rate limit: the site answers 429 with Retry-After."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+# KEYS[1]: a counter. Take one attempt back if its window is still running. A plain DECR
+# on a counter whose window just ended would create it again at -1 with no TTL: a key that
+# never expires and an extra attempt for ever.
+GIVE_BACK = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0
+"""
 
 
 class LimitStore(RepositoryBase):
@@ -35,23 +65,63 @@ class LimitStore(RepositoryBase):
     keeps the TTL). Works on Redis 6.2, unlike EXPIRE's NX flag (7.0+).
     """
 
-    def over_limit(self, checks: Sequence[Check]) -> bool:
-        """Return whether any check's subject has used up its limit. One round trip."""
-        pipe = self._pipe()
-        for limit, subject in checks:
-            pipe.get(keys.rate_limit(limit.scope, subject))
-        used = pipe.execute()
-        return any(int(n or 0) >= limit.attempts for n, (limit, _) in zip(used, checks))
+    def hit(self, checks: Sequence[Check]) -> Verdict:
+        """Count one attempt against every check; return whether it may go ahead.
 
-    def count_attempt(self, checks: Sequence[Check]) -> None:
-        """Count one attempt against every check. One round trip."""
+        One round trip. A refused attempt is given back to every limit (a second round trip):
+        it did not happen, so it uses up nothing (being refused by one limit never uses up
+        another), and once no attempt is in flight a counter holds exactly the attempts that
+        went ahead. Giving back keeps the guarantee: an attempt goes ahead only if its INCR
+        saw at most `attempts`, a count that includes every attempt that went ahead before.
+        """
         pipe = self._pipe()
         for limit, subject in checks:
             key = keys.rate_limit(limit.scope, subject)
             pipe.set(key, 0, ex=limit.window, nx=True)
             pipe.incr(key)
-        pipe.execute()
+            pipe.ttl(key)
+        replies = pipe.execute()
+        counts, ttls = replies[1::3], replies[2::3]
+        over = [int(n) > limit.attempts for n, (limit, _) in zip(counts, checks)]
+        if not any(over):
+            return Verdict(allowed=True)
+        self.give_back(checks)
+        waits = [
+            ttl if ttl > 0 else limit.window
+            for ttl, (limit, _), refused in zip(ttls, checks, over)
+            if refused
+        ]
+        return Verdict(allowed=False, retry_after=max(waits))
 
-    def forget_attempts(self, limit: Limit, subject: str) -> None:
-        """Forget subject's attempts against limit (a username after a successful login)."""
-        self.r.delete(keys.rate_limit(limit.scope, subject))
+    def enforce(self, checks: Sequence[Check], message: str) -> None:
+        """Count one attempt against every check; raise RateLimited(message) if refused."""
+        verdict = self.hit(checks)
+        if not verdict.allowed:
+            raise RateLimited(message, verdict.retry_after)
+
+    def give_back(self, checks: Sequence[Check], *, forget: Sequence[Check] = ()) -> None:
+        """Take back one attempt from each of checks (it turned out not to count), and forget
+        every attempt of each of forget (a successful login clears its failures).
+
+        One round trip; a counter whose window has ended stays gone. One key per command,
+        so a Redis Cluster routes each on its own.
+        """
+        pipe = self._pipe()
+        for limit, subject in checks:
+            # A raw EVAL: a cluster pipeline refuses eval(), and routes this by its one key.
+            pipe.execute_command("EVAL", GIVE_BACK, 1, keys.rate_limit(limit.scope, subject))
+        for limit, subject in forget:
+            pipe.delete(keys.rate_limit(limit.scope, subject))
+        if len(pipe):
+            pipe.execute()
+
+
+def wait_phrase(seconds: int) -> str:
+    """Return how a person reads a wait: "40 seconds", "3 minutes", "2 hours" (rounded up)."""
+    if seconds < 60:
+        count, unit = max(1, seconds), "second"
+    elif seconds < 2 * 3600:
+        count, unit = -(-seconds // 60), "minute"
+    else:
+        count, unit = -(-seconds // 3600), "hour"
+    return f"{count} {unit}{'' if count == 1 else 's'}"

@@ -27,6 +27,8 @@ class User:
     last_login: int | None = None
     last_login_ip: str = ""
     suspended_reason: str = ""
+    is_deleted: bool = False  # deleted by its owner (is_suspended is set too: hidden alike)
+    unread_mentions: int = 0  # posts mentioning them since they last saw their mentions
 
     is_authenticated = True
     is_anonymous = False
@@ -99,10 +101,27 @@ class Post:
     is_deleted: bool = False
     author_suspended: bool = False
     deleted_reason: str = ""
+    deleted_by_author: bool = False  # deleted by its author, not by moderators
+    # A reply: the post it answers and that post's author's name (both fixed at writing).
+    reply_to: int | None = None
+    reply_to_name: str = ""
+    # What the text meant when written (social/text.py): ((name as typed, user id), ...)
+    # for the @mentions of existing users, and the normalised #tags.
+    mentions: tuple[tuple[str, int], ...] = ()
+    tags: tuple[str, ...] = ()
 
     @cached_property
     def created(self) -> datetime:
         return as_datetime(self.time)
+
+
+@dataclass(frozen=True)
+class PostCounts:
+    """What changes about a post while it is listed: replies, likes, the reader's like."""
+
+    replies: int = 0
+    likes: int = 0
+    liked: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +133,8 @@ class Page(Generic[T]):
     has_next: bool
     total: int | None = None
     per_page: int = 10
+    # For pages of posts: each post's reply and like counts, by post id (PostStore.counts).
+    counts: dict[int, PostCounts] = field(default_factory=dict)
 
     @property
     def has_previous(self) -> bool:

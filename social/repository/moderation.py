@@ -15,8 +15,8 @@ stores it acts through (the log, soft deletion, loading posts, secret rotation).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import redis
@@ -26,6 +26,7 @@ from social import keys
 
 from .audit import REASON_MAX, AuditDraft, AuditEntry, AuditStore, entries_from_xranges
 from .base import (
+    STATUS_DELETED,
     STATUS_SUSPENDED,
     RepositoryBase,
     as_int,
@@ -49,8 +50,14 @@ ACCOUNT_REPORTS = 10
 ACCOUNT_NOTES = 20
 ACCOUNT_HISTORY = 20
 
-# Who acts when a person runs `manage.py createstaff` (user ids start at 1).
+# Who acts when a person runs `manage.py createstaff` (user ids start at 1). It counts as
+# an owner, and it alone makes and unmakes owners.
 SYSTEM_ACTOR = User(id=0, username="manage.py", is_staff=True)
+
+OWNER_ONLY = "Only an owner can grant or revoke staff."
+OWNER_SUSPEND = "Only an owner can suspend a staff account, by revoking staff first: ask an owner."
+OWNER_KEEPS = "An owner keeps staff: only manage.py createstaff changes owners."
+
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,18 @@ class Account:
     reports_total: int
     notes: list[Note]
     history: list[AuditEntry] = field(default_factory=list)
+    is_owner: bool = False
+    viewer_is_owner: bool = False  # whether the staff member looking may grant and revoke
+
+
+@dataclass(frozen=True)
+class Target:
+    """The account a staff action is about, and whether it and the actor are owners."""
+
+    user: User
+    secret: str
+    is_owner: bool
+    actor_is_owner: bool
 
 
 @dataclass(frozen=True)
@@ -101,6 +120,20 @@ def decode_notes(raw: list) -> list[Note]:
     return out
 
 
+def account_user(user_id: int, h: Mapping[str, str | None]) -> User | None:
+    """Return the account of a decoded user hash as staff see it, or None when there is none.
+
+    user_from_hash takes an empty name for a missing account; the reference Retwis let an
+    account be called "", and staff must still be able to open it and act on it. A purged
+    deleted account (a tombstone: status deleted, no name) stays absent.
+    """
+    if not h or (not h.get("username") and h.get("status") == STATUS_DELETED):
+        return None
+    if h.get("username"):
+        return user_from_hash(user_id, h)
+    return replace(user_from_hash(user_id, {**h, "username": "?"}), username="")
+
+
 class ModerationStore(RepositoryBase):
     """Staff actions on accounts and posts, each logged."""
 
@@ -120,19 +153,76 @@ class ModerationStore(RepositoryBase):
         self.reports = reports
         self.users = users
 
-    def _target(self, user_id: int) -> tuple[User, str]:
-        """Return the user and their current auth secret, or raise UserNotFound."""
-        h = decode_hash(self.r.hgetall(keys.user(user_id)))
-        user = user_from_hash(user_id, h)
+    def _target(self, user_id: int, actor: User | None = None) -> Target:
+        """Return the account with its secret, and who of it and actor is an owner, in one
+        round trip; raise UserNotFound.
+
+        The actor's standing is read, not locked: an owner demoted by the command line in
+        the instant before their action still makes it (owners change by hand, rarely).
+        """
+        reads = self.reads()
+        reads.hgetall("user", keys.user(user_id))
+        reads.zscore("owner", keys.owners(), user_id)
+        if actor is not None and actor.id != SYSTEM_ACTOR.id:
+            reads.zscore("actor", keys.owners(), actor.id)
+        got = reads.execute()
+        h = decode_hash(got["user"])
+        user = account_user(user_id, h)
         if user is None:
             raise UserNotFound(user_id)
-        return user, h.get("auth") or ""
+        actor_is_owner = actor is not None and (
+            actor.id == SYSTEM_ACTOR.id or got.get("actor") is not None
+        )
+        return Target(user, h.get("auth") or "", got["owner"] is not None, actor_is_owner)
+
+    def is_owner(self, user_id: int) -> bool:
+        """Return whether user_id is an owner."""
+        return self.r.zscore(keys.owners(), user_id) is not None
+
+    def grant_owner(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
+        """Make staff member user_id an owner; False when already one. Only the command
+        line (SYSTEM_ACTOR) makes owners: no one can make themselves one from the site."""
+        if actor.id != SYSTEM_ACTOR.id:
+            raise NotAllowed("Owners are made with manage.py createstaff --owner.")
+        target = self._target(user_id)
+        user = target.user
+        if not user.is_staff or user.is_suspended:
+            raise NotAllowed("Make the account staff first (and not suspended).")
+        if target.is_owner:
+            return False
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            pipe.zadd(keys.owners(), {user.id: ts})
+
+        draft = AuditDraft(actor, "grant_owner", user.id, user.username, reason=reason)
+        self.audit.run_audited([draft], queue, at=at)
+        return True
+
+    def revoke_owner(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
+        """Make user_id an owner no more (staff still); False when not one. Command line
+        only, as grant_owner."""
+        if actor.id != SYSTEM_ACTOR.id:
+            raise NotAllowed("Owners are changed with manage.py createstaff.")
+        target = self._target(user_id)
+        if not target.is_owner:
+            return False
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            pipe.zrem(keys.owners(), user_id)
+
+        draft = AuditDraft(actor, "revoke_owner", user_id, target.user.username, reason=reason)
+        self.audit.run_audited([draft], queue, at=at)
+        return True
 
     def grant_staff(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
-        """Make user_id staff; False (and the index re-synced) when already staff."""
-        user, _ = self._target(user_id)
+        """Make user_id staff; False (and the index re-synced) when already staff. Owners
+        only."""
+        target = self._target(user_id, actor)
+        user = target.user
         if user.id == actor.id:
             raise NotAllowed("You cannot change your own staff status.")
+        if not target.actor_is_owner:
+            raise NotAllowed(OWNER_ONLY)
         if user.is_suspended:
             raise NotAllowed("Unsuspend the account before making it staff.")
         if user.is_staff:
@@ -148,10 +238,19 @@ class ModerationStore(RepositoryBase):
         return True
 
     def revoke_staff(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
-        """Take staff away from user_id; False (and the index re-synced) when not staff."""
-        user, _ = self._target(user_id)
+        """Take staff away from user_id; False (and the index re-synced) when not staff.
+
+        Owners only, and an owner's staff only from the command line, which takes the
+        ownership with it (two log entries).
+        """
+        target = self._target(user_id, actor)
+        user = target.user
         if user.id == actor.id:
             raise NotAllowed("You cannot change your own staff status.")
+        if not target.actor_is_owner:
+            raise NotAllowed(OWNER_ONLY)
+        if target.is_owner and actor.id != SYSTEM_ACTOR.id:
+            raise NotAllowed(OWNER_KEEPS)
         if not user.is_staff:
             self.r.zrem(keys.staff_users(), user.username)
             return False
@@ -159,9 +258,13 @@ class ModerationStore(RepositoryBase):
         def queue(pipe: Pipeline, ts: int) -> None:
             pipe.hdel(keys.user(user_id), "staff")
             pipe.zrem(keys.staff_users(), user.username)
+            pipe.zrem(keys.owners(), user_id)
 
-        draft = AuditDraft(actor, "revoke_staff", user.id, user.username, reason=reason)
-        self.audit.run_audited([draft], queue, at=at)
+        drafts = [AuditDraft(actor, "revoke_staff", user.id, user.username, reason=reason)]
+        if target.is_owner:
+            owner = AuditDraft(actor, "revoke_owner", user.id, user.username, reason=reason)
+            drafts.insert(0, owner)
+        self.audit.run_audited(drafts, queue, at=at)
         return True
 
     def suspend(self, user_id: int, actor: User, reason: str, *, at=None) -> bool:
@@ -170,9 +273,12 @@ class ModerationStore(RepositoryBase):
         Nothing of theirs is removed: every reader skips suspended authors, so unsuspending
         brings it all back.
         """
-        user, old_secret = self._target(user_id)
+        target = self._target(user_id, actor)
+        user, old_secret = target.user, target.secret
         if user.id == actor.id:
             raise NotAllowed("You cannot suspend yourself.")
+        if user.is_staff and not target.actor_is_owner:
+            raise NotAllowed(OWNER_SUSPEND)
         if user.is_staff:
             raise NotAllowed("Revoke staff before suspending this account.")
         if user.is_suspended:
@@ -199,7 +305,7 @@ class ModerationStore(RepositoryBase):
 
     def unsuspend(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
         """Lift a suspension; False (and the index re-synced) when not suspended."""
-        user, _ = self._target(user_id)
+        user = self._target(user_id).user
         if not user.is_suspended:
             self.r.zrem(keys.suspended_users(), user.username)
             return False
@@ -216,7 +322,8 @@ class ModerationStore(RepositoryBase):
 
     def force_logout(self, user_id: int, actor: User, reason: str = "", *, at=None) -> None:
         """Rotate user_id's auth secret so every device is logged out."""
-        user, old_secret = self._target(user_id)
+        target = self._target(user_id)
+        user, old_secret = target.user, target.secret
         if user.id == actor.id:
             raise NotAllowed("Use “Log out” to log yourself out.")
 
@@ -228,7 +335,7 @@ class ModerationStore(RepositoryBase):
 
     def add_note(self, user_id: int, actor: User, text: str, *, at=None) -> None:
         """Add a staff note to user_id's account (the newest NOTES_CAP are kept)."""
-        user, _ = self._target(user_id)
+        user = self._target(user_id).user
         text = text[:NOTE_MAX]
 
         def queue(pipe: Pipeline, ts: int) -> None:
@@ -274,15 +381,19 @@ class ModerationStore(RepositoryBase):
             self.audit.run_audited(drafts, queue, at=at)
         return [p for p, _, _, _ in found]
 
-    def account(self, user_id: int) -> Account:
+    def account(self, user_id: int, viewer_id: int | None = None) -> Account:
         """Return the staff view of one account in four round trips, or raise UserNotFound.
 
-        1) the user, counts, and the ids of their latest posts, reports, notes and log
-        entries; 2) those posts, reports and entries; 3) the reported posts; 4) their authors
-        (the account itself, but a post can be missing from the latest ten).
+        1) the user, whether they and viewer_id are owners, counts, and the ids of their
+        latest posts, reports, notes and log entries; 2) those posts, reports and entries;
+        3) the reported posts; 4) their authors (the account itself, but a post can be
+        missing from the latest ten).
         """
         reads = self.reads()
         reads.hgetall("user", keys.user(user_id))
+        reads.zscore("owner", keys.owners(), user_id)
+        if viewer_id is not None:
+            reads.zscore("viewer_owner", keys.owners(), viewer_id)
         queue_counts(reads, user_id)
         reads.lrange("post_ids", keys.own_posts(user_id), 0, ACCOUNT_POSTS)
         reads.zrevrange("report_ids", keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
@@ -292,7 +403,7 @@ class ModerationStore(RepositoryBase):
         got = reads.execute()
         raw, post_ids, report_ids = got["user"], got["post_ids"], got["report_ids"]
         n_reports, notes, log = got["n_reports"], got["notes"], got["log"]
-        user = user_from_hash(user_id, decode_hash(raw))
+        user = account_user(user_id, decode_hash(raw))
         if user is None:
             raise UserNotFound(user_id)
         post_ids = [int(i) for i in post_ids]
@@ -321,6 +432,8 @@ class ModerationStore(RepositoryBase):
             reports_total=n_reports,
             notes=decode_notes(notes),
             history=entries_from_xranges(replies[n + len(report_ids) :]),
+            is_owner=got["owner"] is not None,
+            viewer_is_owner=got.get("viewer_owner") is not None,
         )
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:

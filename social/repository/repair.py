@@ -15,6 +15,7 @@ from social import keys
 
 from .base import RepositoryBase, as_int, s
 from .bulk import batched
+from .users import name_has_url
 
 SCAN_COUNT = 1000
 POST_SCAN_BATCH = 5000  # post hashes looked at per pipeline when backfilling own-posts lists
@@ -69,6 +70,20 @@ class RepairStore(RepositoryBase):
                 pipe.zadd(keys.username_index(), {name.lower(): 0})
             added += sum(pipe.execute()[::2])
         return added
+
+    def names_without_url(self) -> list[tuple[str, int]]:
+        """Return (username, id) of accounts in `users` whose name no URL can hold.
+
+        The reference Retwis took any name ("a/b", "", ".."): pages show such names
+        unlinked and staff open those accounts by id (name_has_url). Nothing mends them: a
+        rename would break the reference's own lookups, so they are only reported.
+        """
+        odd: list[tuple[str, int]] = []
+        for name, user_id in self.r.hscan_iter(keys.users(), count=SCAN_COUNT):
+            parsed = as_int(user_id)
+            if parsed is not None and not name_has_url(s(name)):
+                odd.append((s(name), parsed))
+        return sorted(odd, key=lambda account: account[1])
 
     def count_users(self) -> int:
         """Return the number of accounts in `users`."""

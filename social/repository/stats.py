@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from redis.cluster import ClusterNode, RedisCluster
+
 from social import keys
 
 from .base import (
@@ -70,7 +72,7 @@ class DailySeries:
 
 @dataclass(frozen=True)
 class ServerHealth:
-    """What Redis INFO and DBSIZE say about the server."""
+    """What Redis INFO and DBSIZE say about the server (or one node of a cluster)."""
 
     version: str
     used_memory: str
@@ -83,6 +85,8 @@ class ServerHealth:
     rdb_last_save_time: int | None
     rdb_changes_since_last_save: int
     rdb_last_bgsave_ok: bool
+    node: str = ""  # a cluster node's host:port; "" for the one server
+    role: str = ""  # a cluster node's "primary" or "replica"
 
     @property
     def rdb_last_save(self) -> datetime | None:
@@ -107,15 +111,26 @@ class Totals:
 
 @dataclass(frozen=True)
 class Dashboard:
-    """Everything the staff dashboard shows, read in one round trip."""
+    """Everything the staff dashboard shows, read in one round trip (on a cluster, one per
+    node)."""
 
     totals: Totals
     series: list[DailySeries]
     latest_signups: list[tuple[str, datetime]]
-    health: ServerHealth | None = None
+    # The one server, or every node of a cluster (primaries first), that answered INFO;
+    # `silent` names the cluster nodes that did not.
+    servers: tuple[ServerHealth, ...] = ()
+    silent: tuple[str, ...] = ()
+    cluster: bool = False
+
+    @property
+    def health(self) -> ServerHealth | None:
+        """Return the first server's health (the one server's), or None where INFO is
+        refused."""
+        return self.servers[0] if self.servers else None
 
 
-def health_from_info(info: dict, dbsize: int) -> ServerHealth:
+def health_from_info(info: dict, dbsize: int, node: str = "", role: str = "") -> ServerHealth:
     """Build ServerHealth from a parsed INFO reply (Redis 6.2+, 7, Valkey 8)."""
     return ServerHealth(
         # Valkey reports redis_version 7.2.4 for compatibility; its own version is the news.
@@ -134,7 +149,14 @@ def health_from_info(info: dict, dbsize: int) -> ServerHealth:
         rdb_last_save_time=as_int(info.get("rdb_last_save_time")),
         rdb_changes_since_last_save=int(info.get("rdb_changes_since_last_save", 0)),
         rdb_last_bgsave_ok=info.get("rdb_last_bgsave_status", "ok") == "ok",
+        node=node,
+        role=role,
     )
+
+
+def cluster_nodes(client: RedisCluster) -> list[ClusterNode]:
+    """Return every node the cluster client knows, primaries first, then by address."""
+    return sorted(client.get_nodes(), key=lambda n: (n.server_type != "primary", n.name))
 
 
 class StatsStore(RepositoryBase):
@@ -143,8 +165,10 @@ class StatsStore(RepositoryBase):
     def dashboard(self, today: date | None = None) -> Dashboard:
         """Return the dashboard's figures: one pipeline, one round trip.
 
-        The server's health is None where INFO is not available (fakeredis, a proxy that
-        refuses it); the rest of the dashboard does not depend on it.
+        The server's health is left out where INFO is not available (fakeredis, a proxy
+        that refuses it); the rest of the dashboard does not depend on it. On a cluster
+        every node's INFO and DBSIZE ride in the same pipeline, sent to that node, so the
+        dashboard costs one round trip per node.
         """
         today = today or utc_day(now()).date()
         days = [today - timedelta(days=n) for n in range(2 * PERIOD_DAYS - 1, -1, -1)]
@@ -153,7 +177,9 @@ class StatsStore(RepositoryBase):
             for day in days:
                 name = f"{metric}@{day.isoformat()}"
                 if kind == "hll":
-                    reads.pfcount(name, keys.daily_active(day))
+                    # As a raw command: a cluster pipeline refuses pfcount() (it may name
+                    # several keys); one key is routed like any other.
+                    reads.execute_command(name, "PFCOUNT", keys.daily_active(day))
                 else:
                     reads.get(name, keys.daily_counter(metric, day))
         reads.zcard("users", keys.users_by_time())
@@ -163,8 +189,14 @@ class StatsStore(RepositoryBase):
         reads.zcard("suspended", keys.suspended_users())
         reads.zcard("staff", keys.staff_users())
         reads.zrevrange("latest", keys.users_by_time(), 0, LATEST_SIGNUPS - 1, withscores=True)
-        reads.info("info")
-        reads.dbsize("dbsize")
+        nodes = cluster_nodes(self.r) if isinstance(self.r, RedisCluster) else []
+        if nodes:  # a cluster pipeline refuses info(): each node is named instead
+            for i, node in enumerate(nodes):
+                reads.execute_command(f"info@{i}", "INFO", target_nodes=node)
+                reads.execute_command(f"dbsize@{i}", "DBSIZE", target_nodes=node)
+        else:
+            reads.info("info@0")
+            reads.dbsize("dbsize@0")
         got = reads.execute(raise_on_error=False)
         series = []
         for metric, label, kind in SERIES:
@@ -173,10 +205,15 @@ class StatsStore(RepositoryBase):
             series.append(
                 DailySeries(metric, label, days[PERIOD_DAYS:], current, previous, kind == "hll")
             )
-        info, dbsize, follows = got["info"], got["dbsize"], got["follows"]
-        health = None
-        if isinstance(info, dict) and not isinstance(dbsize, Exception):
-            health = health_from_info(info, dbsize)
+        follows = got["follows"]
+        servers, silent = [], []
+        for i, node in enumerate(nodes or [None]):
+            info, dbsize = got[f"info@{i}"], got[f"dbsize@{i}"]
+            name, role = (node.name, node.server_type) if node else ("", "")
+            if isinstance(info, dict) and not isinstance(dbsize, Exception):
+                servers.append(health_from_info(info, dbsize, name, role))
+            elif node:
+                silent.append(name)
         return Dashboard(
             totals=Totals(
                 users=got["users"],
@@ -188,5 +225,7 @@ class StatsStore(RepositoryBase):
             ),
             series=series,
             latest_signups=[(s(name), as_datetime(ts)) for name, ts in got["latest"]],
-            health=health,
+            servers=tuple(servers),
+            silent=tuple(silent),
+            cluster=bool(nodes),
         )

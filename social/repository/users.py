@@ -11,10 +11,30 @@ from .base import RepositoryBase, as_int, decode_hash, now, s, user_from_hash
 from .errors import UsernameTaken
 from .models import Credentials, User
 
+# Sign-up looks again at this many ids below users_lower_checked: an account whose hash was
+# not yet written when the mark moved past its id (a reference sign-up in flight).
+LEGACY_RECHECK = 50
+CLAIM_BATCH = 1000  # ids looked at per pipeline when claiming legacy names
+
+# The longest name a lookup considers. Ours have at most 20 characters; the reference Retwis
+# set no limit, but nothing longer is looked up (a bound on what a URL can make us read).
+NAME_LOOKUP_MAX = 64
+
 
 def new_secret() -> str:
     """Return a fresh unguessable auth secret (160 bits, hex like the reference)."""
     return secrets.token_hex(20)
+
+
+def name_has_url(name: str) -> bool:
+    """Return whether a URL path segment (/u/<name>/) leads back to the account called name.
+
+    The reference Retwis took any name. A segment cannot be empty or hold a "/", browsers
+    resolve "." and ".." away, and lookups ignore names longer than NAME_LOOKUP_MAX: pages
+    show such names unlinked and staff open those accounts by id (`manage.py repair` lists
+    them).
+    """
+    return 0 < len(name) <= NAME_LOOKUP_MAX and "/" not in name and name not in {".", ".."}
 
 
 class UserStore(RepositoryBase):
@@ -29,6 +49,7 @@ class UserStore(RepositoryBase):
         such claims.
         """
         ts = now() if at is None else at
+        self.claim_legacy_names()
         user_id = int(self.r.incr(keys.next_user_id()))
         self._claim_username(username, user_id)
         pipe = self._pipe()
@@ -37,14 +58,58 @@ class UserStore(RepositoryBase):
         return User(id=user_id, username=username, signup_time=ts)
 
     def _claim_username(self, username: str, user_id: int) -> None:
-        """Claim username (ignoring case) for user_id or raise UsernameTaken."""
+        """Claim username (ignoring case) for user_id or raise UsernameTaken.
+
+        When the claim was ours but a legacy account has the name, the claim is handed to
+        that account (it had none): the name is claimed on first sight.
+        """
         pipe = self._pipe()
         self.queue_claim(pipe, username, user_id)
         claimed, legacy_ids = pipe.execute()
         if not self.claim_won(user_id, claimed, legacy_ids):
             if claimed:
-                self.r.hdel(keys.usernames_lower(), username.lower())
+                holder = next(int(i) for i in legacy_ids if i is not None and int(i) != user_id)
+                self.r.hset(keys.usernames_lower(), username.lower(), holder)
             raise UsernameTaken(username)
+
+    def claim_legacy_names(self) -> int:
+        """Claim in users_lower the names of accounts created since the last call; return
+        how many claims were written.
+
+        The reference Retwis writes `users` but not users_lower, so without this a new
+        "legacybob" could sign up beside a legacy "LegacyBob" until `manage.py repair` ran.
+        Ids come from the one counter both share (next_user_id), so the accounts created
+        since the last look are the ids above users_lower_checked, and the last
+        LEGACY_RECHECK below it are looked at again. Sign-up calls this first: after a
+        database's first call (every id once, CLAIM_BATCH per pipeline) it costs four
+        round trips. Two sign-ups doing it at once write the same claims (HSETNX).
+        """
+        pipe = self._pipe()
+        pipe.get(keys.usernames_lower_checked())
+        pipe.get(keys.next_user_id())
+        checked, top = (as_int(reply) or 0 for reply in pipe.execute())
+        claimed = 0
+        for start in range(max(1, checked - LEGACY_RECHECK + 1), top + 1, CLAIM_BATCH):
+            ids = range(start, min(top, start + CLAIM_BATCH - 1) + 1)
+            pipe = self._pipe()
+            for user_id in ids:
+                pipe.hget(keys.user(user_id), "username")
+            names = [(s(name), i) for i, name in zip(ids, pipe.execute()) if name]
+            claimed += self._claim_names(names)
+        if top > checked:
+            self.r.set(keys.usernames_lower_checked(), top)
+        return claimed
+
+    def _claim_names(self, accounts: Sequence[tuple[str, int]]) -> int:
+        """Claim each (name, id) in users_lower (HSETNX: a claim held already stays) and
+        index it for staff search; return how many claims were written. One round trip."""
+        if not accounts:
+            return 0
+        pipe = self._pipe()
+        for name, user_id in accounts:
+            pipe.hsetnx(keys.usernames_lower(), name.lower(), user_id)
+            pipe.zadd(keys.username_index(), {name.lower(): 0})
+        return sum(pipe.execute()[::2])
 
     def queue_claim(self, pipe, username: str, user_id: int) -> None:
         """Queue the claim of username (ignoring case) for user_id: two replies for claim_won.
@@ -92,9 +157,10 @@ class UserStore(RepositoryBase):
         The one rule for a name: the account whose name is exactly that wins (a legacy
         "Bob" written by the reference Retwis must not be shadowed by a newer "bob"), else
         the account that claimed it ignoring case. Empty names and names longer than any
-        username are nobody's.
+        username are nobody's. A legacy name found here unclaimed is claimed for its
+        account (one round trip more, once), so no "bob" can sign up beside "Bob" from then.
         """
-        wanted = [name for name in names if name and len(name) <= 64]
+        wanted = [name for name in names if 0 < len(name) <= NAME_LOOKUP_MAX]
         if not wanted:
             return [None] * len(names)
         pipe = self._pipe()
@@ -102,8 +168,14 @@ class UserStore(RepositoryBase):
             pipe.hget(keys.users(), name)  # exact: also accounts written by the reference
             pipe.hget(keys.usernames_lower(), name.lower())
         replies = iter(pipe.execute())
-        found = {name: as_int(exact if exact is not None else lower)
-                 for name, exact, lower in zip(wanted, replies, replies)}  # fmt: skip
+        found: dict[str, int | None] = {}
+        unclaimed: list[tuple[str, int]] = []
+        for name, exact, lower in zip(wanted, replies, replies):
+            exact_id = as_int(exact)
+            found[name] = exact_id if exact_id is not None else as_int(lower)
+            if exact_id is not None and lower is None:
+                unclaimed.append((name, exact_id))
+        self._claim_names(unclaimed)
         return [found.get(name) for name in names]
 
     def get_user(self, user_id: int) -> User | None:

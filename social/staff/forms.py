@@ -15,6 +15,8 @@ from social.repository.reports import OUTCOMES
 
 # What a name lookup accepts: the characters of our usernames (searching never creates one).
 NAME_RE = re.compile(r"[A-Za-z0-9_]{1,20}")
+# A stream entry id as the log's links write it; [0-9], not \d, which matches any script's digits.
+STREAM_ID = re.compile(r"([0-9]{1,15})-([0-9]{1,15})")
 BULK_MAX = 100  # posts one bulk action may touch: a page of the staff post list and then some
 
 
@@ -108,6 +110,8 @@ class AuditFilterForm(forms.Form):
         max_length=20,
         widget=forms.TextInput(attrs={"autocapitalize": "none"}),
     )
+    # The unfiltered log's cursor: the id of the last entry shown ("<ms>-<seq>").
+    before = forms.CharField(required=False, max_length=41, widget=forms.HiddenInput)
 
     def __init__(self, *args, repo: Repository, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -135,6 +139,18 @@ class AuditFilterForm(forms.Form):
 
     def clean_target(self) -> str:
         return self._name("target")
+
+    def clean_before(self) -> str:
+        """Return the cursor as a stream id Redis takes ("" for none): ASCII digits, at most
+        15 a part (as audit.STREAM_ID_RE), above 0-0 (nothing is older than the first id)."""
+        raw = self.cleaned_data["before"].strip()
+        if not raw:
+            return ""
+        match = STREAM_ID.fullmatch(raw)
+        ms, seq = (int(match[1]), int(match[2])) if match else (0, 0)
+        if ms + seq == 0:
+            raise ValidationError("That is not a position in the log.", code="invalid")
+        return f"{ms}-{seq}"
 
     def filters(self) -> dict:
         """Return audit_page's filter arguments."""

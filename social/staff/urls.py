@@ -19,6 +19,17 @@ urlpatterns = [
         )
         for action in views.USER_ACTIONS
     ],
+    # The same pages by id, for accounts whose name no URL can hold (a legacy "a/b", an
+    # empty name: social.repository.users.name_has_url).
+    path("users/id/<int:user_id>/", views.UserDetailView.as_view(), name="user_by_id"),
+    *[
+        path(
+            f"users/id/<int:user_id>/{action}/",
+            views.UserActionView.as_view(action=action),
+            name=f"user_by_id_{action}",
+        )
+        for action in views.USER_ACTIONS
+    ],
     path("posts/", views.PostListView.as_view(), name="posts"),
     path("posts/delete/", views.DeletePostsView.as_view(), name="delete_posts"),
     path("reports/", views.ReportListView.as_view(), name="reports"),

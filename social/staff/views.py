@@ -92,7 +92,9 @@ class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         try:
-            context["account"] = self.repo.moderation.account(self.target_id)
+            context["account"] = self.repo.moderation.account(
+                self.target_id, viewer_id=self.request.user.id
+            )
         except UserNotFound:
             raise Http404("No such user.") from None
         bound = kwargs.get("bound", {})
@@ -110,9 +112,22 @@ class UserActionView(UserDetailView):
     action = ""
 
     def login_next(self) -> str:
-        return reverse("staff:user", args=[self.kwargs["username"]])
+        return self.account_url()
 
-    def post(self, request: HttpRequest, username: str) -> HttpResponse:
+    def account_url(self) -> str:
+        """Return the account's page: by name, or by id when the URL gave the id."""
+        if "username" in self.kwargs:
+            return reverse("staff:user", args=[self.kwargs["username"]])
+        return reverse("staff:user_by_id", args=[self.kwargs["user_id"]])
+
+    def account_name(self) -> str:
+        """Return the account's name for messages (read when the URL gave the id)."""
+        if "username" in self.kwargs:
+            return self.kwargs["username"]
+        user = self.repo.users.get_user(self.target_id)
+        return user.username if user is not None else f"Account #{self.target_id}"
+
+    def post(self, request: HttpRequest, **kwargs) -> HttpResponse:
         action = USER_ACTIONS[self.action]
         form = action.form_class(request.POST, prefix=self.action)
         if not form.is_valid():
@@ -127,11 +142,12 @@ class UserActionView(UserDetailView):
         except UserNotFound:
             raise Http404("No such user.") from None
         else:
+            name = self.account_name()
             if changed is False:
-                messages.info(request, action.unchanged.format(name=username))
+                messages.info(request, action.unchanged.format(name=name))
             else:
-                messages.success(request, action.done.format(name=username))
-        return redirect("staff:user", username)
+                messages.success(request, action.done.format(name=name))
+        return HttpResponseRedirect(self.account_url())
 
 
 class PostListView(StaffRequiredMixin, TemplateView):
@@ -243,7 +259,15 @@ class AuditLogView(StaffRequiredMixin, TemplateView):
             context["page"] = self.repo.audit.audit_page(
                 **form.filters(),
                 number=self.page_number(),
-                older_than=self.request.GET.get("before"),
+                older_than=form.cleaned_data["before"] or None,
                 per_page=settings.RETWIS_LIST_PAGE_SIZE,
             )
         return context
+
+    def render_to_response(self, context: dict, **response_kwargs) -> HttpResponse:
+        # A bad cursor is no one's typing (the page's own links write it): say so, 400.
+        # A name that matches no one shows its error by its field, as a search would: 200.
+        if "before" in context["form"].errors:
+            messages.error(self.request, context["form"].errors["before"][0])
+            response_kwargs["status"] = 400
+        return super().render_to_response(context, **response_kwargs)

@@ -5,6 +5,11 @@ in. The password is asked for interactively (twice), or read from an environment
 for scripts, checked by Django's password validators and stored as a Django hash through the
 same repository code as sign-up. The change is written to the audit log as done by
 "manage.py".
+
+`--owner` also makes them an owner: owners alone grant and revoke staff and suspend staff
+accounts (after revoking staff), and no one can make or unmake an owner from the site, so a
+staff member gone rogue cannot lock the others out. `--owner --revoke` takes only the owner
+role away; `--revoke` takes staff (and the owner role with it).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from social.repository.moderation import SYSTEM_ACTOR
 class Command(BaseCommand):
     help = (
         "Make USERNAME staff, creating the account when it does not exist (asks for a "
-        "password, or reads it from --password-from-env VAR); --revoke takes staff away."
+        "password, or reads it from --password-from-env VAR); --owner also makes them an "
+        "owner; --revoke takes staff away (with --owner: only the owner role)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -37,31 +43,43 @@ class Command(BaseCommand):
         )
         parser.add_argument("--revoke", action="store_true", help="Take staff away instead.")
         parser.add_argument(
+            "--owner",
+            action="store_true",
+            help="Also make them an owner (owners alone grant and revoke staff); with "
+            "--revoke, take only the owner role away.",
+        )
+        parser.add_argument(
             "--reason", default="", help="Reason written to the audit log (optional)."
         )
 
-    def handle(self, *args, username: str, revoke: bool, **options) -> None:
+    def handle(self, *args, username: str, revoke: bool, owner: bool, **options) -> None:
         repo = get_repository()
         reason = (options["reason"] or "")[:500]
         user = repo.users.get_user_by_name(username)
-        if revoke:
-            if user is None:
-                raise CommandError(f"No user called {username!r}.")
-            if repo.moderation.revoke_staff(user.id, SYSTEM_ACTOR, reason):
-                self.stdout.write(self.style.SUCCESS(f"{user.username} is no longer staff."))
-            else:
-                self.stdout.write(f"{user.username} was not staff.")
-            return
+        if user is None and revoke:
+            raise CommandError(f"No user called {username!r}.")
         if user is None:
             user = self.create(repo, username, options["password_from_env"])
+        name, moderation = user.username, repo.moderation
         try:
-            changed = repo.moderation.grant_staff(user.id, SYSTEM_ACTOR, reason)
+            if revoke and owner:
+                done = moderation.revoke_owner(user.id, SYSTEM_ACTOR, reason)
+                self.say(done, f"{name} is no longer an owner.", f"{name} was not an owner.")
+            elif revoke:
+                done = moderation.revoke_staff(user.id, SYSTEM_ACTOR, reason)
+                self.say(done, f"{name} is no longer staff.", f"{name} was not staff.")
+            else:
+                done = moderation.grant_staff(user.id, SYSTEM_ACTOR, reason)
+                self.say(done, f"{name} is now staff.", f"{name} was already staff.")
+                if owner:
+                    done = moderation.grant_owner(user.id, SYSTEM_ACTOR, reason)
+                    self.say(done, f"{name} is now an owner.", f"{name} was already an owner.")
         except NotAllowed as error:
             raise CommandError(str(error)) from None
-        if changed:
-            self.stdout.write(self.style.SUCCESS(f"{user.username} is now staff."))
-        else:
-            self.stdout.write(f"{user.username} was already staff.")
+
+    def say(self, changed: bool, done: str, unchanged: str) -> None:
+        """Write what happened: `done` when the command changed something, else `unchanged`."""
+        self.stdout.write(self.style.SUCCESS(done) if changed else unchanged)
 
     def create(self, repo: Repository, username: str, env_var: str | None):
         """Create the account with a validated password, or raise CommandError."""

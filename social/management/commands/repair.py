@@ -14,6 +14,15 @@ Why it exists: two kinds of damage have no other way back.
    prefix search cannot find them: they are indexed (a case-twin keeps the first claim).
 4. The dashboard's follows total (stats:follows) is recounted from the graph, for databases
    written before it existed or by the reference Retwis.
+5. Fan-outs a process began and never ended (killed mid-way, or Redis went away): their
+   posts are missing from some followers' feeds. They are on record
+   (keys.fanouts_in_progress) from before their first write; once older than
+   --fanout-grace seconds (a live fan-out is left alone) each is finished: every feed that
+   lacks the post gets it in its place, and the record goes.
+6. Usernames the reference Retwis allowed that no URL can hold ("a/b", "", ".."): reported
+   only. Pages show them unlinked; staff open those accounts by id (/staff/users/id/<id>/).
+6. Accounts their owners deleted more than keys.DELETED_ACCOUNT_GRACE_DAYS ago are purged:
+   the posts' text, the account's lists and the name go (docs/data-layout.md).
 
 --dry-run only reports. Safe to run on a live site.
 """
@@ -28,7 +37,8 @@ from social.repository import get_repository
 class Command(BaseCommand):
     help = (
         "Free username claims whose account does not exist, add posts missing from their "
-        "author's own-posts list, index legacy usernames, recount follows "
+        "author's own-posts list, index legacy usernames, recount follows, finish "
+        "interrupted fan-outs, list usernames no URL can hold "
         "(--dry-run reports only)."
     )
 
@@ -39,6 +49,12 @@ class Command(BaseCommand):
             type=float,
             default=2.0,
             help="seconds to wait before looking at an orphan claim again (default 2)",
+        )
+        parser.add_argument(
+            "--fanout-grace",
+            type=int,
+            default=60,
+            help="finish only fan-outs begun at least this many seconds ago (default 60)",
         )
 
     def handle(self, *args, **options) -> None:
@@ -57,19 +73,49 @@ class Command(BaseCommand):
         unindexed = repo.repair.missing_name_indexes()
         indexed = 0 if dry_run else repo.repair.backfill_name_indexes(unindexed)
         follows = None if dry_run else repo.repair.recount_follows()
+        grace = options["fanout_grace"]
+        if dry_run:
+            fanouts = repo.posts.interrupted_fanouts(grace)
+        else:
+            fanouts = repo.posts.finish_fanouts(grace)
+        if verbosity >= 1:
+            for post_id in fanouts:
+                self.stdout.write(f"  post {post_id}: fan-out interrupted")
+        if dry_run:
+            purged = repo.accounts.deleted_accounts_due()
+        else:
+            purged = repo.accounts.purge_deleted_accounts()
+        if verbosity >= 1:
+            for user_id in purged:
+                self.stdout.write(f"  user {user_id}: deleted account past its grace period")
+        odd = repo.repair.names_without_url()
         if verbosity < 1:
             return
+        for name, user_id in odd:
+            self.stdout.write(
+                f"  user {user_id}: name {name!r} has no profile URL "
+                f"(staff: /staff/users/id/{user_id}/)"
+            )
         if dry_run:
             self.stdout.write(
                 f"Dry run: {len(orphans)} orphan username claim(s), "
                 f"{sum(map(len, missing.values()))} unlisted post(s), "
-                f"{len(unindexed)} unindexed username(s); nothing changed."
+                f"{len(unindexed)} unindexed username(s), "
+                f"{len(fanouts)} interrupted fan-out(s), {len(purged)} deleted account(s) "
+                "to purge; nothing changed."
             )
         else:
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Freed {len(freed)} orphan username claim(s); "
                     f"added {added} post(s) to own-posts lists; "
-                    f"indexed {indexed} username(s); {follows} follow(s) in all."
+                    f"indexed {indexed} username(s); finished {len(fanouts)} "
+                    f"interrupted fan-out(s); purged {len(purged)} deleted account(s); "
+                    f"{follows} follow(s) in all."
                 )
+            )
+        if odd:
+            self.stdout.write(
+                f"{len(odd)} username(s) without a URL, listed above: pages show them "
+                "unlinked and staff open them by id. Left as they are."
             )

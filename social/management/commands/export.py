@@ -1,0 +1,123 @@
+"""Write every key of the database to a file as JSON lines: a backup any Redis can load.
+
+Why it exists: Redis's own backups (RDB snapshots, the AOF) are the fast way back for the
+same server, but they are binary, tied to a Redis version, and all or nothing. An export is
+readable, checkable line by line (`manage.py import --dry-run`), loads into any Redis 6.2+ or
+Valkey, and can move the site between servers or into a cluster. docs/reliability.md says
+when to use which, and that an export is not a point-in-time snapshot.
+
+Keys are read with SCAN, `--batch-size` at a time, and written out as they are read, so
+memory stays bounded whatever the size of the database. Progress goes to stderr, so the
+export itself can go to stdout (`-`). A file is written under a temporary name and renamed
+when complete, with mode 0600: it holds password hashes and login secrets.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from social.redis_client import UNAVAILABLE
+from social.repository import get_repository
+from social.repository.backup import BATCH
+
+
+class Command(BaseCommand):
+    help = (
+        "Write every key of the database (with its TTL) to a file as JSON lines, or to "
+        "stdout with `-`; a path ending in .gz is gzip-compressed. `manage.py import` "
+        "loads it into an empty Redis."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("output", help="file to write (.gz: compressed), or - for stdout")
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=BATCH,
+            help=f"keys read per SCAN and pipeline; memory grows with it (default {BATCH})",
+        )
+        parser.add_argument(
+            "--progress-every",
+            type=int,
+            default=10_000,
+            help="report progress on stderr every N keys (default 10000)",
+        )
+
+    def handle(self, *args, **options) -> None:
+        if options["batch_size"] < 1 or options["progress_every"] < 1:
+            raise CommandError("--batch-size and --progress-every must be at least 1.")
+        self.verbosity = options["verbosity"]
+        self.every = options["progress_every"]
+        self.started = time.monotonic()
+        backup = get_repository().backup
+        output = options["output"]
+        try:
+            self.total = backup.key_count()
+            self._say(f"Exporting about {self.total:,} keys to {output}.")
+            lines = backup.export_lines(batch=options["batch_size"], progress=self._progress())
+            if output == "-":
+                counts = self._write(lines, lambda line: self.stdout.write(line, ending=""))
+                size = ""
+            else:
+                counts = self._write_file(Path(output), lines)
+                size = f" ({os.path.getsize(output) / 1e6:,.1f} MB)"
+        except UNAVAILABLE as exc:
+            raise CommandError(f"Redis is unreachable ({exc}); check REDIS_URL.") from exc
+        keys, records = counts
+        self._say(
+            f"Exported {keys:,} keys in {records:,} records to {output}{size} "
+            f"in {time.monotonic() - self.started:.1f}s."
+        )
+
+    def _write_file(self, path: Path, lines: Iterable[str]) -> tuple[int, int]:
+        """Write lines to path through a temporary file renamed when complete."""
+        if not path.parent.is_dir():
+            raise CommandError(f"No such directory: {path.parent}")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+        os.close(fd)
+        try:
+            gz = path.suffix == ".gz"
+            opener, extra = (gzip.open, {"compresslevel": 6}) if gz else (open, {})
+            with opener(tmp, "wt", encoding="ascii", **extra) as out:
+                counts = self._write(lines, out.write)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        return counts
+
+    def _write(self, lines: Iterable[str], write: Callable[[str], object]) -> tuple[int, int]:
+        """Write every line; return (keys, records) from the closing line."""
+        last = ""
+        for line in lines:
+            write(line + "\n")
+            last = line
+        end = json.loads(last)  # the closing line: the export's own count
+        return end["keys"], end["records"]
+
+    def _progress(self) -> Callable[[int], None]:
+        """Return the progress callback: a line on stderr each time `every` more keys are out."""
+        reported = 0
+
+        def progress(done: int) -> None:
+            nonlocal reported
+            if done - reported >= self.every:
+                reported = done
+                elapsed = time.monotonic() - self.started
+                self._say(f"  {done:,}/~{self.total:,} keys, {elapsed:.1f}s")
+
+        return progress
+
+    def _say(self, message: str) -> None:
+        """Write a line on stderr (stdout may be the export) at verbosity >= 1."""
+        if self.verbosity >= 1:
+            self.stderr.write(message, style_func=lambda text: text)
+            self.stderr.flush()
