@@ -5,7 +5,8 @@ Usage (from the repository root):  .venv/bin/python bench/seed_bench.py [--runs 
 Starts a redis-server of its own on a free port (never the machine's Redis; no persistence),
 runs `manage.py seed --users 10000 --follows 500000 --posts 200000 --seed 1` against it as a
 separate process (wall-clock time includes Django's start-up), then `manage.py rebuild_feeds`,
-and prints the figures recorded in docs/benchmarks.md. Each run starts from an empty server.
+and prints the figures recorded in docs/benchmarks.md: times, memory, and how many replies,
+mentions, tags and likes the seed wrote. Each run starts from an empty server.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def one_run(server: RedisServer, sizes: list[str]) -> dict[str, float]:
     seconds, output = run(["seed", *sizes, "--seed", "1"], server.url)
     print(output.rstrip())
     stages = dict(re.findall(r"^ +([a-z ]+?) +[\d,]+ in +([\d.]+)s$", output, re.M))
+    written = re.search(
+        r"([\d,]+) replies, ([\d,]+) mentions, ([\d,]+) posts with ([\d,]+) tags, ([\d,]+) likes",
+        output,
+    )
     memory = client.info("memory")
     rebuild, _ = run(["rebuild_feeds", "--verbosity", "0"], server.url)
     figures = {
@@ -60,6 +65,9 @@ def one_run(server: RedisServer, sizes: list[str]) -> dict[str, float]:
         "used_memory MiB": memory["used_memory"] / 2**20,
         "used_memory_rss MiB": memory["used_memory_rss"] / 2**20,
     }
+    names = ("replies", "mentions", "posts with tags", "tags", "likes")
+    for name, count in zip(names, written.groups() if written else ()):
+        figures[name] = int(count.replace(",", ""))
     client.close()
     return figures
 
@@ -85,7 +93,8 @@ def main() -> None:
     )
     for name in results[0]:
         value = statistics.median(r[name] for r in results)
-        print(f"  {name:<28} {value:>12,.1f}" if name != "keys" else f"  {name:<28} {value:>12,}")
+        whole = isinstance(results[0][name], int)
+        print(f"  {name:<28} {value:>12,}" if whole else f"  {name:<28} {value:>12,.1f}")
 
 
 if __name__ == "__main__":

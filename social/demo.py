@@ -11,11 +11,12 @@ characters spread over recent weeks, oldest first (so ids increase with time), a
 logins per user from documentation IP ranges. Times are unix seconds up to `now`.
 
 The posts hold conversations: about a fifth answer an earlier post (most often a recent one
-by someone the author follows, or a reply they got; replies chain into threads), about one
-in ten names one or two users with @ (mostly people the author follows; half of all replies
-greet the author they answer), and about a sixth carry one or two #tags from a small
-vocabulary whose use is Zipf-skewed. Likes average LIKES_PER_POST per post, skewed: a post's
-share grows with its author's audience and a log-normal "how good it was", so popular
+by someone the author follows, or a reply they got; replies chain into threads); about one in
+ten of the others names one or two users with @, mostly people the author follows, and half
+of all replies greet the author they answer (a few recent posts by accounts `demo` follows
+name it, so its mentions page is not empty); about a sixth carry one or two #tags from a
+small vocabulary whose use is Zipf-skewed. Likes average LIKES_PER_POST per post, skewed: a
+post's share grows with its author's audience and a log-normal "how good it was", so popular
 accounts' posts get hundreds and most posts none or a few; most come from the author's
 followers, soon after the post.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import random
 import re
 import secrets
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -40,6 +42,7 @@ DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "hello-retwis-42"  # passes Django's validators; printed for the user
 DEMO_FOLLOWS = 25  # the demo account follows this many of the most popular users
 DEMO_POSTS = 3
+DEMO_MENTIONED = 8  # recent posts by accounts the demo follows name @demo
 ZIPF_EXPONENT = 1.0  # follower counts: a few stars, a long tail with a handful each
 MAX_BODY = 280
 NAME_RE = re.compile(r"[^A-Za-z0-9_]")
@@ -153,10 +156,17 @@ class DemoData:
                     pairs[pair] = None
                     if len(pairs) == target:
                         break
-        return [
+        made = [
             (users[a][0], users[b][0], self._between(max(users[a][1], users[b][1])))
             for a, b in pairs
         ]
+        following: list[list[int]] = [[] for _ in range(n)]
+        followers: list[list[int]] = [[] for _ in range(n)]
+        for a, b in pairs:  # graph() of these follows, while their indexes are at hand
+            following[a].append(b)
+            followers[b].append(a)
+        self._graph = (made, following, followers)
+        return made
 
     def popularity(self, n: int) -> list[float]:
         """Return each user's Zipf weight (1 for the most popular), over a shuffled rank."""
@@ -180,6 +190,8 @@ class DemoData:
         a few itself. names ({user id: username}) spell the @mentions.
         """
         n, count = len(users), self.plan.posts
+        if not n:
+            return []  # every name was taken (--force): nobody to write them
         weights = [self.rng.lognormvariate(0, 1) * (1 + 10 * p) for p in self.popularity(n)]
         authors = self.rng.choices(range(n), cum_weights=list(accumulate(weights)), k=count)
         authors[: min(DEMO_POSTS, count)] = [0] * min(DEMO_POSTS, count)
@@ -190,12 +202,15 @@ class DemoData:
         tags = self._tag_maker()
         texts = self.texts()
         out: list[Post] = []
+        greet_demo = self._greeting_demo(made, following[0])
         for i, (ts, a) in enumerate(made):
             parent = threads.parent(i) if self.rng.random() < REPLY_SHARE else None
             named = []
             if parent is not None:
                 if self.rng.random() < GREET_PARENT:
                     named = [made[parent][1]]
+            elif i in greet_demo:
+                named = [0]
             elif self.rng.random() < MENTION_SHARE:
                 named = self._named(a, following[a], by_pop, 2 if self.rng.random() < 0.2 else 1)
             head, tail = self._mention_text([names[users[b][0]] for b in named], parent)
@@ -252,16 +267,16 @@ class DemoData:
     def graph(
         self, users: list[tuple[int, int]], follows: Sequence[tuple[int, int, int]]
     ) -> tuple[list[list[int]], list[list[int]]]:
-        """Return who each user follows and who follows them, by index in users."""
+        """Return who each user follows and who follows them, by index in users (made
+        with the follows when they come from follows())."""
         if self._graph is None or self._graph[0] is not follows:
             index = {user_id: k for k, (user_id, _) in enumerate(users)}
             following: list[list[int]] = [[] for _ in users]
             followers: list[list[int]] = [[] for _ in users]
             for follower, followee, _ in follows:
-                a, b = index.get(follower), index.get(followee)
-                if a is not None and b is not None:
-                    following[a].append(b)
-                    followers[b].append(a)
+                a, b = index[follower], index[followee]
+                following[a].append(b)
+                followers[b].append(a)
             self._graph = (follows, following, followers)
         return self._graph[1], self._graph[2]
 
@@ -285,16 +300,31 @@ class DemoData:
         sentences += [fake.catch_phrase() + "." for _ in range(300)]
         sentences += [fake.bs().capitalize() + "!" for _ in range(300)]
 
+        size, more_of = len(sentences), (0, 0, 0, 1, 1, 2, 3)
+        pick = rng.random  # indexing by random() is several times cheaper than choice()
+
         def make(limit: int, short: bool = False) -> str:
-            body = rng.choice(sentences)
-            for _ in range(0 if short else rng.choice((0, 0, 0, 1, 1, 2, 3))):
-                more = rng.choice(sentences)
+            body = sentences[int(pick() * size)]
+            for _ in range(0 if short else more_of[int(pick() * 7)]):
+                more = sentences[int(pick() * size)]
                 if len(body) + 1 + len(more) > limit:
                     break
                 body += " " + more
             return body[: max(1, limit)].rstrip()
 
         return make
+
+    def _greeting_demo(self, made: list[tuple[int, int]], demo_follows: list[int]) -> set[int]:
+        """Return the indexes of DEMO_MENTIONED recent posts, by accounts the demo follows,
+        that will name @demo (so its mentions page has something to show)."""
+        stars = set(demo_follows)
+        recent = []
+        for i in range(len(made) - 1, -1, -1):
+            if made[i][1] in stars:
+                recent.append(i)
+                if len(recent) == 5 * DEMO_MENTIONED:
+                    break
+        return set(self.rng.sample(recent, min(DEMO_MENTIONED, len(recent))))
 
     def _tag_maker(self) -> Callable[[], str]:
         """Return a maker of the #tags ending a post: "" for most, else one or two."""
@@ -347,18 +377,16 @@ class _Threads:
         self.rng, self.made, self.following = rng, made, following
         self.latest_reply: dict[int, int] = {}  # post index -> its newest reply's index
         self.inbox: dict[int, int] = {}  # author -> newest reply they got, not yet answered
-        self.recent: dict[int, list[int]] = {}  # author -> their last few posts' indexes
+        self.recent: dict[int, deque[int]] = {}  # author -> their last 3 posts' indexes
 
     def parent(self, i: int) -> int | None:
-        """Return the index of the post post i answers, or None if it finds none."""
+        """Return the index of the post that post i answers, or None if it finds none."""
         ts, author = self.made[i]
         roll, rng = self.rng.random(), self.rng
         if roll < ANSWER_BACK and author in self.inbox:
             j = self.inbox.pop(author)
-        elif roll < ANSWER_BACK + TO_FOLLOWEE and self.recent.get(
-            followee := self._followee(author)
-        ):
-            j = rng.choice(self.recent[followee])
+        elif roll < ANSWER_BACK + TO_FOLLOWEE and (theirs := self._followees_posts(author)):
+            j = rng.choice(theirs)
         elif i:  # something posted just before, by anyone
             j = i - 1 - min(i - 1, int(rng.expovariate(1 / 50)))
         else:
@@ -369,18 +397,18 @@ class _Threads:
             return None
         return j
 
-    def _followee(self, author: int) -> int | None:
-        """Return someone author follows, at random, or None."""
+    def _followees_posts(self, author: int) -> deque[int] | None:
+        """Return the last few posts of someone author follows (at random), or None."""
         mine = self.following[author]
-        return mine[int(self.rng.random() * len(mine))] if mine else None
+        return self.recent.get(mine[int(self.rng.random() * len(mine))]) if mine else None
 
     def add(self, i: int, parent: int | None) -> None:
         """Record post i (answering parent, or None)."""
         author = self.made[i][1]
-        mine = self.recent.setdefault(author, [])
+        mine = self.recent.get(author)
+        if mine is None:
+            mine = self.recent[author] = deque(maxlen=3)
         mine.append(i)
-        if len(mine) > 3:
-            del mine[0]
         if parent is not None:
             self.latest_reply[parent] = i
             self.inbox[self.made[parent][1]] = i

@@ -14,6 +14,7 @@ from social import auth
 from social.repository import Repository, User
 from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
+from social.text import normal_tag
 
 # The characters a username may hold; its length (3 to 20) is checked by min/max_length.
 USERNAME_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -50,6 +51,12 @@ def _no_field(name: str) -> None:
     raise FieldDoesNotExist(name)
 
 
+def password_user(username: str) -> SimpleNamespace:
+    """Return the user-like object Django's password validators take for username: the
+    similarity validator reads its username and asks its `_meta` for the field's name."""
+    return SimpleNamespace(username=username, _meta=SimpleNamespace(get_field=_no_field))
+
+
 class RegisterForm(forms.Form):
     """Sign-up: username, password twice; passwords checked by Django's validators."""
 
@@ -73,13 +80,10 @@ class RegisterForm(forms.Form):
         if password and password2 and password != password2:
             self.add_error("password2", "The two passwords do not match.")
         elif password:
-            # The similarity validator wants a user-like object with the typed username, and
-            # asks its `_meta` for the field's verbose name when the password is too similar.
-            candidate = SimpleNamespace(
-                username=data.get("username") or "", _meta=SimpleNamespace(get_field=_no_field)
-            )
             try:
-                password_validation.validate_password(password, candidate)
+                password_validation.validate_password(
+                    password, password_user(data.get("username") or "")
+                )
             except ValidationError as error:
                 self.add_error("password", error)
         return data
@@ -186,6 +190,19 @@ class PostForm(forms.Form):
         error_messages={"invalid": "This form is out of date. Reload the page and post again."},
     )
 
+    # The post this one answers (the permalink's reply form). Optional: a plain post has none.
+    reply_to = forms.IntegerField(
+        min_value=1,
+        max_value=2**63 - 1,  # Redis's integer range: post ids come from INCR
+        required=False,
+        widget=forms.HiddenInput,
+        error_messages={
+            "invalid": "This reply form is out of date. Reload the post and reply again.",
+            "min_value": "This reply form is out of date. Reload the post and reply again.",
+            "max_value": "This reply form is out of date. Reload the post and reply again.",
+        },
+    )
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # CharField.widget_attrs overwrote the widget's maxlength with the raw ceiling (2000):
@@ -203,6 +220,15 @@ class PostForm(forms.Form):
                 f"Keep it to {POST_MAX} characters (this one has {len(body)}).", code="max_length"
             )
         return body
+
+
+class ReplyForm(PostForm):
+    """The permalink's reply form: a PostForm that says it is a reply (its blank widget is
+    remembered apart from the composer's: templating.widget keys on the form class)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["status"].widget.attrs["placeholder"] = "Write your reply"
 
 
 class ReportPostForm(forms.Form):
@@ -224,3 +250,113 @@ class ReportPostForm(forms.Form):
 
     def clean_text(self) -> str:
         return self.cleaned_data["text"].strip()
+
+
+# A tag as /tag/<tag>/ and the staff search take it: what social.text.TAG_RE finds after "#"
+# (letters of any script, digits, underscore; not digits alone, which are numbers).
+TAG_NAME_RE = re.compile(r"\w{1,50}")
+
+
+def is_tag(value: str) -> bool:
+    """Return whether value can be a hashtag (without its "#")."""
+    return bool(TAG_NAME_RE.fullmatch(value)) and not value.isdigit()
+
+
+class TagSearchForm(forms.Form):
+    """A tag to list posts by (the staff's posts list): "#Redis" or "redis", normalised."""
+
+    tag = forms.CharField(
+        required=False,
+        max_length=60,
+        widget=forms.TextInput(attrs={"placeholder": "#tag", "spellcheck": "false"}),
+    )
+
+    def clean_tag(self) -> str:
+        tag = self.cleaned_data["tag"].strip().removeprefix("#")
+        if tag and not is_tag(tag):
+            raise ValidationError(
+                "A tag is up to 50 letters, digits or underscores, not only digits.",
+                code="invalid",
+            )
+        return normal_tag(tag)
+
+
+class CurrentPasswordForm(forms.Form):
+    """A form that asks for the account's current password before changing the account.
+
+    The check counts as a login attempt (auth.login_limits, as LoginForm counts them), so a
+    borrowed logged-in browser cannot be used to guess the password; a right one gives its
+    attempt back. current_field names the field that holds it.
+    """
+
+    current_field = "password"
+    WRONG = "That is not your current password."
+
+    def __init__(self, *args, repo: Repository, user: User, ip: str = "", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.repo, self.user, self.ip = repo, user, ip
+        self.retry_after = 0  # seconds, when throttled
+
+    def check_current(self, password: str) -> str:
+        """Return password if it is the user's current one; raise ValidationError if not."""
+        checks = auth.login_limits(self.ip, self.user.username)
+        verdict = self.repo.limits.hit(checks)
+        if not verdict.allowed:
+            self.retry_after = verdict.retry_after
+            wait = wait_phrase(verdict.retry_after)
+            raise ValidationError(LoginForm.THROTTLED.format(wait=wait), code="throttled")
+        found = auth.authenticate(self.repo, self.user.username, password)
+        if found is None or found.id != self.user.id:
+            raise ValidationError(self.WRONG, code="password_incorrect")
+        address, name = checks
+        self.repo.limits.give_back([address], forget=[name])
+        return password
+
+    def is_throttled(self) -> bool:
+        return self.has_error(self.current_field, "throttled")
+
+
+def password_field(label: str, autocomplete: str, **kwargs) -> forms.CharField:
+    """Return a password input as every form here has it (never stripped, bounded)."""
+    return forms.CharField(
+        label=label,
+        max_length=PASSWORD_MAX,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": autocomplete}),
+        **kwargs,
+    )
+
+
+class PasswordChangeForm(CurrentPasswordForm):
+    """Change password: the current one, then the new one twice (Django's validators)."""
+
+    current_field = "old_password"
+    old_password = password_field("Current password", "current-password")
+    new_password1 = password_field(
+        "New password", "new-password", help_text=RegisterForm.base_fields["password"].help_text
+    )
+    new_password2 = password_field("New password again", "new-password")
+
+    def clean_old_password(self) -> str:
+        return self.check_current(self.cleaned_data["old_password"])
+
+    def clean(self) -> dict:
+        data = super().clean()
+        new1, new2 = data.get("new_password1"), data.get("new_password2")
+        if new1 and new2 and new1 != new2:
+            self.add_error("new_password2", "The two passwords do not match.")
+        elif new1:
+            try:
+                password_validation.validate_password(new1, password_user(self.user.username))
+            except ValidationError as error:
+                self.add_error("new_password1", error)
+        return data
+
+
+class DeleteAccountForm(CurrentPasswordForm):
+    """Delete the account: the current password says it is really its owner."""
+
+    password = password_field("Your password", "current-password")
+
+    def clean_password(self) -> str:
+        return self.check_current(self.cleaned_data["password"])

@@ -43,7 +43,7 @@ def cluster_client() -> RedisCluster:
     """Return the process's RedisCluster for REDIS_URL, built on first use.
 
     Built again only when the settings it is made from change (tests change them). The
-    timeouts are the single server's (REDIS_SOCKET_TIMEOUT; one second to connect);
+    timeouts are the single server's (REDIS_SOCKET_TIMEOUT, REDIS_CONNECT_TIMEOUT);
     REDIS_CLUSTER_OPTIONS adds keyword arguments (tests pass a counting connection class).
     Raise ConnectionError when no node answers, as a single server's client would.
     """
@@ -51,6 +51,7 @@ def cluster_client() -> RedisCluster:
     config = (
         settings.REDIS_URL,
         settings.REDIS_SOCKET_TIMEOUT,
+        settings.REDIS_CONNECT_TIMEOUT,
         tuple(settings.REDIS_CLUSTER_OPTIONS.items()),
     )
     built = _cluster
@@ -63,7 +64,11 @@ def cluster_client() -> RedisCluster:
             client = RedisCluster.from_url(
                 settings.REDIS_URL,
                 socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
-                socket_connect_timeout=1,
+                socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
+                # No retries, as on one server (django-redis makes none): a write whose
+                # reply timed out may have run, and sending it again would run it twice
+                # (a post listed twice). The request answers 503 and the person retries.
+                retry=Retry(NoBackoff(), 0),
                 **settings.REDIS_CLUSTER_OPTIONS,
             )
         except redis.exceptions.RedisClusterException as error:  # no node reachable

@@ -22,11 +22,14 @@ from django.urls import get_script_prefix, reverse
 from django.utils import dateformat, timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
-from jinja2 import Environment
+from jinja2 import Environment, pass_context
+from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from social.repository.cache import BoundedCache
+from social.repository.models import PostCounts
 from social.repository.users import name_has_url
+from social.text import MENTION_RE, TAG_RE, normal_tag
 
 _local = threading.local()
 
@@ -78,6 +81,44 @@ def at_link(name: str, href: str | None, css: str = "") -> Markup:
     if href is None:
         return Markup("<span{}>@{}</span>").format(attrs, name)
     return Markup('<a{} href="{}">@{}</a>').format(attrs, href, name)
+
+
+def tag_url(tag: str) -> str:
+    """Return the URL of the page listing the posts with #tag (by its normal form)."""
+    return url("social:tag", normal_tag(tag))
+
+
+def post_text(post) -> Markup:
+    """Return post's body as HTML: escaped, with its @mentions of existing users linked to
+    their profiles and its #tags linked to their pages.
+
+    Only what the repository found when the post was written is linked (post.mentions,
+    matched ignoring case, and post.tags), so rendering looks nothing up. Every piece of
+    text, a name or tag included, goes through escaping: nothing typed can become markup.
+    """
+    body = post.body
+    if not (post.mentions or post.tags):
+        return escape(body)
+    mentioned = {name.lower() for name, _ in post.mentions}
+    tags = set(post.tags)
+    links = [
+        (m.start(), m.end(), at_link(m.group(1), profile_url(m.group(1)), "mention"))
+        for m in MENTION_RE.finditer(body)
+        if m.group(1).lower() in mentioned
+    ]
+    links += [
+        (m.start(), m.end(), Markup('<a class="tag" href="{}">#{}</a>').format(tag_url(t), t))
+        for m in TAG_RE.finditer(body)
+        if normal_tag(t := m.group(1)) in tags
+    ]
+    parts, done = [], 0
+    for start, end, html in sorted(links, key=lambda link: link[0]):
+        if start < done:  # overlapping matches (none today): the first one wins
+            continue
+        parts += [escape(body[done:start]), html]
+        done = end
+    parts.append(escape(body[done:]))
+    return Markup("").join(parts)
 
 
 def querystring(request: HttpRequest, **changes) -> str:
@@ -182,14 +223,35 @@ def widget(bound) -> Markup:
     return html
 
 
+# Where a card's forms (Like, Unlike) take the page's hidden fields: the CSRF token and the
+# page to come back to, which differ per reader and page, so a remembered card cannot hold
+# them. Every text a card shows is escaped, so no post or name can contain this marker.
+FORM_FIELDS = Markup("<!--form-fields-->")
+NO_COUNTS = PostCounts()
+
+
+def form_fields(context: Context) -> Markup:
+    """Return the hidden fields of this page's card forms: its CSRF input and `next`, the
+    page itself (or context["page_url"], the page's own URL when it is shown at another,
+    as the home page re-shown at /post/ after a bad post)."""
+    request = context.get("request")
+    back = context.get("page_url") or (request.get_full_path() if request else "")
+    return Markup('{}<input type="hidden" name="next" value="{}">').format(
+        context.get("csrf_input", ""), back
+    )
+
+
 class PostCards:
-    """post_card(post, user, report_form=None) and post_cards(posts, user): the macro of
-    social/_post.html, remembered.
+    """post_card(post, user, counts, report_form=None) and post_cards(posts, user, counts):
+    the macro of social/_post.html, remembered. `counts` is the page's {post id:
+    PostCounts} (Page.counts): replies, likes and whether this reader likes the post.
 
     A feed renders the same posts for request after request; what one card shows depends
-    only on the post, whether the reader is logged in and is its author, whether a report
-    form is open, the post's age as shown ("3 hours ago") and the script prefix. Those are
-    the key, so a card is rendered once per distinct key (bounded, oldest let go). Not
+    only on the post, its counts, whether the reader is logged in and is its author,
+    whether a report form is open, the post's age as shown ("3 hours ago") and the script
+    prefix. Those are the key, so a card is rendered once per distinct key (bounded,
+    oldest let go). The card's forms hold FORM_FIELDS where the page's CSRF token and
+    `next` go in afterwards: those belong to one reader and are never remembered. Not
     remembered while templates auto-reload (DEBUG), so edits show at once.
     """
 
@@ -203,22 +265,45 @@ class PostCards:
             self._macro = self.env.get_template("social/_post.html").module.post_card
         return self._macro
 
-    def __call__(self, post, user, report_form=None) -> Markup:
-        if self.env.auto_reload:
-            return self.macro()(post, user, report_form)
-        return self._card(post, user, report_form, int(time.time()))
+    @pass_context
+    def one(self, context: Context, post, user, counts=None, report_form=None) -> Markup:
+        """post_card(post, user, counts, report_form=None): one card, the page's fields in."""
+        return self.with_fields(self.card(post, user, counts, report_form), context)
 
-    def many(self, posts, user) -> Markup:
-        """post_cards(posts, user): the cards of a feed, in one call (one per post costs a
-        template function call each, which a 50-post timeline feels)."""
-        if self.env.auto_reload:
-            return Markup("").join(self.macro()(post, user) for post in posts)
+    @pass_context
+    def many(self, context: Context, posts, user, counts) -> Markup:
+        """post_cards(posts, user, counts): the cards of a feed, in one call (one per post
+        costs a template function call each, which a 50-post timeline feels)."""
+        return self.with_fields(self.cards_of(posts, user, counts), context)
+
+    def with_fields(self, html: Markup, context: Context) -> Markup:
+        """Return html with the page's form fields where the cards left room for them."""
+        if FORM_FIELDS not in html:  # a visitor's cards have no forms: no CSRF token made
+            return html
+        return Markup(html.replace(FORM_FIELDS, form_fields(context)))
+
+    def card(self, post, user, counts=None, report_form=None) -> Markup:
+        """Return one card with FORM_FIELDS left in (what the template globals fill)."""
         now_second = int(time.time())
-        return Markup("").join([self._card(post, user, None, now_second) for post in posts])
+        return self._card(post, user, self._counts(post, counts), report_form, now_second)
 
-    def _card(self, post, user, report_form, now_second: int) -> Markup:
+    def cards_of(self, posts, user, counts) -> Markup:
+        """Return the cards of posts with FORM_FIELDS left in."""
+        now_second = int(time.time())
+        return Markup("").join(
+            [self._card(p, user, self._counts(p, counts), None, now_second) for p in posts]
+        )
+
+    @staticmethod
+    def _counts(post, counts) -> PostCounts:
+        return (counts or {}).get(post.id) or NO_COUNTS
+
+    def _card(self, post, user, counts: PostCounts, report_form, now_second: int) -> Markup:
+        if self.env.auto_reload:
+            return self.macro()(post, user, counts, report_form, FORM_FIELDS)
         key = (
             post,
+            counts,
             user.is_authenticated,
             user.id == post.author_id,
             bool(report_form),
@@ -227,7 +312,7 @@ class PostCards:
         )
         card = self.cards.get(key)
         if card is None:
-            card = self.macro()(post, user, report_form)
+            card = self.macro()(post, user, counts, report_form, FORM_FIELDS)
             self.cards.put(key, card)
         return card
 
@@ -245,9 +330,9 @@ def environment(**options) -> Environment:
     env = Environment(**options)
     env.globals.update(url=url, static=static, querystring=querystring, widget=widget)
     env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
-    env.globals.update(submission_token=submission_token)
+    env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)
     cards = PostCards(env)
-    env.globals.update(post_card=cards, post_cards=cards.many)
+    env.globals.update(post_card=cards.one, post_cards=cards.many)
     env.filters.update(
         intcomma=intcomma,
         date=date,

@@ -1,8 +1,27 @@
 """URLs of the public site (a public contract: keep them)."""
 
-from django.urls import path
+from django.urls import path, register_converter
 
 from social import views
+from social.forms import TAG_NAME_RE, is_tag
+
+
+class TagConverter:
+    """<tag:tag>: a hashtag as social.text finds it (letters of any script, digits,
+    underscore; not digits alone). Anything else matches no URL: a 404 before any view."""
+
+    regex = TAG_NAME_RE.pattern
+
+    def to_python(self, value: str) -> str:
+        if not is_tag(value):
+            raise ValueError(value)  # the resolver treats this as "no match": 404
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(TagConverter, "tag")
 
 app_name = "social"
 
@@ -32,4 +51,12 @@ urlpatterns = [
     path("p/<int:post_id>/", views.PostDetailView.as_view(), name="post_detail"),
     path("healthz", views.HealthView.as_view(), name="healthz"),
     path("p/<int:post_id>/report/", views.ReportPostView.as_view(), name="report_post"),
+    path("p/<int:post_id>/like/", views.LikeView.as_view(action="like"), name="like"),
+    path("p/<int:post_id>/unlike/", views.LikeView.as_view(action="unlike"), name="unlike"),
+    path("p/<int:post_id>/delete/", views.DeletePostView.as_view(), name="delete_post"),
+    path("mentions/", views.MentionsView.as_view(), name="mentions"),
+    path("tag/<tag:tag>/", views.TagView.as_view(), name="tag"),
+    path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
+    path("settings/password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path("settings/delete/", views.DeleteAccountView.as_view(), name="delete_account"),
 ]

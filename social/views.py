@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.views import RedirectURLMixin
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -15,7 +16,17 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from social import auth
-from social.forms import LoginForm, PostForm, RegisterForm, ReportPostForm
+from social.forms import (
+    CurrentPasswordForm,
+    DeleteAccountForm,
+    LoginForm,
+    PasswordChangeForm,
+    PostForm,
+    RegisterForm,
+    ReplyForm,
+    ReportPostForm,
+)
+from social.keys import DELETED_ACCOUNT_GRACE_DAYS
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.redis_client import ping_within
 from social.repository import (
@@ -27,8 +38,12 @@ from social.repository import (
     UsernameTaken,
     UserNotFound,
 )
+from social.repository.conversations import Conversation
 from social.repository.limits import wait_phrase
 from social.repository.reports import AlreadyReported
+from social.text import normal_tag
+
+REPLIES_PAGE_SIZE = 20  # replies under a permalink, oldest first
 
 
 class HomeView(RepositoryMixin, TemplateView):
@@ -50,12 +65,55 @@ class HomeView(RepositoryMixin, TemplateView):
         else:
             context["register_form"] = RegisterForm()
             context["login_form"] = LoginForm()
-            context["latest_posts"] = self.repo.posts.latest_posts(5)
+            latest = self.repo.posts.latest_posts(5)
+            context["latest_posts"] = latest
+            context["latest_counts"] = self.repo.posts.counts([p.id for p in latest], None)
         return context
 
 
-class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
-    """POST /post/: publish a status; on error re-show the home page with what was typed."""
+class ConversationMixin(RepositoryMixin):
+    """Load a post in its conversation as this reader may see it, or 404."""
+
+    def visible_conversation(self, post_id: int, number: int = 1) -> Conversation:
+        """Return post_id with its ancestors and a page of replies, or raise Http404 when
+        this reader may not see it: staff see everything; a post removed by moderators is
+        still shown to its author (with why); one its author deleted, or by a suspended or
+        deleted account, is gone for everyone else."""
+        viewer = self.request.user
+        viewer_id = viewer.id if viewer.is_authenticated else None
+        try:
+            conversation = self.repo.conversations.conversation(
+                post_id, viewer_id, number, REPLIES_PAGE_SIZE
+            )
+        except PostNotFound:
+            raise Http404("No such post.") from None
+        post = conversation.post
+        if not viewer.is_staff and (
+            post.author_suspended
+            or post.deleted_by_author
+            or (post.is_deleted and viewer_id != post.author_id)
+        ):
+            raise Http404("No such post.")
+        return conversation
+
+    def conversation_context(self, conversation: Conversation, reply_form=None) -> dict:
+        """Return what post_detail.html shows of a conversation, with the reply form (a
+        blank one unless given) when this reader may reply."""
+        post = conversation.post
+        can_reply = self.request.user.is_authenticated and not (
+            post.is_deleted or post.author_suspended
+        )
+        return {
+            "conversation": conversation,
+            "post": post,
+            "counts": conversation.counts,
+            "reply_form": (reply_form or ReplyForm()) if can_reply else None,
+        }
+
+
+class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
+    """POST /post/: publish a status or a reply (`reply_to`); on error re-show the page it
+    came from (the home page, or the permalink replied to) with what was typed."""
 
     form_class = PostForm
     template_name = "social/home.html"
@@ -63,6 +121,9 @@ class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
 
     def login_next(self) -> str:
         return reverse("social:home")
+
+    def get_form_class(self) -> type[PostForm]:
+        return ReplyForm if self.request.POST.get("reply_to") else PostForm
 
     def form_valid(self, form: PostForm) -> HttpResponse:
         # A suspended account is logged out everywhere (its cookie stops resolving), so
@@ -74,6 +135,7 @@ class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
                 self.request.user.id,
                 form.cleaned_data["status"],
                 token=form.cleaned_data.get("token") or None,
+                reply_to=form.cleaned_data.get("reply_to"),
             )
         except PostPending:
             form.add_error(
@@ -82,13 +144,36 @@ class PostCreateView(LoginNextMixin, RepositoryMixin, FormView):
                 "in a moment; post again only if it is not there.",
             )
             return self.form_invalid(form, status=409)
+        except PostNotFound:
+            form.add_error(
+                None,
+                "The post you replied to is gone: its author deleted it or it was removed. "
+                "Your text is below; post it on its own if you like.",
+            )
+            return self.form_invalid(form)
         messages.success(self.request, "Posted.")
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
     def form_invalid(self, form: PostForm, status: int = 400) -> HttpResponse:
-        home = self.repo.posts.home_page(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
-        context = self.get_context_data(post_form=form, home=home)
-        return self.render_to_response(context, status=status)
+        reply_to = getattr(form, "cleaned_data", {}).get("reply_to")
+        context = self.reply_context(reply_to, form) if reply_to else None
+        if context is not None and context["reply_form"] is form:
+            self.template_name = "social/post_detail.html"
+            context["page_url"] = reverse("social:post_detail", args=[reply_to])  # not /post/
+        else:  # a post, or a reply to a post gone meanwhile: the text goes to the composer
+            home = self.repo.posts.home_page(
+                self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE
+            )
+            context = {"post_form": form, "home": home, "page_url": reverse("social:home")}
+        return self.render_to_response(self.get_context_data(**context), status=status)
+
+    def reply_context(self, post_id: int, form: PostForm) -> dict | None:
+        """Return the permalink's context with form as its reply form, or None when the
+        post replied to is no longer there for this reader."""
+        try:
+            return self.conversation_context(self.visible_conversation(post_id), form)
+        except Http404:
+            return None
 
 
 class RegisterView(RepositoryMixin, FormView):
@@ -177,15 +262,19 @@ class DismissNoticesView(LoginNextMixin, RepositoryMixin, View):
 
 
 class TimelineView(RepositoryMixin, TemplateView):
-    """/timeline/: the global latest posts and the newest sign-ups."""
+    """/timeline/: the global latest posts, the newest sign-ups and the trending tags."""
 
     template_name = "social/timeline.html"
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
+        viewer = self.request.user
         context["timeline"] = self.repo.posts.timeline_page(
-            self.page_number(), settings.RETWIS_TIMELINE_PAGE_SIZE
+            self.page_number(),
+            settings.RETWIS_TIMELINE_PAGE_SIZE,
+            viewer_id=viewer.id if viewer.is_authenticated else None,
         )
+        context["trending"] = self.repo.conversations.trending()
         return context
 
 
@@ -256,24 +345,16 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
         return HttpResponseRedirect(back)
 
 
-class PostDetailView(RepositoryMixin, TemplateView):
-    """/p/<id>/: one post's permalink."""
+class PostDetailView(ConversationMixin, TemplateView):
+    """/p/<id>/: the post in its conversation: the posts above it, a reply form, and its
+    replies, oldest first, paged."""
 
     template_name = "social/post_detail.html"
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        viewer = self.request.user
-        try:
-            post = self.repo.posts.get_post(self.kwargs["post_id"], include_hidden=True)
-        except PostNotFound:
-            raise Http404("No such post.") from None
-        is_author = viewer.is_authenticated and viewer.id == post.author_id
-        if (post.is_deleted and not (viewer.is_staff or is_author)) or (
-            post.author_suspended and not viewer.is_staff
-        ):
-            raise Http404("No such post.")
-        context["post"] = post
+        conversation = self.visible_conversation(self.kwargs["post_id"], self.page_number())
+        context.update(self.conversation_context(conversation))
         return context
 
 
@@ -305,7 +386,8 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         context["report_form"] = context["form"]
-        context["post"] = self.reported_post
+        context["post"] = post = self.reported_post
+        context["counts"] = self.repo.posts.counts([post.id], self.request.user.id)
         return context
 
     def form_valid(self, form: ReportPostForm) -> HttpResponse:
@@ -326,3 +408,181 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
 
     def form_invalid(self, form: ReportPostForm) -> HttpResponse:
         return self.render_to_response(self.get_context_data(form=form), status=400)
+
+
+class LikeView(LoginNextMixin, RepositoryMixin, View):
+    """POST /p/<id>/like/ and /unlike/: idempotent; back to the page, at the post."""
+
+    http_method_names = ["post"]
+    action = "like"
+
+    def login_next(self) -> str:
+        return reverse("social:post_detail", args=[self.kwargs["post_id"]])
+
+    def post(self, request: HttpRequest, post_id: int) -> HttpResponse:
+        back = self.safe_back_url(reverse("social:post_detail", args=[post_id]))
+        try:
+            if self.action == "like":
+                self.repo.conversations.like(request.user.id, post_id)
+            else:
+                self.repo.conversations.unlike(request.user.id, post_id)
+        except PostNotFound:
+            raise Http404("No such post.") from None
+        return HttpResponseRedirect(back if "#" in back else f"{back}#post-{post_id}")
+
+
+class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
+    """/p/<id>/delete/: GET asks to confirm; POST deletes the reader's own post and goes
+    home. Someone else's post: 403 (it is there, but not theirs); a missing one: 404."""
+
+    template_name = "social/delete_post.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        try:
+            post = self.repo.posts.get_post(self.kwargs["post_id"])
+        except PostNotFound:
+            raise Http404("No such post.") from None
+        if post.author_id != self.request.user.id:
+            raise PermissionDenied("You can only delete your own posts.")
+        context["post"] = post
+        return context
+
+    def post(self, request: HttpRequest, post_id: int) -> HttpResponse:
+        try:
+            self.repo.conversations.delete_own_post(request.user.id, post_id)
+        except PostNotFound:
+            raise Http404("No such post.") from None
+        except NotAllowed as error:
+            raise PermissionDenied(str(error)) from None
+        messages.success(request, "Your post is deleted.")
+        return redirect("social:home")
+
+
+class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
+    """/mentions/: the posts that mention the reader, newest first; seeing them clears the
+    unread count in the navigation."""
+
+    template_name = "social/mentions.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["mentions"] = self.repo.conversations.mentions_page(
+            self.request.user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+        )
+        context["mentions_seen"] = True  # the header's count was read before it cleared
+        return context
+
+
+class TagView(RepositoryMixin, TemplateView):
+    """/tag/<tag>/: the newest posts with #tag (the URL's converter refuses non-tags)."""
+
+    template_name = "social/tag.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        viewer = self.request.user
+        context["tag"] = normal_tag(self.kwargs["tag"])
+        context["posts"] = self.repo.conversations.tag_page(
+            self.kwargs["tag"],
+            viewer.id if viewer.is_authenticated else None,
+            self.page_number(),
+            settings.RETWIS_FEED_PAGE_SIZE,
+        )
+        return context
+
+
+class LikesView(UserPageMixin, TemplateView):
+    """/u/<username>/likes/: the posts the user liked, most recently liked first."""
+
+    template_name = "social/likes.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        viewer = self.request.user
+        owner, likes = self.repo.conversations.likes_page(
+            self.target_id,
+            viewer.id if viewer.is_authenticated else None,
+            self.page_number(),
+            settings.RETWIS_FEED_PAGE_SIZE,
+        )
+        # Absent, or suspended or deleted for anyone but staff: the same 404 as the profile.
+        if owner is None or (owner.is_suspended and not viewer.is_staff):
+            raise Http404("No such user.")
+        context["owner"] = owner
+        context["likes"] = likes
+        return context
+
+
+class AccountFormView(LoginNextMixin, RepositoryMixin, FormView):
+    """A settings page whose form checks the current password (CurrentPasswordForm)."""
+
+    def get_form_kwargs(self) -> dict:
+        kwargs = super().get_form_kwargs()
+        return {**kwargs, "repo": self.repo, "user": self.request.user}
+
+    def get_form(self, form_class=None) -> CurrentPasswordForm:
+        form = super().get_form(form_class)
+        form.ip = auth.client_ip(self.request)
+        return form
+
+    def form_invalid(self, form: CurrentPasswordForm) -> HttpResponse:
+        status = 429 if form.is_throttled() else 400
+        response = self.render_to_response(self.get_context_data(form=form), status=status)
+        if form.is_throttled():
+            response["Retry-After"] = str(form.retry_after)
+        return response
+
+
+class PasswordChangeView(AccountFormView):
+    """/settings/password/: the current password and a new one; every other device is
+    logged out, this one gets the new secret."""
+
+    form_class = PasswordChangeForm
+    template_name = "social/password_change.html"
+
+    def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
+        new_hash = make_password(form.cleaned_data["new_password1"])
+        secret = self.repo.accounts.change_password(self.request.user.id, new_hash)
+        messages.success(
+            self.request, "Your password is changed. Your other devices are logged out."
+        )
+        response = redirect("social:home")
+        auth.set_auth_cookie(response, secret)
+        return response
+
+
+class DeleteAccountView(AccountFormView):
+    """/settings/delete/: with the password, delete the account, log out, go to the
+    welcome page. Staff accounts are refused (an owner revokes staff first)."""
+
+    form_class = DeleteAccountForm
+    template_name = "social/delete_account.html"
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.user.is_staff:  # refused before any password is checked
+            return self.render_to_response(self.get_context_data(), status=403)
+        return super().post(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["grace_days"] = DELETED_ACCOUNT_GRACE_DAYS
+        return context
+
+    def form_valid(self, form: DeleteAccountForm) -> HttpResponse:
+        user = self.request.user
+        try:
+            self.repo.accounts.delete_account(user)
+        except NotAllowed as error:
+            form.add_error(None, str(error))
+            return self.render_to_response(self.get_context_data(form=form), status=403)
+        except UserNotFound:
+            pass  # deleted meanwhile (another tab): what was asked for is done
+        messages.success(
+            self.request,
+            f"Your account {user.username} is deleted. Its name stays reserved for "
+            f"{DELETED_ACCOUNT_GRACE_DAYS} days.",
+        )
+        response = redirect("social:home")
+        auth.clear_auth_cookie(response)
+        return response

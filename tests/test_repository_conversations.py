@@ -190,7 +190,9 @@ def test_likes_are_idempotent_counted_and_listed(any_repo, any_r):
     counts = any_repo.posts.counts([one, two], bob)
     assert counts[one].likes == 1 and counts[one].liked
     assert not any_repo.posts.counts([one], alice)[one].liked
-    assert ids_of(any_repo.conversations.likes_page(bob, None).items) == [two, one]
+    owner, page = any_repo.conversations.likes_page(bob, None)
+    assert owner.username == "bob" and ids_of(page.items) == [two, one]
+    assert any_repo.conversations.likes_page(999, None)[0] is None
     assert any_repo.conversations.unlike(bob, one)
     assert not any_repo.conversations.unlike(bob, one)
     assert any_r.exists(keys.likes(one)) == 0

@@ -9,10 +9,12 @@ from django.http import QueryDict
 from django.template import engines
 from django.test import RequestFactory
 from django.utils import timezone
+from markupsafe import Markup
 
 from social import templating
-from social.forms import LoginForm, PostForm
+from social.forms import LoginForm, PostForm, ReplyForm
 from social.repository import AnonymousUser, Post, User
+from social.repository.models import PostCounts
 
 T0 = 1_700_000_000
 
@@ -74,38 +76,206 @@ def test_a_blank_field_is_rendered_once_and_a_submitted_one_every_time():
     assert templating.widget(LoginForm()["username"]) != first
 
 
+def cards() -> templating.PostCards:
+    """The site's PostCards (what post_card and post_cards are bound to)."""
+    return engines["jinja2"].env.globals["post_card"].__self__
+
+
+class Token:
+    """A page's CSRF input that records whether the page asked for it."""
+
+    def __init__(self, value: str) -> None:
+        self.value, self.used = value, False
+
+    def __html__(self) -> Markup:
+        self.used = True
+        return Markup('<input type="hidden" name="csrfmiddlewaretoken" value="{}">').format(
+            self.value
+        )
+
+
+def page_card(post, user, counts=None, *, path="/timeline/?page=2", token=None, **context):
+    """Render post_card(post, user, counts) as a page at path would, with its CSRF input."""
+    return render(
+        "{{ post_card(post, user, counts) }}",
+        post=post,
+        user=user,
+        counts=counts or {},
+        request=RequestFactory().get(path),
+        csrf_input=token or Token("t0"),
+        **context,
+    )
+
+
 def test_a_remembered_card_never_shows_a_reader_the_report_link_of_their_own_post():
-    cards = engines["jinja2"].env.globals["post_card"]
     post = Post(id=1, author_id=1, author_name="alice", time=T0, body="hi")
     alice = User(id=1, username="alice")
     bob = User(id=2, username="bob")
 
-    as_bob = cards(post, bob)
-    as_alice = cards(post, alice)
-    as_visitor = cards(post, AnonymousUser())
+    as_bob = cards().card(post, bob)
+    as_alice = cards().card(post, alice)
+    as_visitor = cards().card(post, AnonymousUser())
 
     assert "Report" in as_bob
     assert "Report" not in as_alice
     assert "Report" not in as_visitor
-    assert cards(post, bob) is as_bob  # remembered
+    assert cards().card(post, bob) is as_bob  # remembered
 
 
 def test_a_remembered_card_follows_a_deletion():
-    cards = engines["jinja2"].env.globals["post_card"]
     post = Post(id=2, author_id=1, author_name="alice", time=T0, body="hi")
     deleted = Post(id=2, author_id=1, author_name="alice", time=T0, body="hi", is_deleted=True)
     bob = User(id=2, username="bob")
 
-    assert "removed by moderators" not in cards(post, bob)
-    assert "removed by moderators" in cards(deleted, bob)
+    assert "removed by moderators" not in cards().card(post, bob)
+    assert "removed by moderators" in cards().card(deleted, bob)
+    assert "Like" not in cards().card(deleted, bob)  # nothing to do with a removed post
 
 
 def test_post_cards_renders_a_feed_in_order_as_the_single_cards_would():
-    env = engines["jinja2"].env
     posts = [Post(id=i, author_id=9, author_name="zed", time=T0 + i, body=f"b{i}") for i in (5, 4)]
     bob = User(id=2, username="bob")
+    counts = {5: PostCounts(replies=2, likes=1), 4: PostCounts(likes=7, liked=True)}
 
-    html = env.globals["post_cards"](posts, bob)
+    html = render(
+        "{{ post_cards(posts, user, counts) }}",
+        posts=posts,
+        user=bob,
+        counts=counts,
+        request=RequestFactory().get("/"),
+        csrf_input=Token("t1"),
+    )
 
-    assert html == env.globals["post_card"](posts[0], bob) + env.globals["post_card"](posts[1], bob)
+    single = [page_card(p, bob, counts, path="/", token=Token("t1")) for p in posts]
+    assert html == single[0] + single[1]
     assert html.index(">b5<") < html.index(">b4<")
+    assert "2 replies" in single[0] and 'title="7 likes">7<' in single[1]
+
+
+def test_a_remembered_card_never_shows_one_readers_like_or_csrf_token_to_another():
+    post = Post(id=3, author_id=9, author_name="zed", time=T0, body="hello")
+    alice = User(id=1, username="alice")
+    bob = User(id=2, username="bob")
+
+    as_alice = page_card(post, alice, {3: PostCounts(likes=1, liked=True)}, token=Token("AAA"))
+    as_bob = page_card(post, bob, {3: PostCounts(likes=1, liked=False)}, token=Token("BBB"))
+    again = page_card(post, bob, {3: PostCounts(likes=1, liked=False)}, token=Token("CCC"))
+
+    assert 'action="/p/3/unlike/"' in as_alice and "Liked" in as_alice
+    assert 'action="/p/3/like/"' in as_bob and "Liked" not in as_bob
+    assert 'value="BBB"' in as_bob and "AAA" not in as_bob
+    assert 'value="CCC"' in again and "BBB" not in again  # the remembered card had no token
+    remembered = [str(html) for html in cards().cards._data.values()]
+    assert not any(token in html for html in remembered for token in ("AAA", "BBB", "CCC"))
+
+
+def test_a_cards_like_form_comes_back_to_the_page_it_is_on():
+    post = Post(id=4, author_id=9, author_name="zed", time=T0, body="hello")
+    bob = User(id=2, username="bob")
+
+    on_page_two = page_card(post, bob, path="/timeline/?page=2")
+    shown_elsewhere = page_card(post, bob, path="/post/", page_url="/p/4/")
+
+    assert '<input type="hidden" name="next" value="/timeline/?page=2">' in on_page_two
+    assert '<input type="hidden" name="next" value="/p/4/">' in shown_elsewhere
+
+
+def test_a_visitor_sees_the_counts_and_no_form_and_no_token_is_made():
+    post = Post(id=5, author_id=9, author_name="zed", time=T0, body="hello")
+    token = Token("never")
+
+    html = page_card(post, AnonymousUser(), {5: PostCounts(replies=1, likes=3)}, token=token)
+
+    assert "3 likes" in html and "1 reply" in html
+    assert "<form" not in html and not token.used
+    assert "<!--form-fields-->" not in html
+
+
+def test_only_the_author_gets_the_delete_link():
+    post = Post(id=6, author_id=1, author_name="alice", time=T0, body="mine")
+    link = 'href="/p/6/delete/"'
+
+    assert link in page_card(post, User(id=1, username="alice"))
+    assert link not in page_card(post, User(id=2, username="bob"))
+    assert link not in page_card(post, AnonymousUser())
+
+
+def test_a_reply_says_whom_it_answers_and_links_the_parent():
+    post = Post(
+        id=7, author_id=2, author_name="bob", time=T0, body="yes", reply_to=3,
+        reply_to_name="<alice>",
+    )  # fmt: skip
+
+    html = page_card(post, AnonymousUser())
+
+    assert '<a class="replying" href="/p/3/">replying to @&lt;alice&gt;</a>' in html
+
+
+def text_of(body: str, mentions=(), tags=()) -> str:
+    return str(
+        templating.post_text(
+            Post(
+                id=1, author_id=1, author_name="a", time=T0, body=body, mentions=mentions, tags=tags
+            )
+        )
+    )
+
+
+def test_post_text_links_the_mentions_the_post_was_written_with_ignoring_case():
+    html = text_of("hi @Bob and @bob, not @nobody or bob@example.com", mentions=(("Bob", 2),))
+
+    assert html == (
+        'hi <a class="mention" href="/u/Bob/">@Bob</a> and '
+        '<a class="mention" href="/u/bob/">@bob</a>, not @nobody or bob@example.com'
+    )
+
+
+def test_post_text_links_tags_to_their_pages_in_any_script():
+    html = text_of("#Redis is fast, #café #日本 #42 x#no", tags=("redis", "café", "日本"))
+
+    assert html == (
+        '<a class="tag" href="/tag/redis/">#Redis</a> is fast, '
+        '<a class="tag" href="/tag/caf%C3%A9/">#café</a> '
+        '<a class="tag" href="/tag/%E6%97%A5%E6%9C%AC/">#日本</a> #42 x#no'
+    )
+
+
+def test_post_text_escapes_everything_around_the_links():
+    html = text_of(
+        '<script>alert(1)</script> @bob "x" & #tag<b>', mentions=(("bob", 2),), tags=("tag",)
+    )
+
+    assert html == (
+        "&lt;script&gt;alert(1)&lt;/script&gt; "
+        '<a class="mention" href="/u/bob/">@bob</a> &#34;x&#34; &amp; '
+        '<a class="tag" href="/tag/tag/">#tag</a>&lt;b&gt;'
+    )
+
+
+def test_post_text_never_lets_a_stored_name_or_tag_break_out_of_markup():
+    # A tampered post hash: what was stored is only linked where the text itself matches,
+    # and the text is what gets shown, escaped.
+    html = text_of(
+        '@x"><script> #t"onclick=alert(1)',
+        mentions=(('x"><script>', 2), ("x", 3)),
+        tags=('t"onclick=alert(1)', "t"),
+    )
+
+    assert "<script>" not in html and 'onclick="' not in html and '"onclick' not in html
+    assert html == (
+        '<a class="mention" href="/u/x/">@x</a>&#34;&gt;&lt;script&gt; '
+        '<a class="tag" href="/tag/t/">#t</a>&#34;onclick=alert(1)'
+    )
+
+
+def test_post_text_of_a_plain_post_is_just_escaped():
+    assert text_of("a < b & c") == "a &lt; b &amp; c"
+    assert text_of("@bob #tag") == "@bob #tag"  # nobody mentioned, no tags stored
+
+
+def test_a_reply_form_remembers_its_blank_widget_apart_from_the_composer():
+    composer = templating.widget(PostForm()["status"])
+    reply = templating.widget(ReplyForm()["status"])
+
+    assert 'placeholder="What are you doing?"' in composer
+    assert 'placeholder="Write your reply"' in reply

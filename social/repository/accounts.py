@@ -22,7 +22,6 @@ from .audit import AuditDraft, AuditStore
 from .base import STATUS_DELETED, RepositoryBase, as_int, decode_hash, now, s
 from .errors import NotAllowed, UserNotFound
 from .models import User
-from .posts import queue_visibility_version
 from .users import UserStore
 
 BATCH = 1000  # ids read or written per round trip when walking a user's lists
@@ -76,10 +75,9 @@ class AccountStore(RepositoryBase):
             self.users.queue_secret_rotation(pipe, user.id, h.get("auth"))
             pipe.zadd(keys.deleted_users(), {user.id: ts})
             pipe.zrem(keys.users_by_time(), h["username"])
-            queue_visibility_version(pipe)
-            pipe.incr(keys.visibility_version())  # remembered pages drop its posts
 
         self.audit.run_audited([draft], queue, at=now() if at is None else at)
+        self.bump_visibility_version()  # after the status: remembered pages drop its posts
         self._cut_ties(user.id)
 
     def _cut_ties(self, user_id: int) -> None:

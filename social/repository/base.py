@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -200,6 +201,17 @@ class RepositoryBase:
                 except redis.WatchError:
                     continue
         raise RuntimeError(f"{key} kept changing; gave up")
+
+    def bump_visibility_version(self) -> None:
+        """Move the visibility version (keys.visibility_version; a random start if the
+        database has none), after a change that hides or shows listed posts has been
+        written. Its own round trip, never queued with the change: on a Redis Cluster a
+        pipeline's commands on different nodes run in no set order, and a reader must never
+        see the new version while the change is not yet there (cache.py)."""
+        pipe = self._pipe()
+        pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
+        pipe.incr(keys.visibility_version())
+        pipe.execute()
 
     def _count_event(self, pipe: redis.client.Pipeline, metric: str, ts: int) -> None:
         """Queue INCR of today's `metric` counter with its bounded lifetime."""

@@ -29,17 +29,17 @@ from social.text import encode_mentions, hashtags, mentioned_names
 from .base import RepositoryBase, utc_day
 from .errors import PostNotFound, UserNotFound
 from .models import User
-from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore
+from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore, queue_visibility_version
 from .users import UserStore, new_secret
 
 T = TypeVar("T")
 Progress = Callable[[int], None]
 
 USER_BATCH = 1000  # accounts per claim pipeline
-FOLLOW_BATCH = 50_000  # follow pairs grouped into one pipeline of ZADDs
+FOLLOW_BATCH = 250_000  # follow pairs grouped into one pipeline of ZADDs (one per user)
 ZADD_CHUNK = 1000  # members per ZADD, so one command never gets huge
 POST_BATCH = 5000  # posts per INCRBY + pipeline
-LIKE_BATCH = 100_000  # likes grouped into one pipeline of ZADDs
+LIKE_BATCH = 200_000  # likes grouped into one pipeline of ZADDs (a user's: one per batch)
 FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
 FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
 
@@ -77,7 +77,7 @@ def _checked_parents(posts: Sequence[BulkPost]) -> dict[int, int]:
         parent = post[3] if len(post) > 3 else None
         if parent is None:
             continue
-        if not (isinstance(parent, int) and 0 <= parent < i):
+        if isinstance(parent, bool) or not (isinstance(parent, int) and 0 <= parent < i):
             raise ValueError(f"post {i} replies to {parent!r}: not the index of an earlier post")
         parents[i] = parent
     return parents
@@ -133,8 +133,8 @@ class _PostBatches:
 class BulkStore(RepositoryBase):
     """Batched writes for seeding, and the rebuild of every home feed from the graph.
 
-    Given the users and posts stores: their queue_user_writes and queue_post_writes are the
-    one definition of what an account and a post are made of.
+    Given the users and posts stores: their queue_user_writes, queue_post_writes and
+    queue_conversation are the one definition of what an account and a post are made of.
     """
 
     def __init__(
@@ -228,7 +228,7 @@ class BulkStore(RepositoryBase):
 
     @staticmethod
     def _queue_zadds(pipe, key_for: Callable[[int], str], sets: dict[int, dict[int, int]]) -> int:
-        """Queue ZADD NX of each user's members in chunks; return how many were queued."""
+        """Queue ZADD NX of each key's members in chunks; return how many were queued."""
         queued = 0
         for user_id, members in sets.items():
             items = list(members.items())
@@ -258,9 +258,9 @@ class BulkStore(RepositoryBase):
         for batch in batched(likes, LIKE_BATCH):
             by_post: dict[int, dict[int, int]] = defaultdict(dict)
             by_user: dict[int, dict[int, int]] = defaultdict(dict)
-            for user_id, post_id, ts in batch:
-                by_post[post_id][user_id] = ts
-                by_user[user_id][post_id] = ts
+            for user_id, post_id, ts in batch:  # the first time given wins, as with NX
+                by_post[post_id].setdefault(user_id, ts)
+                by_user[user_id].setdefault(post_id, ts)
             known |= self._require_users(by_user.keys() - known)
             if unknown := [p for p in by_post if not 0 < p <= last_id]:
                 raise PostNotFound(unknown[0])
@@ -340,14 +340,18 @@ class BulkStore(RepositoryBase):
                 fields["tags"] = " ".join(tags)
                 hours[time.strftime("%Y%m%d%H", time.gmtime(ts))] = ts
             parent_id = batches.ids[parents[i]] if i in parents else None
-            self.posts.queue_post_writes(pipe, batches.ids[i], author_id, body, ts, fields)
-            self.posts.queue_conversation(
-                pipe, batches.ids[i], author_id, ts, parent_id, mentions, tags
+            self.posts.queue_post_writes(
+                pipe, batches.ids[i], author_id, body, ts, fields, with_version=False
             )
-            batches.count(author_id, parent_id, mentions, tags)
+            if fields:  # most posts file nothing: skip the call (it formats the hour first)
+                self.posts.queue_conversation(
+                    pipe, batches.ids[i], author_id, ts, parent_id, mentions, tags
+                )
+                batches.count(author_id, parent_id, mentions, tags)
             day = utc_day(ts).date()
             per_day[day] += 1
             active[day].add(author_id)
+        queue_visibility_version(pipe)  # once a batch, not once a post
         for hour, newest in hours.items():  # after queue_conversation's EXPIREs
             pipe.expireat(keys.trending_hour(hour), newest + TRENDING_HOUR_TTL)
         self._queue_daily_stats(pipe, "posts", per_day, active)

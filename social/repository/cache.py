@@ -102,6 +102,9 @@ class ProcessCache:
         # were read at: every promotion moves the version, so a page that reads it with
         # its feed knows whether this list is still the whole set.
         self.celebrities: tuple[bytes, tuple[int, ...]] | None = None
+        # The timeline's trending tags and when they were summed (ConversationStore.
+        # trending): kept a minute, then summed again.
+        self.trending: tuple[float, list[tuple[str, int]]] | None = None
 
     def page(self, key: tuple, fingerprint: tuple) -> object | None:
         """Return the page remembered under key if it was built from fingerprint."""
@@ -120,3 +123,4 @@ class ProcessCache:
         self.names.clear()
         self.pages.clear()
         self.celebrities = None
+        self.trending = None

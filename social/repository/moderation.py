@@ -23,6 +23,7 @@ import redis
 from redis.client import Pipeline
 
 from social import keys
+from social.text import normal_tag
 
 from .audit import REASON_MAX, AuditDraft, AuditEntry, AuditStore, entries_from_xranges
 from .base import (
@@ -57,7 +58,6 @@ SYSTEM_ACTOR = User(id=0, username="manage.py", is_staff=True)
 OWNER_ONLY = "Only an owner can grant or revoke staff."
 OWNER_SUSPEND = "Only an owner can suspend a staff account, by revoking staff first: ask an owner."
 OWNER_KEEPS = "An owner keeps staff: only manage.py createstaff changes owners."
-
 
 
 @dataclass(frozen=True)
@@ -297,10 +297,10 @@ class ModerationStore(RepositoryBase):
             )
             self.users.queue_secret_rotation(pipe, user_id, old_secret)
             pipe.zadd(keys.suspended_users(), {user.username: ts})
-            pipe.incr(keys.visibility_version())  # after the status: remembered pages re-read
 
         draft = AuditDraft(actor, "suspend", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], queue, at=at)
+        self.bump_visibility_version()  # after the status: remembered pages re-read
         return True
 
     def unsuspend(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
@@ -314,10 +314,10 @@ class ModerationStore(RepositoryBase):
             fields = ("status", "suspended_reason", "suspended_at", "suspended_by")
             pipe.hdel(keys.user(user_id), *fields)
             pipe.zrem(keys.suspended_users(), user.username)
-            pipe.incr(keys.visibility_version())
 
         draft = AuditDraft(actor, "unsuspend", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], queue, at=at)
+        self.bump_visibility_version()
         return True
 
     def force_logout(self, user_id: int, actor: User, reason: str = "", *, at=None) -> None:
@@ -379,6 +379,7 @@ class ModerationStore(RepositoryBase):
 
         if found:
             self.audit.run_audited(drafts, queue, at=at)
+            self.bump_visibility_version()  # after the flags: remembered pages re-read
         return [p for p, _, _, _ in found]
 
     def account(self, user_id: int, viewer_id: int | None = None) -> Account:
@@ -459,5 +460,19 @@ class ModerationStore(RepositoryBase):
             number=number,
             has_next=start - per_page > 0,
             total=top,
+            per_page=per_page,
+        )
+
+    def staff_tag_page(self, tag: str, number: int = 1, per_page: int = 50) -> Page[PostRow]:
+        """Return the newest posts filed under tag (normalised), hidden ones included (what
+        moderators removed and posts of suspended authors stay listed): three round trips.
+        A post its author deleted has left the list (ConversationStore.delete_own_post)."""
+        start, stop = page_bounds(number, per_page)
+        ids = [int(i) for i in self.r.lrange(keys.tag_posts(normal_tag(tag)), start, stop)]
+        posts, n_open = self.reports.posts_with_open_reports(ids[:per_page])
+        return Page(
+            items=[PostRow(p, n_open.get(p.id, 0)) for p in posts],
+            number=number,
+            has_next=len(ids) > per_page,
             per_page=per_page,
         )

@@ -192,6 +192,8 @@ class PostStore(RepositoryBase):
         if fan_out:
             pipe.zrange(keys.followers(author_id), 0, self.fanout_batch - 1)
         replies = pipe.execute()
+        if listed is None and read_fanout:
+            self.bump_visibility_version()  # after joining: processes re-read the set
         batch = replies[-1] if fan_out else []
         start = 0
         while batch:
@@ -288,13 +290,12 @@ class PostStore(RepositoryBase):
         self._rewrite_list(key, merged)
 
     def queue_promotion(self, pipe: Pipeline, author_id: int, ts: int) -> None:
-        """Queue adding author_id to keys.celebrities (no-op if there) and moving the
-        visibility version, so every web process re-reads the set before its next home
-        page. Membership only grows: posts written while an author was in the set are in
-        no follower's feed, so leaving it would hide them (docs/scaling.md)."""
+        """Queue adding author_id to keys.celebrities (no-op if there); the caller then
+        moves the visibility version (bump_visibility_version), so every web process
+        re-reads the set before its next home page. Membership only grows: posts written
+        while an author was in the set are in no follower's feed, so leaving it would hide
+        them (docs/scaling.md)."""
         pipe.zadd(keys.celebrities(), {author_id: ts}, nx=True)
-        queue_visibility_version(pipe)
-        pipe.incr(keys.visibility_version())
 
     def _reply_fields(self, reply_to: int, parent: list) -> dict[str, str]:
         """Return the post-hash fields of a reply to reply_to, from the parent's PARENT_FIELDS;
@@ -354,16 +355,20 @@ class PostStore(RepositoryBase):
         body: str,
         ts: int,
         fields: dict[str, str] | None = None,
+        *,
+        with_version: bool = True,
     ) -> None:
         """Queue the post hash and the author's own-posts entry (the hash first), and make
-        sure the database has a visibility version. fields: more of the hash (a reply's
-        parent, mentions, tags)."""
+        sure the database has a visibility version (with_version=False: the caller queues
+        queue_visibility_version once for a whole batch). fields: more of the hash (a
+        reply's parent, mentions, tags)."""
         pipe.hset(
             keys.post(post_id),
             mapping={"user_id": author_id, "time": ts, "body": body, **(fields or {})},
         )
         pipe.lpush(keys.own_posts(author_id), post_id)
-        queue_visibility_version(pipe)
+        if with_version:
+            queue_visibility_version(pipe)
 
     def load_posts(
         self,
@@ -460,8 +465,13 @@ class PostStore(RepositoryBase):
         unknown.discard(None)
         users.update(self._users_by_ids(unknown - users.keys()))
         posts = self.build_posts(ids, rows, users, include_hidden=True)
+        # Remembered at the version the caller read in an earlier round trip when there is
+        # one: it surely came before these flags were read. The one read in this pipeline
+        # came first on one server, but on a cluster its node may answer after the posts'
+        # nodes, and a change written between would be remembered at the newer version.
+        at_version = checked_at if version is UNREAD else version
         for post in posts:
-            self.cache.posts.put(post.id, RememberedPost(post, checked_at))
+            self.cache.posts.put(post.id, RememberedPost(post, at_version))
         return visible(posts, include_hidden), extra.replies_from(replies, offset=1)
 
     def build_posts(
@@ -682,7 +692,8 @@ class PostStore(RepositoryBase):
         home feeds and the author's own list keep the id. Only the timeline drops it (LREM on
         a list of 1000), so the global page stays full. The flag goes first: once it is
         written the post is gone everywhere, and a lost LREM or notice after it costs one
-        short timeline page or one untold author, nothing a reader trips over.
+        short timeline page or one untold author, nothing a reader trips over. The caller
+        moves the visibility version once the pipeline has run (bump_visibility_version).
         """
         pipe.hset(
             keys.post(post_id),
@@ -694,7 +705,6 @@ class PostStore(RepositoryBase):
             },
         )
         pipe.lrem(keys.timeline(), 0, post_id)
-        pipe.incr(keys.visibility_version())  # after the flag: remembered pages re-read
         snippet = body if len(body) <= 40 else body[:39] + "…"
         self.notices.queue_notice(
             pipe,

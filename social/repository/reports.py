@@ -313,6 +313,8 @@ class ReportStore(RepositoryBase):
             )
 
         self.audit.run_audited([draft], queue, at=at)
+        if delete:
+            self.bump_visibility_version()  # after the flag: remembered pages re-read
         return True
 
     def queue_close_reports(

@@ -237,7 +237,10 @@ class UserStore(RepositoryBase):
         self._mark_active(pipe, user_id, ts)
         secret = s(pipe.execute()[1])
         if not secret:  # an account written without a secret: give it one
-            secret = self.rotate_secret(user_id)
+            return self.rotate_secret(user_id)
+        # Make sure `auths` leads to it: on a Redis Cluster a rotation's writes to the user
+        # hash and to `auths` land on different nodes, and one may have been lost.
+        self.r.hset(keys.auths(), secret, user_id)
         return secret
 
     def rotate_secret(self, user_id: int) -> str:

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from social.forms import TagSearchForm
 from social.mixins import UserPageMixin
 from social.repository import NotAllowed, UserNotFound
 from social.repository.reports import OPEN, ReportNotFound, group_by_post
@@ -151,15 +152,22 @@ class UserActionView(UserDetailView):
 
 
 class PostListView(StaffRequiredMixin, TemplateView):
-    """/staff/posts/: the newest posts site-wide, deleted ones marked, to select and delete."""
+    """/staff/posts/: the newest posts site-wide, deleted ones marked, to select and delete;
+    ?tag= lists those with that hashtag instead."""
 
     template_name = "staff/posts.html"
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        context["page"] = self.repo.moderation.staff_posts_page(
-            self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
-        )
+        form = TagSearchForm(self.request.GET)
+        context["form"] = form
+        if form.is_valid():
+            tag = context["tag"] = form.cleaned_data["tag"]
+            number, per_page = self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
+            if tag:
+                context["page"] = self.repo.moderation.staff_tag_page(tag, number, per_page)
+            else:
+                context["page"] = self.repo.moderation.staff_posts_page(number, per_page)
         return context
 
 
