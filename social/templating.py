@@ -75,12 +75,16 @@ def staff_user_url(name: str, user_id: int | None = None, action: str = "") -> s
     return None
 
 
+@lru_cache(maxsize=20_000)
 def at_link(name: str, href: str | None, css: str = "") -> Markup:
-    """Return "@name" linked to href, or as plain text when there is no URL (profile_url)."""
-    attrs = Markup(' class="{}"').format(css) if css else Markup("")
+    """Return "@name" linked to href, or as plain text when there is no URL (profile_url).
+
+    Memoised, and built with escape() rather than Markup.format (Python's string.Formatter,
+    several times slower): the timeline's sidebar alone names ten people per page."""
+    attrs = f' class="{escape(css)}"' if css else ""
     if href is None:
-        return Markup("<span{}>@{}</span>").format(attrs, name)
-    return Markup('<a{} href="{}">@{}</a>').format(attrs, href, name)
+        return Markup(f"<span{attrs}>@{escape(name)}</span>")
+    return Markup(f'<a{attrs} href="{escape(href)}">@{escape(name)}</a>')
 
 
 def tag_url(tag: str) -> str:

@@ -65,9 +65,7 @@ class HomeView(RepositoryMixin, TemplateView):
         else:
             context["register_form"] = RegisterForm()
             context["login_form"] = LoginForm()
-            latest = self.repo.posts.latest_posts(5)
-            context["latest_posts"] = latest
-            context["latest_counts"] = self.repo.posts.counts([p.id for p in latest], None)
+            context["latest"] = self.repo.posts.latest_page(5)
         return context
 
 

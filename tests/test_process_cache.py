@@ -212,6 +212,61 @@ def test_a_deletion_moves_the_visibility_version(any_repo):
     assert version(any_repo) == before + 1
 
 
+def test_a_remembered_home_page_reads_its_counts_afresh_with_its_ids(any_repo):
+    alice, bob = people(any_repo)
+    post_id = any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
+    first = any_repo.posts.home_page(alice.id)
+    any_repo.conversations.like(alice.id, post_id)
+    any_repo.posts.create_post(alice.id, "a reply", reply_to=post_id, at=T0 + 2)
+
+    again = any_repo.posts.home_page(alice.id)
+
+    assert first.feed.counts[post_id].likes == 0 and not first.feed.counts[post_id].liked
+    assert [p.body for p in again.feed.items] == ["a reply", "one"]
+    assert again.feed.counts[post_id].likes == 1 and again.feed.counts[post_id].liked
+    assert again.feed.counts[post_id].replies == 1
+    assert any_repo.r.zscore(keys.likes(post_id), alice.id) is not None
+
+
+def test_a_home_page_that_lists_new_posts_reads_their_counts_not_the_last_pages(any_repo):
+    alice, bob = people(any_repo)
+    old = any_repo.posts.create_post(bob.id, "old", at=T0 + 1)
+    any_repo.posts.home_page(alice.id, per_page=1)
+    new = any_repo.posts.create_post(bob.id, "new", at=T0 + 2)
+    any_repo.conversations.like(bob.id, new)
+
+    page = any_repo.posts.home_page(alice.id, per_page=1)
+
+    assert [p.id for p in page.feed.items] == [new]
+    assert set(page.feed.counts) == {new} and page.feed.counts[new].likes == 1
+    assert old not in page.feed.counts
+
+
+def test_the_remembered_timeline_reads_each_readers_own_likes(any_repo):
+    alice, bob = people(any_repo)
+    post_id = any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
+    any_repo.conversations.like(bob.id, post_id)
+    any_repo.posts.timeline_page(viewer_id=bob.id)
+
+    for_alice = any_repo.posts.timeline_page(viewer_id=alice.id).posts.counts[post_id]
+    for_bob = any_repo.posts.timeline_page(viewer_id=bob.id).posts.counts[post_id]
+
+    assert (for_alice.likes, for_alice.liked) == (1, False)
+    assert (for_bob.likes, for_bob.liked) == (1, True)
+
+
+def test_the_remembered_welcome_posts_read_their_counts_afresh(any_repo):
+    alice, bob = people(any_repo)
+    post_id = any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
+    assert any_repo.posts.latest_page(5).counts[post_id].likes == 0
+
+    any_repo.conversations.like(alice.id, post_id)
+    page = any_repo.posts.latest_page(5)
+
+    assert [p.body for p in page.items] == ["one"]
+    assert page.counts[post_id].likes == 1 and not page.counts[post_id].liked
+
+
 def test_a_profile_name_is_remembered_only_while_its_user_bears_it(any_repo):
     alice, bob = people(any_repo)
     assert any_repo.graph.profile_for_name("bob", alice).user.id == bob.id

@@ -98,6 +98,9 @@ class ProcessCache:
         # with the fingerprint of what it was built from: the ids listed and the
         # visibility version (keys.visibility_version). Same fingerprint, same page.
         self.pages: BoundedCache[tuple, tuple[tuple, object]] = BoundedCache(pages)
+        # The ids of the posts a reader's home page (by reader, page, size) last showed:
+        # the page's next request reads their counts with its ids (PostStore.guess_counts).
+        self.shown: BoundedCache[tuple, tuple[int, ...]] = BoundedCache(secrets)
         # The fan-out-on-read authors (keys.celebrities) and the visibility version they
         # were read at: every promotion moves the version, so a page that reads it with
         # its feed knows whether this list is still the whole set.
@@ -122,5 +125,6 @@ class ProcessCache:
         self.secrets.clear()
         self.names.clear()
         self.pages.clear()
+        self.shown.clear()
         self.celebrities = None
         self.trending = None

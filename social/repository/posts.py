@@ -542,15 +542,27 @@ class PostStore(RepositoryBase):
         return posts
 
     def _page(
-        self, raw_ids: list, number: int, per_page: int, viewer_id: int | None, **kwargs
+        self,
+        raw_ids: list,
+        number: int,
+        per_page: int,
+        viewer_id: int | None,
+        *,
+        guessed: tuple[tuple[int, ...], dict] = ((), {}),
+        **kwargs,
     ) -> Page[Post]:
-        """Turn an LRANGE of per_page + 1 ids into a page of loaded posts with their counts
-        (read in load_posts' round trip)."""
+        """Turn an LRANGE of per_page + 1 ids into a page of loaded posts with their counts:
+        those read with the ids when `guessed` (the ids guessed, what their counts read
+        gave) guessed right (guess_counts), else read in load_posts' round trip."""
         ids = [int(i) for i in raw_ids]
         shown = ids[:per_page]
-        posts, got = self.load_posts(
-            shown, also=lambda reads: queue_post_counts(reads, shown, viewer_id), **kwargs
-        )
+        guess, got = guessed
+        if guess and tuple(shown) == guess:
+            posts, _ = self.load_posts(shown, **kwargs)
+        else:
+            posts, got = self.load_posts(
+                shown, also=lambda reads: queue_post_counts(reads, shown, viewer_id), **kwargs
+            )
         return Page(
             items=posts,
             number=number,
@@ -558,6 +570,16 @@ class PostStore(RepositoryBase):
             per_page=per_page,
             counts=post_counts_from(got, shown, viewer_id),
         )
+
+    def guess_counts(self, reads: NamedReads, key: tuple, viewer_id: int | None) -> tuple:
+        """Queue the counts of the posts this process last showed on the page `key` (a
+        reader's home page, the timeline) on the pipeline that reads the page's ids, and
+        return those ids. While the page lists the same posts, which is most requests, the
+        counts then cost no round trip of their own (_page, guessed=)."""
+        guess = self.cache.shown.get(key) or ()
+        if guess:
+            queue_post_counts(reads, guess, viewer_id)
+        return guess
 
     def counts(self, ids: Sequence[int], viewer_id: int | None) -> dict[int, PostCounts]:
         """Return the counts of ids in one round trip (for a page remembered without them)."""
@@ -577,8 +599,10 @@ class PostStore(RepositoryBase):
     def home_page(self, user_id: int, number: int = 1, per_page: int = 10) -> HomePage:
         """Return the logged-in home page: feed page, counts, notices.
 
-        One round trip when this process remembers the page's posts as they are now; two
-        when they need checking, three with posts it has not seen (see load_posts). A user
+        One round trip when this process remembers the page's posts as they are now and
+        last showed this reader the same page (the posts' reply and like counts come with
+        the ids: guess_counts); two when they need checking or the page changed, three
+        with posts it has not seen (see load_posts). A user
         who follows fan-out-on-read authors (keys.celebrities) pays one more: their newest
         posts are read and merged with the feed by id (ids grow with time), and two more
         when this process does not know the current set of such authors yet.
@@ -586,6 +610,8 @@ class PostStore(RepositoryBase):
         start, stop = page_bounds(number, per_page)
         known = self.cache.celebrities
         reads = self.reads()
+        shown_key = ("home", user_id, number, per_page)
+        guess = self.guess_counts(reads, shown_key, user_id)
         reads.lrange("ids", keys.home_feed(user_id), start, stop)
         queue_counts(reads, user_id)
         reads.lrange("notices", keys.notices(user_id), 0, 4)
@@ -599,8 +625,12 @@ class PostStore(RepositoryBase):
             followed = self._followed_celebrities(user_id, got, known)
             if followed:
                 ids = self._merge_celebrities(user_id, ids, followed, start, stop)
+        feed = self._page(
+            ids, number, per_page, user_id, guessed=(guess, got), version=got["version"]
+        )
+        self.cache.shown.put(shown_key, tuple(int(i) for i in ids[:per_page]))
         return HomePage(
-            feed=self._page(ids, number, per_page, user_id, version=got["version"]),
+            feed=feed,
             counts=counts_from(got),
             notices=decode_notices(got["notices"]),
         )
@@ -657,23 +687,30 @@ class PostStore(RepositoryBase):
         """Return a page of the global timeline plus the newest sign-ups.
 
         Everyone sees the same page, so a process that built it from the same ids, names
-        and visibility version (a suspension or deletion moves it) reuses it: one round trip.
-        Otherwise two or three, as load_posts says.
+        and visibility version (a suspension or deletion moves it) reuses it, and the
+        posts' counts (which change without moving the version) are read with those ids
+        for the posts it last showed: one round trip. Otherwise two or three, as
+        load_posts says.
         """
         start, stop = page_bounds(number, per_page)
-        pipe = self._pipe()
-        pipe.lrange(keys.timeline(), start, stop)
-        pipe.zrevrange(keys.users_by_time(), 0, latest_users * 2 - 1)
-        pipe.get(keys.visibility_version())
-        raw_ids, raw_names, version = pipe.execute()
-        ids = [int(i) for i in raw_ids]
-        names = [s(n) for n in raw_names]
         key = ("timeline", number, per_page, latest_users)
+        before = self.cache.pages.get(key)  # (fingerprint, page) as last built, or None
+        guess = tuple(before[0][0][:per_page]) if before is not None else ()
+        reads = self.reads()
+        reads.lrange("ids", keys.timeline(), start, stop)
+        reads.zrevrange("names", keys.users_by_time(), 0, latest_users * 2 - 1)
+        reads.get("version", keys.visibility_version())
+        if guess:
+            queue_post_counts(reads, guess, viewer_id)
+        got = reads.execute()
+        ids = [int(i) for i in got["ids"]]
+        names = [s(n) for n in got["names"]]
+        version = got["version"]
         fingerprint = (tuple(ids), tuple(names), version)
         shown = ids[:per_page]
-        remembered = self.cache.page(key, fingerprint)
-        if isinstance(remembered, TimelinePage):  # the counts are read afresh: one trip
-            posts = replace(remembered.posts, counts=self.counts(shown, viewer_id))
+        if before is not None and before[0] == fingerprint:  # the same ids: guess == shown
+            remembered = before[1]
+            posts = replace(remembered.posts, counts=post_counts_from(got, shown, viewer_id))
             return replace(remembered, posts=posts)
 
         def suspended_check(reads: NamedReads) -> None:
@@ -693,20 +730,39 @@ class PostStore(RepositoryBase):
         return replace(page, posts=counted)
 
     def latest_posts(self, count: int = 5) -> list[Post]:
-        """Return the newest visible posts of the global timeline (remembered like the
-        timeline page: one round trip while nothing changed)."""
-        pipe = self._pipe()
-        pipe.lrange(keys.timeline(), 0, count * 2 - 1)
-        pipe.get(keys.visibility_version())
-        raw_ids, version = pipe.execute()
-        ids = [int(i) for i in raw_ids]
-        key, fingerprint = ("latest", count), (tuple(ids), version)
-        remembered = self.cache.page(key, fingerprint)
-        if remembered is not None:
-            return list(remembered)
-        posts, _ = self.load_posts(ids, version=version)
-        self.cache.remember_page(key, fingerprint, tuple(posts[:count]))
-        return posts[:count]
+        """Return the newest visible posts of the global timeline (latest_page's posts)."""
+        return self.latest_page(count).items
+
+    def latest_page(self, count: int = 5) -> Page[Post]:
+        """Return the newest visible posts of the global timeline with their counts as a
+        visitor sees them (the welcome page), remembered like the timeline page: one round
+        trip while nothing changed, the counts included."""
+        key = ("latest", count)
+        before = self.cache.pages.get(key)
+        guess = [p.id for p in before[1]] if before is not None else []
+        reads = self.reads()
+        reads.lrange("ids", keys.timeline(), 0, count * 2 - 1)
+        reads.get("version", keys.visibility_version())
+        if guess:
+            queue_post_counts(reads, guess, None)
+        got = reads.execute()
+        ids = [int(i) for i in got["ids"]]
+        fingerprint = (tuple(ids), got["version"])
+        if before is not None and before[0] == fingerprint:
+            posts = list(before[1])
+            return Page(
+                items=posts, number=1, has_next=False, per_page=count,
+                counts=post_counts_from(got, guess, None),
+            )  # fmt: skip
+        posts, extra = self.load_posts(
+            ids, also=lambda reads: queue_post_counts(reads, ids, None), version=got["version"]
+        )
+        posts = posts[:count]
+        self.cache.remember_page(key, fingerprint, tuple(posts))
+        return Page(
+            items=posts, number=1, has_next=False, per_page=count,
+            counts=post_counts_from(extra, ids, None),
+        )  # fmt: skip
 
     def queue_soft_delete(
         self,
