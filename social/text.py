@@ -8,6 +8,7 @@ a name up again (social/templating.py links them from what was stored).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # @name: letters, digits, underscore (today's username rule, any case; a legacy name with
 # other characters cannot be mentioned). Not inside a word or an address (a@b.c).
@@ -30,8 +31,13 @@ def mentioned_names(body: str) -> list[str]:
 
 
 def normal_tag(tag: str) -> str:
-    """Return the form a tag is filed under: case-folded ("Redis" and "REDIS" are one)."""
-    return tag.casefold()
+    """Return the form a tag is filed under: case-folded ("Redis" and "REDIS" are one),
+    NFKC-normalised, and kept to what a tag may hold (letters, digits, underscore; at most
+    50). Case-folding can add what a tag may not: "İstanbul" folds to "i" + a combining
+    dot above, which is dropped ("istanbul"), and "ß" folds to "ss", which can make a
+    50-letter tag longer. "" when nothing is left (the caller skips such a tag)."""
+    folded = unicodedata.normalize("NFKC", tag.casefold())
+    return "".join(c for c in folded if c.isalnum() or c == "_")[:50]
 
 
 def hashtags(body: str) -> list[str]:
@@ -41,7 +47,10 @@ def hashtags(body: str) -> list[str]:
         tag = match.group(1)
         if tag.isdigit():
             continue  # "#1" is a number, not a tag
-        found.setdefault(normal_tag(tag), None)
+        normal = normal_tag(tag)
+        if not normal or normal.isdigit():
+            continue
+        found.setdefault(normal, None)
         if len(found) == MAX_TAGS:
             break
     return list(found)

@@ -158,8 +158,11 @@ class ConversationStore(RepositoryBase):
     ) -> Page[Post]:
         """Return a page of the newest posts with #tag. Two round trips warm."""
         start, stop = page_bounds(number, per_page)
+        normal = normal_tag(tag)
+        if not normal:  # nothing a tag may hold is left: no post can carry it
+            return Page(items=[], number=number, has_next=False, per_page=per_page)
         reads = self.reads()
-        reads.lrange("ids", keys.tag_posts(normal_tag(tag)), start, stop)
+        reads.lrange("ids", keys.tag_posts(normal), start, stop)
         reads.get("version", keys.visibility_version())
         got = reads.execute()
         page, _ = self.page_of(got["ids"], number, per_page, viewer_id, version=got["version"])
