@@ -242,6 +242,8 @@ def test_deleting_your_own_post_takes_it_out_everywhere(any_repo, any_r):
     assert stored["body"] == "oops #redis @bob"  # kept for the record, shown to no one
     assert any_r.lrange(keys.timeline(), 0, -1) == [str(kept)]
     assert any_r.lrange(keys.tag_posts("redis"), 0, -1) == [str(kept)]
+    assert any_r.lrange(keys.own_posts(alice), 0, -1) == [str(kept)]
+    assert any_repo.graph.profile(alice, None).counts.posts == 1  # the profile says 1 post
     assert any_r.zcard(keys.mentions(bob)) == 0
     assert any_r.get(keys.visibility_version()) != version
     assert ids_of(any_repo.posts.home_page(bob).feed.items) == [kept]

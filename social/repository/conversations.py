@@ -249,8 +249,9 @@ class ConversationStore(RepositoryBase):
         NotAllowed (someone else's).
 
         The post hash is flagged, as moderators delete (readers skip it wherever it is
-        still listed: home feeds, replies, likes), then the lists that show other people's
-        posts by recency drop it, and the visibility version moves so remembered pages are
+        still listed: home feeds, replies, likes), then the lists that show posts by recency
+        drop it (the timeline, its tags, the author's own list, so the profile's count
+        drops by one), and the visibility version moves so remembered pages are
         re-read. One pipeline after one read.
         """
         fields = ["user_id", "deleted", "tags", "mentions"]
@@ -271,6 +272,9 @@ class ConversationStore(RepositoryBase):
             },
         )
         pipe.lrem(keys.timeline(), 0, post_id)
+        # Off the author's own list too: their profile's count and pages no longer hold it
+        # (staff still reach it by its permalink and through reports).
+        pipe.lrem(keys.own_posts(user_id), 0, post_id)
         for tag in (tags or "").split():
             pipe.lrem(keys.tag_posts(tag), 0, post_id)
         for item in (mentions or "").split():

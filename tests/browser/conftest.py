@@ -106,3 +106,36 @@ def new_page(browser):
     yield make
     for context in contexts:
         context.close()
+
+
+@pytest.fixture
+def person(repo):
+    """Return a function creating a user (by name) the live site can log in with PASSWORD.
+
+    The live site accepts PBKDF2 only, not the tests' MD5; few iterations keep it fast (the
+    site upgrades the hash at the first login).
+    """
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+    from tests.conftest import PASSWORD
+
+    def make(name: str):
+        hashed = PBKDF2PasswordHasher().encode(PASSWORD, "browsersalt", 1000)
+        return repo.users.create_user(name, hashed)
+
+    return make
+
+
+@pytest.fixture
+def page_as(new_page, repo, live_url):
+    """Return a function making a fresh page logged in as a user: it holds the `auth` cookie
+    a login through the form would have set (repo.users.record_login's secret)."""
+
+    def make(user, width: int = 1280):
+        page = new_page(width)
+        secret = repo.users.record_login(user.id, "127.0.0.1")
+        cookie = {"name": "auth", "value": secret, "url": live_url, "httpOnly": True}
+        page.context.add_cookies([{**cookie, "sameSite": "Lax"}])
+        return page
+
+    return make
