@@ -165,19 +165,37 @@ def shows_something(text: str) -> bool:
     )
 
 
+def too_long(length: int) -> str:
+    """Say that a post of `length` characters is over POST_MAX, and by how much."""
+    over = length - POST_MAX
+    return (
+        f"Keep it to {POST_MAX:,} characters (this one has {length:,}). "
+        f"That is {over:,} character{'' if over == 1 else 's'} over."
+    )
+
+
+def within_raw_ceiling(value: str) -> None:
+    """Refuse a huge paste before normalising it (RAW_POST_MAX), saying how long it is."""
+    if len(value) > RAW_POST_MAX:
+        raise ValidationError(too_long(len(value)), code="max_length")
+
+
 class PostForm(forms.Form):
-    """A status update: newlines become spaces, then 1 to 280 characters after trimming."""
+    """A status update: newlines become spaces, then 1 to 280 characters after trimming.
+
+    The textarea has no maxlength: a browser would silently cut a longer paste. Its
+    `data-maxchars` is what static/js/site.js counts down from as the person types; the
+    server's message says how many characters are over when the script does not run.
+    """
 
     status = forms.CharField(
-        max_length=RAW_POST_MAX,
         strip=False,
+        validators=[within_raw_ceiling],
+        help_text=f"Up to {POST_MAX} characters.",
         widget=forms.Textarea(
-            attrs={"rows": 3, "maxlength": POST_MAX, "placeholder": "What are you doing?"}
+            attrs={"rows": 3, "data-maxchars": POST_MAX, "placeholder": "What are you doing?"}
         ),
-        error_messages={
-            "required": "Write something first.",
-            "max_length": f"Keep it to {POST_MAX} characters.",
-        },
+        error_messages={"required": "Write something first."},
     )
 
     # The one-off submission token (templating.submission_token): a retried submission
@@ -203,12 +221,6 @@ class PostForm(forms.Form):
         },
     )
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # CharField.widget_attrs overwrote the widget's maxlength with the raw ceiling (2000):
-        # the browser should enforce the limit people are told about.
-        self.fields["status"].widget.attrs["maxlength"] = POST_MAX
-
     def clean_status(self) -> str:
         body = re.sub(r"[\r\n]+", " ", self.cleaned_data["status"]).strip()
         if not body:
@@ -216,9 +228,7 @@ class PostForm(forms.Form):
         if not shows_something(body):  # zero-width characters alone make a blank post
             raise ValidationError("Write something first: this shows nothing.", code="blank")
         if len(body) > POST_MAX:
-            raise ValidationError(
-                f"Keep it to {POST_MAX} characters (this one has {len(body)}).", code="max_length"
-            )
+            raise ValidationError(too_long(len(body)), code="max_length")
         return body
 
 

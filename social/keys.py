@@ -309,3 +309,25 @@ def owners() -> str:
     """Sorted set: ids of the staff who are owners (alone grant and revoke staff), scored by
     the time `manage.py createstaff --owner` made them owners."""
     return "staff_owners"
+
+
+def name_trigram(trigram: str) -> str:
+    """Sorted set, all scores 0 (so ordered by member): "<lower-cased name> <user id>" of
+    every account whose lower-cased name holds `trigram` (three of a-z, 0-9, _), for the
+    staff "contains" search. A 3-character query pages its one set (ZRANGE); a longer one
+    intersects its trigrams' sets (ZINTER, in a script). The {names} hash tag keeps every
+    such set in one cluster slot, so the intersection works on a cluster too. Written by
+    DirectoryStore.index_new_names (the ids above name_trigrams_checked); a purged
+    account's members go when a search meets them. Bounded by (name length - 2) members an
+    account and 37**3 sets."""
+    allowed = "abcdefghijklmnopqrstuvwxyz0123456789_"
+    if len(trigram) != 3 or any(c not in allowed for c in trigram):
+        raise ValueError(f"bad trigram {trigram!r}")
+    return f"{{names}}:tri:{trigram}"
+
+
+def name_trigrams_checked() -> str:
+    """String: the highest user id whose name is in the name_trigram sets; the next staff
+    "contains" search indexes the ids above it (and looks again at the 50 below it: a
+    sign-up in flight). One integer."""
+    return "{names}:checked"

@@ -9,13 +9,26 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from social.repository import Repository, User, get_repository
+from social.repository import Page, Repository, User, get_repository
 
 MAX_PAGE = 1000  # a page number past the capped lists is never useful
 
 
 class RepositoryMixin:
-    """Give a view `self.repo` and the requested page number."""
+    """Give a view `self.repo`, the requested page number and the check of the page read.
+
+    Paging, the same on every paged list of the site (home, timeline, profile, followers,
+    following, mentions, tag, likes, a permalink's replies): `?page=` that is not a whole
+    number of at least 1 means page 1 (a mangled link still lands on the list). A page
+    after the list's last one answers 404, the site's not-found page, unless it is page 1
+    (an empty list is shown as such, with what to do): checked_page, on the Page the
+    repository read (Page.past_the_end: nothing on it and nothing after it). So does a
+    number above MAX_PAGE. Chosen over clamping to the last page: a URL then always names
+    the page it shows, and the number of the last page is not known before reading the
+    list (most lists carry no total); a 404 costs nothing more to find out. A last page
+    whose every entry was hidden since (a suspended author's posts) is past the end too:
+    it has nothing to show and nothing after it.
+    """
 
     request: HttpRequest
 
@@ -23,12 +36,23 @@ class RepositoryMixin:
     def repo(self) -> Repository:
         return get_repository()
 
-    def page_number(self) -> int:
+    def requested_page(self) -> int:
+        """The `page` asked for as a number (1 when it is not a whole number)."""
         try:
-            number = int(self.request.GET.get("page", "1"))
+            return int(self.request.GET.get("page", "1"))
         except ValueError:
             return 1
-        return min(max(number, 1), MAX_PAGE)
+
+    def page_number(self) -> int:
+        """The page to read: the one asked for, between 1 and MAX_PAGE."""
+        return min(max(self.requested_page(), 1), MAX_PAGE)
+
+    def checked_page(self, page: Page) -> Page:
+        """Return page, or raise Http404 when it lies after the list's end or the number
+        asked for is above MAX_PAGE (see the class docstring)."""
+        if page.past_the_end or self.requested_page() > MAX_PAGE:
+            raise Http404("No such page.")
+        return page
 
     def safe_url(self, candidate: str | None, default: str = "") -> str:
         """Return candidate when it is a URL on this site, else default."""

@@ -22,6 +22,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils import dateformat, timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
+from django.utils.translation import get_language, gettext, ngettext, pgettext
 from jinja2 import Environment, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
@@ -29,6 +30,7 @@ from markupsafe import Markup, escape
 from social.repository.cache import BoundedCache
 from social.repository.models import PostCounts
 from social.repository.users import name_has_url
+from social.staff.nav import open_report_count
 from social.text import MENTION_RE, TAG_RE, normal_tag
 
 _local = threading.local()
@@ -180,6 +182,44 @@ def naturaltime(value: datetime | None) -> str:
     return "" if value is None else _naturaltime(value, int(time.time()))
 
 
+@lru_cache(maxsize=100_000)
+def _day(value: datetime, year: int, tz, language: str | None) -> str:
+    local = value.astimezone(tz)
+    if local.year == year:
+        # Translators: a post's date in the current year, as a Django date format ("Nov 19").
+        return dateformat.format(local, pgettext("short date, this year", "M j"))
+    # Translators: a post's date in an earlier year, as a Django date format ("Nov 19, 2025").
+    return dateformat.format(local, pgettext("short date, other year", "M j, Y"))
+
+
+def age(value: datetime | None, now: float | None = None) -> str:
+    """A post's age as feeds show it: "now", "5m", "3h", then its date: "Nov 19" within
+    the current year, "Nov 19, 2025" before (the exact time goes in <time datetime> and a
+    title). `now` is a unix time (the current one when not given).
+
+    Cheap, since a feed shows 50 and every card's cache key holds one (PostCards): plain
+    arithmetic for the last day, and dates memoised per year, time zone and language.
+    """
+    if value is None:
+        return ""
+    if now is None:
+        now = time.time()
+    seconds = now - value.timestamp()
+    if seconds < 60:  # a clock a little ahead of the post's author included
+        # Translators: the age of a post written less than a minute ago.
+        return gettext("now")
+    if seconds < 3600:
+        minutes = int(seconds // 60)
+        # Translators: the age of a post in minutes, as short as possible ("5m").
+        return ngettext("%(count)dm", "%(count)dm", minutes) % {"count": minutes}
+    if seconds < 86400:
+        hours = int(seconds // 3600)
+        # Translators: the age of a post in hours, as short as possible ("3h").
+        return ngettext("%(count)dh", "%(count)dh", hours) % {"count": hours}
+    tz = timezone.get_current_timezone()
+    return _day(value, datetime.fromtimestamp(now, tz).year, tz, get_language())
+
+
 def since(value: datetime | None) -> str:
     """Django's timesince filter: "3 days, 2 hours"."""
     return "" if value is None else timesince(value)
@@ -204,6 +244,16 @@ def linebreaksbr(value) -> Markup:
     """Escape, then turn newlines into <br>."""
     text = str(escape(value)).replace("\r\n", "\n").replace("\r", "\n")
     return Markup(text.replace("\n", "<br>"))
+
+
+def with_auto_id(form, auto_id: str):
+    """Give form's fields ids of the shape auto_id ("login_%s") and return the form: two
+    forms on one page with fields of the same names (the welcome page's sign-up and log-in)
+    would otherwise both say id="id_username", and a label would point at the other form's
+    input. The labels, help, errors and aria-describedby of _field.html follow the new ids.
+    """
+    form.auto_id = auto_id
+    return form
 
 
 _blank_fields: BoundedCache[tuple, Markup] = BoundedCache(256)
@@ -246,17 +296,20 @@ def form_fields(context: Context) -> Markup:
 
 
 class PostCards:
-    """post_card(post, user, counts, report_form=None) and post_cards(posts, user, counts):
-    the macro of social/_post.html, remembered. `counts` is the page's {post id:
-    PostCounts} (Page.counts): replies, likes and whether this reader likes the post.
+    """post_card(post, user, counts, report_form=None, exact_time=False) and
+    post_cards(posts, user, counts): the macro of social/_post.html, remembered. `counts` is
+    the page's {post id: PostCounts} (Page.counts): replies, likes and whether this reader
+    likes the post. `exact_time` shows the post's date and time instead of its age (the
+    permalink's own post).
 
     A feed renders the same posts for request after request; what one card shows depends
     only on the post, its counts, whether the reader is logged in and is its author,
-    whether a report form is open, the post's age as shown ("3 hours ago") and the script
-    prefix. Those are the key, so a card is rendered once per distinct key (bounded,
-    oldest let go). The card's forms hold FORM_FIELDS where the page's CSRF token and
-    `next` go in afterwards: those belong to one reader and are never remembered. Not
-    remembered while templates auto-reload (DEBUG), so edits show at once.
+    whether a report form is open, the post's age as shown ("3h", age()) or its exact
+    time, the language and the script prefix. Those are the key, so a card is rendered
+    once per distinct key (bounded, oldest let go); the age in the key is the one the card
+    shows. The card's forms hold FORM_FIELDS where the page's CSRF token and `next` go in
+    afterwards: those belong to one reader and are never remembered. Not remembered while
+    templates auto-reload (DEBUG), so edits show at once.
     """
 
     def __init__(self, env: Environment, size: int = 10_000) -> None:
@@ -270,9 +323,13 @@ class PostCards:
         return self._macro
 
     @pass_context
-    def one(self, context: Context, post, user, counts=None, report_form=None) -> Markup:
-        """post_card(post, user, counts, report_form=None): one card, the page's fields in."""
-        return self.with_fields(self.card(post, user, counts, report_form), context)
+    def one(
+        self, context: Context, post, user, counts=None, report_form=None, exact_time=False
+    ) -> Markup:
+        """post_card(post, user, counts, report_form=None, exact_time=False): one card,
+        the page's fields in."""
+        html = self.card(post, user, counts, report_form, exact_time)
+        return self.with_fields(html, context)
 
     @pass_context
     def many(self, context: Context, posts, user, counts) -> Markup:
@@ -286,37 +343,42 @@ class PostCards:
             return html
         return Markup(html.replace(FORM_FIELDS, form_fields(context)))
 
-    def card(self, post, user, counts=None, report_form=None) -> Markup:
+    def card(self, post, user, counts=None, report_form=None, exact_time=False) -> Markup:
         """Return one card with FORM_FIELDS left in (what the template globals fill)."""
-        now_second = int(time.time())
-        return self._card(post, user, self._counts(post, counts), report_form, now_second)
+        now = time.time()
+        return self._card(post, user, self._counts(post, counts), report_form, now, exact_time)
 
     def cards_of(self, posts, user, counts) -> Markup:
         """Return the cards of posts with FORM_FIELDS left in."""
-        now_second = int(time.time())
+        now = time.time()
         return Markup("").join(
-            [self._card(p, user, self._counts(p, counts), None, now_second) for p in posts]
+            [self._card(p, user, self._counts(p, counts), None, now) for p in posts]
         )
 
     @staticmethod
     def _counts(post, counts) -> PostCounts:
         return (counts or {}).get(post.id) or NO_COUNTS
 
-    def _card(self, post, user, counts: PostCounts, report_form, now_second: int) -> Markup:
+    def _card(
+        self, post, user, counts: PostCounts, report_form, now: float, exact_time=False
+    ) -> Markup:
+        shown = "" if exact_time else age(post.created, now)
         if self.env.auto_reload:
-            return self.macro()(post, user, counts, report_form, FORM_FIELDS)
+            return self.macro()(post, user, counts, report_form, FORM_FIELDS, shown, exact_time)
         key = (
             post,
             counts,
             user.is_authenticated,
             user.id == post.author_id,
             bool(report_form),
-            _naturaltime(post.created, now_second),
+            shown,
+            exact_time,
+            get_language(),
             getattr(_local, "prefix", "/"),
         )
         card = self.cards.get(key)
         if card is None:
-            card = self.macro()(post, user, counts, report_form, FORM_FIELDS)
+            card = self.macro()(post, user, counts, report_form, FORM_FIELDS, shown, exact_time)
             self.cards.put(key, card)
         return card
 
@@ -335,12 +397,15 @@ def environment(**options) -> Environment:
     env.globals.update(url=url, static=static, querystring=querystring, widget=widget)
     env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
     env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)
+    env.globals.update(with_auto_id=with_auto_id)
     cards = PostCards(env)
     env.globals.update(post_card=cards.one, post_cards=cards.many)
+    env.globals.update(open_report_count=open_report_count)
     env.filters.update(
         intcomma=intcomma,
         date=date,
         naturaltime=naturaltime,
+        age=age,
         timesince=since,
         pluralize=pluralize,
         truncatechars=truncatechars,

@@ -2,7 +2,7 @@
 
 from django.urls import path, register_converter
 
-from social import views
+from social import feeds, views
 from social.forms import TAG_NAME_RE, is_tag
 
 
@@ -33,7 +33,9 @@ urlpatterns = [
     path("post/", views.PostCreateView.as_view(), name="post"),
     path("notices/dismiss/", views.DismissNoticesView.as_view(), name="dismiss_notices"),
     path("timeline/", views.TimelineView.as_view(), name="timeline"),
+    path("timeline/feed/", feeds.TimelineFeed(), name="timeline_feed"),
     path("u/<str:username>/", views.ProfileView.as_view(), name="profile"),
+    path("u/<str:username>/feed/", feeds.ProfileFeed(), name="profile_feed"),
     path("u/<str:username>/follow/", views.FollowView.as_view(action="follow"), name="follow"),
     path(
         "u/<str:username>/unfollow/", views.FollowView.as_view(action="unfollow"), name="unfollow"
@@ -56,6 +58,7 @@ urlpatterns = [
     path("p/<int:post_id>/delete/", views.DeletePostView.as_view(), name="delete_post"),
     path("mentions/", views.MentionsView.as_view(), name="mentions"),
     path("tag/<tag:tag>/", views.TagView.as_view(), name="tag"),
+    path("tag/<tag:tag>/feed/", feeds.TagFeed(), name="tag_feed"),
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
     path("settings/password/", views.PasswordChangeView.as_view(), name="password_change"),
     path("settings/delete/", views.DeleteAccountView.as_view(), name="delete_account"),

@@ -47,7 +47,8 @@ REPLIES_PAGE_SIZE = 20  # replies under a permalink, oldest first
 
 
 class HomeView(RepositoryMixin, TemplateView):
-    """/: welcome and forms for visitors; the home feed for a logged-in user."""
+    """/: welcome and forms for visitors; the home feed for a logged-in user (people to
+    follow when its first page is empty)."""
 
     def get_template_names(self) -> list[str]:
         if self.request.user.is_authenticated:
@@ -58,9 +59,10 @@ class HomeView(RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         user = self.request.user
         if user.is_authenticated:
-            context["home"] = self.repo.posts.home_page(
+            context["home"] = home = self.repo.graph.home_page(
                 user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
             )
+            self.checked_page(home.feed)
             context.setdefault("post_form", PostForm())
         else:
             context["register_form"] = RegisterForm()
@@ -159,7 +161,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
             self.template_name = "social/post_detail.html"
             context["page_url"] = reverse("social:post_detail", args=[reply_to])  # not /post/
         else:  # a post, or a reply to a post gone meanwhile: the text goes to the composer
-            home = self.repo.posts.home_page(
+            home = self.repo.graph.home_page(
                 self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE
             )
             context = {"post_form": form, "home": home, "page_url": reverse("social:home")}
@@ -267,17 +269,19 @@ class TimelineView(RepositoryMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         viewer = self.request.user
-        context["timeline"] = self.repo.posts.timeline_page(
+        context["timeline"] = timeline = self.repo.posts.timeline_page(
             self.page_number(),
             settings.RETWIS_TIMELINE_PAGE_SIZE,
             viewer_id=viewer.id if viewer.is_authenticated else None,
         )
+        self.checked_page(timeline.posts)
         context["trending"] = self.repo.conversations.trending()
         return context
 
 
 class ProfileView(RepositoryMixin, TemplateView):
-    """/u/<username>/: the user's own posts, counts, follow button, mutual followers."""
+    """/u/<username>/: the user's own posts, counts, follow button, mutual followers, and
+    "Follows you" when the user follows the reader."""
 
     template_name = "social/profile.html"
 
@@ -296,22 +300,32 @@ class ProfileView(RepositoryMixin, TemplateView):
             raise Http404("No such user.") from None
         if profile.user.is_suspended and not viewer.is_staff:
             raise Http404("No such user.")
+        self.checked_page(profile.posts)
         context["profile"] = profile
         return context
 
 
 class FollowListView(UserPageMixin, TemplateView):
-    """/u/<username>/followers/ and /following/: paged, newest first."""
+    """/u/<username>/followers/ and /following/: paged, newest first. A logged-in reader
+    gets a Follow or Unfollow button on every row but their own (it comes back to this
+    page), and "Follows you" on the people who follow them."""
 
     template_name = "social/follow_list.html"
     which = "followers"
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
+        viewer = self.request.user
         context["owner"] = self.target_user
         context["which"] = self.which
-        context["entries"] = self.repo.graph.follow_list(
-            self.target_id, self.which, self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
+        context["entries"] = self.checked_page(
+            self.repo.graph.follow_list(
+                self.target_id,
+                self.which,
+                self.page_number(),
+                settings.RETWIS_LIST_PAGE_SIZE,
+                viewer_id=viewer.id if viewer.is_authenticated else None,
+            )
         )
         return context
 
@@ -333,9 +347,9 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
         try:
             if self.action == "follow":
                 if self.repo.graph.follow(request.user.id, target.id):
-                    messages.success(request, f"You are now following {username}.")
+                    messages.success(request, f"You are now following @{target.username}.")
             elif self.repo.graph.unfollow(request.user.id, target.id):
-                messages.success(request, f"You unfollowed {username}.")
+                messages.success(request, f"You unfollowed @{target.username}.")
         except CannotFollowSelf:
             messages.error(request, "You cannot follow yourself.")
         except UserNotFound:
@@ -352,6 +366,7 @@ class PostDetailView(ConversationMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         conversation = self.visible_conversation(self.kwargs["post_id"], self.page_number())
+        self.checked_page(conversation.replies)
         context.update(self.conversation_context(conversation))
         return context
 
@@ -465,8 +480,10 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        context["mentions"] = self.repo.conversations.mentions_page(
-            self.request.user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+        context["mentions"] = self.checked_page(
+            self.repo.conversations.mentions_page(
+                self.request.user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+            )
         )
         context["mentions_seen"] = True  # the header's count was read before it cleared
         return context
@@ -481,11 +498,13 @@ class TagView(RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         viewer = self.request.user
         context["tag"] = normal_tag(self.kwargs["tag"])
-        context["posts"] = self.repo.conversations.tag_page(
-            self.kwargs["tag"],
-            viewer.id if viewer.is_authenticated else None,
-            self.page_number(),
-            settings.RETWIS_FEED_PAGE_SIZE,
+        context["posts"] = self.checked_page(
+            self.repo.conversations.tag_page(
+                self.kwargs["tag"],
+                viewer.id if viewer.is_authenticated else None,
+                self.page_number(),
+                settings.RETWIS_FEED_PAGE_SIZE,
+            )
         )
         return context
 
@@ -508,7 +527,7 @@ class LikesView(UserPageMixin, TemplateView):
         if owner is None or (owner.is_suspended and not viewer.is_staff):
             raise Http404("No such user.")
         context["owner"] = owner
-        context["likes"] = likes
+        context["likes"] = self.checked_page(likes)
         return context
 
 

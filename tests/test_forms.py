@@ -140,10 +140,11 @@ def test_it_keeps_markup_as_plain_text_for_the_template_to_escape():
     assert form.cleaned_data["status"] == "<script>alert(1)</script>"
 
 
-def test_it_tells_the_browser_the_280_character_limit():
+def test_it_tells_the_browser_the_280_character_limit_without_cutting_a_paste():
     html = str(PostForm()["status"])
 
-    assert 'maxlength="280"' in html
+    assert 'data-maxchars="280"' in html  # what the page's counter counts down from
+    assert "maxlength" not in html  # a browser would silently cut a longer paste
 
 
 def login_form(repo, username: str, password: str) -> LoginForm:

@@ -1,5 +1,7 @@
 """The one pager: links keep the list's filters and point at the list's own URL."""
 
+import re
+
 
 def test_the_staff_user_list_keeps_its_filter_on_the_next_page(repo, sam_client):
     for i in range(55):
@@ -18,3 +20,23 @@ def test_a_rejected_post_re_shows_the_home_pager_pointing_at_home_not_at_post(
     html = response.content.decode()
     assert 'href="/?page=2"' in html
     assert "/post/?page=" not in html
+
+
+def test_following_older_links_walks_a_list_to_its_end_and_never_past_it(
+    settings, repo, alice, alice_client
+):
+    settings.RETWIS_FEED_PAGE_SIZE = 3
+    for i in range(7):
+        repo.posts.create_post(alice.id, f"walk {i}", at=1_700_000_000 + i)
+    url, seen = "/u/alice/", []
+    while url:
+        response = alice_client.get(url)
+        assert response.status_code == 200, url
+        html = response.content.decode()
+        seen.append(url)
+        older = re.search(r'<a href="([^"]+)" rel="next">', html)
+        url = older.group(1).replace("&amp;", "&") if older else None
+
+    assert seen == ["/u/alice/", "/u/alice/?page=2", "/u/alice/?page=3"]
+    assert "Page 3 of 3" in html
+    assert alice_client.get("/u/alice/?page=4").status_code == 404

@@ -148,7 +148,8 @@ def test_the_dashboard_page_draws_four_charts_with_no_network(repo, alice, sam_c
     assert html.count('class="bar"') == 4 * 30
     assert html.count('class="previous"') == 4
     svg = html[html.index("<svg") : html.rindex("</svg>")]
-    assert "http" not in svg and "<script" not in html
+    assert "http" not in svg and "<script" not in svg
+    assert html.count("<script") == html.count('<script src="/static/')  # the site's own only
     assert "Redis server" in html and "Latest sign-ups" in html and "@alice" in html
 
 

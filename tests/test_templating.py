@@ -3,8 +3,10 @@ remembered between pages never shows one reader what belongs to another."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from django.http import QueryDict
 from django.template import engines
 from django.test import RequestFactory
@@ -67,7 +69,7 @@ def test_templates_escape_what_they_show():
 
 def test_a_blank_field_is_rendered_once_and_a_submitted_one_every_time():
     first = templating.widget(PostForm()["status"])
-    assert 'name="status"' in first and "maxlength" in first
+    assert 'name="status"' in first and 'data-maxchars="280"' in first
     assert templating.widget(PostForm()["status"]) is first
 
     typed = templating.widget(PostForm(data={"status": "hello <you>"})["status"])
@@ -279,3 +281,99 @@ def test_a_reply_form_remembers_its_blank_widget_apart_from_the_composer():
 
     assert 'placeholder="What are you doing?"' in composer
     assert 'placeholder="Write your reply"' in reply
+
+
+# Ages as feeds show them (issue 11): short, translatable, cheap enough for a card's key.
+
+NOW = datetime(2025, 11, 20, 12, 0, tzinfo=UTC).timestamp()
+
+
+def ago(seconds: float) -> datetime:
+    return datetime.fromtimestamp(NOW - seconds, tz=UTC)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (ago(-30), "now"),  # a post from a clock a little ahead
+        (ago(0), "now"),
+        (ago(59), "now"),
+        (ago(60), "1m"),
+        (ago(5 * 60 + 59), "5m"),
+        (ago(3599), "59m"),
+        (ago(3600), "1h"),
+        (ago(3 * 3600 + 10), "3h"),
+        (ago(86399), "23h"),
+        (datetime(2025, 11, 19, 11, 0, tzinfo=UTC), "Nov 19"),
+        (datetime(2025, 1, 1, 0, 0, tzinfo=UTC), "Jan 1"),
+        (datetime(2024, 12, 31, 23, 59, tzinfo=UTC), "Dec 31, 2024"),
+        (datetime(2019, 5, 2, 8, 0, tzinfo=UTC), "May 2, 2019"),
+    ],
+)
+def test_age_is_short_then_a_date(value, shown):
+    assert templating.age(value, NOW) == shown
+    assert render("{{ when|age }}", when=value) == templating.age(value)  # the filter, now
+
+
+def test_age_of_nothing_is_nothing():
+    assert templating.age(None) == ""
+
+
+def test_age_reads_the_year_in_the_sites_time_zone():
+    # 31 Dec 2025 23:30 UTC is already 2026 in Tokyo: a post from 2 Jan 2025 there is "last
+    # year", so it shows its year.
+    new_year = datetime(2025, 12, 31, 23, 30, tzinfo=UTC).timestamp()
+    with timezone.override("Asia/Tokyo"):
+        assert templating.age(datetime(2025, 1, 2, 3, 0, tzinfo=UTC), new_year) == "Jan 2, 2025"
+    assert templating.age(datetime(2025, 1, 2, 3, 0, tzinfo=UTC), new_year) == "Jan 2"
+
+
+def test_every_age_goes_through_gettext(monkeypatch):
+    catalog = {"now": "刚刚", "%(count)dm": "%(count)d分钟", "%(count)dh": "%(count)d小时"}
+    dates = {"M j": "n月j日", "M j, Y": "Y年n月j日"}
+    monkeypatch.setattr(templating, "gettext", lambda s: catalog[s])
+    monkeypatch.setattr(templating, "ngettext", lambda s, p, n: catalog[s if n == 1 else p])
+    monkeypatch.setattr(templating, "pgettext", lambda context, s: dates[s])
+    monkeypatch.setattr(templating, "get_language", lambda: "zh-hans")
+
+    assert templating.age(ago(1), NOW) == "刚刚"
+    assert templating.age(ago(300), NOW) == "5分钟"
+    assert templating.age(ago(3 * 3600), NOW) == "3小时"
+    assert templating.age(datetime(2025, 11, 19, 11, 0, tzinfo=UTC), NOW) == "11月19日"
+    assert templating.age(datetime(2024, 3, 4, 11, 0, tzinfo=UTC), NOW) == "2024年3月4日"
+
+
+def test_a_card_shows_the_age_of_its_key_and_the_exact_time_for_readers_and_on_hover():
+    post = Post(id=8, author_id=9, author_name="zed", time=int(time.time()) - 300, body="aged")
+    bob = User(id=2, username="bob")
+    exact = templating.date(post.created, "j M Y, H:i T")
+
+    html = cards().card(post, bob)
+
+    assert '<span aria-hidden="true">5m</span>' in html
+    assert f'<span class="visually-hidden exact">{exact}</span>' in html
+    assert f'title="{exact}"' in html
+    # the same post an hour later is another card, not the remembered one
+    later = cards()._card(post, bob, templating.NO_COUNTS, None, time.time() + 3600)
+    assert '<span aria-hidden="true">1h</span>' in later
+
+
+def test_the_permalinks_card_shows_its_exact_time_instead_of_its_age():
+    post = Post(id=9, author_id=9, author_name="zed", time=T0, body="exact")
+
+    html = cards().card(post, AnonymousUser(), exact_time=True)
+
+    assert (
+        '<time datetime="2023-11-14T22:13:20+00:00" class="exact">14 Nov 2023, 22:13 UTC</time>'
+        in html
+    )
+    assert html.count("<time") == 1 and "visually-hidden exact" not in html
+    assert html != cards().card(post, AnonymousUser())
+
+
+def test_with_auto_id_gives_a_form_its_own_ids_and_its_own_remembered_widgets():
+    login = templating.with_auto_id(LoginForm(), "login_%s")
+
+    assert 'id="login_username"' in templating.widget(login["username"])
+    assert login["password"].id_for_label == "login_password"
+    assert 'id="id_username"' in templating.widget(LoginForm()["username"])

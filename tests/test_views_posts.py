@@ -112,7 +112,7 @@ def test_it_pages_the_home_feed(alice_client, alice, repo):
     assert b"post number 05" not in second and b'rel="prev"' in second
 
 
-@pytest.mark.parametrize("junk", ["abc", "-3", "0", "", "1e9", "99999999999999999999"])
+@pytest.mark.parametrize("junk", ["abc", "-3", "0", "", "1e9"])
 def test_it_treats_a_junk_page_number_as_a_valid_page(alice_client, alice, repo, junk):
     repo.posts.create_post(alice.id, "the only post")
 
@@ -146,11 +146,11 @@ def test_it_pages_the_global_timeline(client, alice, repo):
 
 
 def test_it_shows_relative_times_with_the_exact_time_on_hover(client, alice, repo):
-    post_id = repo.posts.create_post(alice.id, "five minutes old", at=int(time.time()) - 300)
+    repo.posts.create_post(alice.id, "five minutes old", at=int(time.time()) - 300)
 
-    content = client.get(f"/p/{post_id}/").content
+    content = client.get("/timeline/").content
 
-    assert b"5\xc2\xa0minutes ago" in content or b"5 minutes ago" in content
+    assert b'<span aria-hidden="true">5m</span>' in content
     assert b'title="' in content and b" UTC" in content
 
 

@@ -68,7 +68,7 @@ def test_it_follows_and_goes_back_to_the_profile(bob_client, alice, bob, repo, r
     assert r.zrange(f"followers:{alice.id}", 0, -1) == [str(bob.id)]
     assert r.lrange(f"posts:{bob.id}", 0, -1) == ["1"]
     page = bob_client.get("/u/alice/").content
-    assert b"You are now following alice." in page
+    assert b"You are now following @alice." in page
     assert b'action="/u/alice/unfollow/"' in page
     assert b"old news" in bob_client.get("/").content
 

@@ -108,6 +108,9 @@ class ProcessCache:
         # The timeline's trending tags and when they were summed (ConversationStore.
         # trending): kept a minute, then summed again.
         self.trending: tuple[float, list[tuple[str, int]]] | None = None
+        # How many reports are open and when this process read it (time.monotonic()):
+        # the Staff link's count, kept up to 30 s (ReportStore.open_count).
+        self.open_reports: tuple[float, int] | None = None
 
     def page(self, key: tuple, fingerprint: tuple) -> object | None:
         """Return the page remembered under key if it was built from fingerprint."""
@@ -128,3 +131,4 @@ class ProcessCache:
         self.shown.clear()
         self.celebrities = None
         self.trending = None
+        self.open_reports = None

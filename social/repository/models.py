@@ -122,6 +122,8 @@ class PostCounts:
     replies: int = 0
     likes: int = 0
     liked: bool = False
+    # The reader has an open report on it (post_reports:<post> names them): "Reported".
+    reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,12 @@ class Page(Generic[T]):
             return None
         return max(1, -(-self.total // self.per_page))
 
+    @property
+    def past_the_end(self) -> bool:
+        """Whether this is a page after the list's last one: not the first page, nothing
+        on it and nothing after it (RepositoryMixin.checked_page answers 404 for it)."""
+        return self.number > 1 and not self.items and not self.has_next
+
 
 @dataclass(frozen=True)
 class FollowEntry:
@@ -161,6 +169,10 @@ class FollowEntry:
 
     user: User
     since: int
+    # For a logged-in reader (False for visitors): whether the reader follows this user,
+    # and whether this user follows the reader ("Follows you").
+    viewer_follows: bool = False
+    follows_viewer: bool = False
 
     @property
     def since_at(self) -> datetime:
@@ -183,6 +195,8 @@ class HomePage:
     feed: Page[Post]
     counts: Counts
     notices: list[dict] = field(default_factory=list)
+    # People to follow, shown when the feed's first page is empty (GraphStore.home_page).
+    suggestions: list[User] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -195,6 +209,7 @@ class Profile:
     viewer_follows: bool
     mutual_names: list[str]
     mutual_count: int
+    follows_viewer: bool = False  # the user follows the reader ("Follows you")
 
     @property
     def mutual_more(self) -> int:

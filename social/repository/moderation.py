@@ -29,6 +29,7 @@ from .audit import REASON_MAX, AuditDraft, AuditEntry, AuditStore, entries_from_
 from .base import (
     STATUS_DELETED,
     STATUS_SUSPENDED,
+    NamedReads,
     RepositoryBase,
     as_int,
     counts_from,
@@ -41,7 +42,7 @@ from .base import (
 from .errors import NotAllowed, UserNotFound
 from .models import Counts, Page, Post, User, as_datetime
 from .posts import PostStore
-from .reports import Report, ReportStore, report_from_hash
+from .reports import SUSPENDED, Report, ReportStore, report_from_hash
 from .users import UserStore
 
 NOTES_CAP = 200  # the newest notes on an account; older ones fall off
@@ -134,6 +135,26 @@ def account_user(user_id: int, h: Mapping[str, str | None]) -> User | None:
     return replace(user_from_hash(user_id, {**h, "username": "?"}), username="")
 
 
+def check_suspension(target: Target, actor: User) -> None:
+    """Raise NotAllowed when actor may not suspend target: themselves, or staff (owners
+    revoke staff first; other staff are told to ask an owner)."""
+    user = target.user
+    if user.id == actor.id:
+        raise NotAllowed("You cannot suspend yourself.")
+    if user.is_staff and not target.actor_is_owner:
+        raise NotAllowed(OWNER_SUSPEND)
+    if user.is_staff:
+        raise NotAllowed("Revoke staff before suspending this account.")
+
+
+def already_suspended(user: User) -> str:
+    """Return the refusal for suspending an account that already is (or was deleted by
+    its owner: hidden alike)."""
+    if user.is_deleted:
+        return f"@{user.username} deleted their account: it is hidden already."
+    return f"@{user.username} is already suspended."
+
+
 class ModerationStore(RepositoryBase):
     """Staff actions on accounts and posts, each logged."""
 
@@ -161,11 +182,20 @@ class ModerationStore(RepositoryBase):
         the instant before their action still makes it (owners change by hand, rarely).
         """
         reads = self.reads()
+        self._queue_target(reads, user_id, actor)
+        return self._target_from(user_id, actor, reads.execute())
+
+    @staticmethod
+    def _queue_target(reads: NamedReads, user_id: int, actor: User | None) -> None:
+        """Queue _target's reads on reads (its names: user, owner, actor)."""
         reads.hgetall("user", keys.user(user_id))
         reads.zscore("owner", keys.owners(), user_id)
         if actor is not None and actor.id != SYSTEM_ACTOR.id:
             reads.zscore("actor", keys.owners(), actor.id)
-        got = reads.execute()
+
+    @staticmethod
+    def _target_from(user_id: int, actor: User | None, got: Mapping) -> Target:
+        """Return the Target that _queue_target's replies describe; raise UserNotFound."""
         h = decode_hash(got["user"])
         user = account_user(user_id, h)
         if user is None:
@@ -274,32 +304,101 @@ class ModerationStore(RepositoryBase):
         brings it all back.
         """
         target = self._target(user_id, actor)
-        user, old_secret = target.user, target.secret
-        if user.id == actor.id:
-            raise NotAllowed("You cannot suspend yourself.")
-        if user.is_staff and not target.actor_is_owner:
-            raise NotAllowed(OWNER_SUSPEND)
-        if user.is_staff:
-            raise NotAllowed("Revoke staff before suspending this account.")
+        check_suspension(target, actor)
+        user = target.user
         if user.is_suspended:
             self.r.zadd(keys.suspended_users(), {user.username: 0}, nx=True)
             return False
 
         def queue(pipe: Pipeline, ts: int) -> None:
-            pipe.hset(
-                keys.user(user_id),
-                mapping={
-                    "status": STATUS_SUSPENDED,
-                    "suspended_reason": reason[:REASON_MAX],
-                    "suspended_at": ts,
-                    "suspended_by": actor.id,
-                },
-            )
-            self.users.queue_secret_rotation(pipe, user_id, old_secret)
-            pipe.zadd(keys.suspended_users(), {user.username: ts})
+            self._queue_suspension(pipe, target, actor, reason, ts)
 
         draft = AuditDraft(actor, "suspend", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], queue, at=at)
+        self.bump_visibility_version()  # after the status: remembered pages re-read
+        return True
+
+    def _queue_suspension(
+        self, pipe: Pipeline, target: Target, actor: User, reason: str, ts: int
+    ) -> None:
+        """Queue the writes of a suspension: the user hash first (the truth every reader
+        checks), the secret rotation (logged out everywhere), the staff list's index."""
+        user = target.user
+        pipe.hset(
+            keys.user(user.id),
+            mapping={
+                "status": STATUS_SUSPENDED,
+                "suspended_reason": reason[:REASON_MAX],
+                "suspended_at": ts,
+                "suspended_by": actor.id,
+            },
+        )
+        self.users.queue_secret_rotation(pipe, user.id, target.secret)
+        pipe.zadd(keys.suspended_users(), {user.username: ts})
+
+    def suspension_refusal(self, user_id: int, actor: User) -> str:
+        """Return why actor may not suspend user_id ("" when they may), by the rules of
+        suspend(); an account already suspended is refused too. One round trip; raise
+        UserNotFound."""
+        target = self._target(user_id, actor)
+        try:
+            check_suspension(target, actor)
+        except NotAllowed as refusal:
+            return str(refusal)
+        if target.user.is_suspended:
+            return already_suspended(target.user)
+        return ""
+
+    def suspend_reported_author(self, report_id: int, actor: User, reason: str, *, at=None) -> bool:
+        """Suspend the author of a reported post, and close every open report on that post
+        with the outcome "suspended"; return False when the report was already resolved.
+
+        A moderator who suspends from a report has dealt with it: every post of a suspended
+        author is hidden from every reader, so a report left open would ask the queue again
+        about a post no one can see, and whoever came to it next would dismiss it, and the
+        record would say "dismissed" where the answer was a suspension. So the post's
+        reports are closed in the suspension's own pipeline, under one audit entry (a
+        suspension naming the post and the report). The post itself is kept as it is, not
+        deleted: unsuspending brings it back with the rest. The author's reports on other
+        posts stay open: each is about a post of its own (delete it, or dismiss).
+
+        The rules are suspend()'s: not yourself, not staff (an owner revokes staff first),
+        and an account already suspended is refused (NotAllowed) with the report left open.
+        Raise ReportNotFound, UserNotFound. Five round trips: the report; the author with
+        the post's claims; the change with its log entry; the log indexes; the visibility
+        version.
+        """
+        report = self.reports.get_report(report_id)
+        if not report.is_open:
+            return False
+        reads = self.reads()
+        self._queue_target(reads, report.author_id, actor)
+        reads.hgetall("claims", keys.post_reports(report.post_id))
+        got = reads.execute()
+        target = self._target_from(report.author_id, actor, got)
+        check_suspension(target, actor)
+        if target.user.is_suspended:
+            raise NotAllowed(already_suspended(target.user))
+        claims = decode_hash(got["claims"])
+        user = target.user
+
+        def queue(pipe: Pipeline, ts: int) -> None:
+            self._queue_suspension(pipe, target, actor, reason, ts)
+            self.reports.queue_close_reports(
+                pipe, report.post_id, claims, SUSPENDED, actor, ts, also=report.id
+            )
+
+        draft = AuditDraft(
+            actor,
+            "suspend",
+            user.id,
+            user.username,
+            post_id=report.post_id,
+            report_id=report.id,
+            reason=reason,
+        )
+        self.audit.run_audited([draft], queue, at=at)
+        self.reports.forget_open_count()
         self.bump_visibility_version()  # after the status: remembered pages re-read
         return True
 
@@ -379,6 +478,7 @@ class ModerationStore(RepositoryBase):
 
         if found:
             self.audit.run_audited(drafts, queue, at=at)
+            self.reports.forget_open_count()
             self.bump_visibility_version()  # after the flags: remembered pages re-read
         return [p for p, _, _, _ in found]
 

@@ -70,24 +70,38 @@ def written_fields(post: Post) -> dict[str, str]:
 
 
 # Every listed post's reply and like counts in one command (one server only: its keys are
-# in many cluster slots). KEYS: replies:<id>, likes:<id> for each post, in pairs.
+# in many cluster slots). KEYS: replies:<id>, likes:<id> for each post, in pairs; for a
+# reader (ARGV[1], their id) post_reports:<id> as well, in triples: whether they hold an
+# open report on the post.
 COUNTS_SCRIPT = """
+local reader = ARGV[1]
+local step = reader and 3 or 2
 local out = {}
-for i = 1, #KEYS, 2 do
+for i = 1, #KEYS, step do
   out[#out + 1] = redis.call('LLEN', KEYS[i])
   out[#out + 1] = redis.call('ZCARD', KEYS[i + 1])
+  if reader then out[#out + 1] = redis.call('HEXISTS', KEYS[i + 2], reader) end
 end
 return out
 """
 
 
 def queue_post_counts(reads: NamedReads, ids: Sequence[int], viewer_id: int | None) -> None:
-    """Queue each post's reply count, like count and (for a reader) whether they like it:
-    what changes about a listed post, read with the page (never remembered).
+    """Queue each post's reply count, like count and (for a reader) whether they like it
+    and whether they have an open report on it: what changes about a listed post, read with
+    the page (never remembered).
 
     On one server the counts are one EVAL (a 50-post timeline: one command, not 100) and the
     reader's likes one ZMSCORE on their own list; on a cluster, where the posts' keys are
-    on every node, one LLEN and one ZCARD per post instead."""
+    on every node, one LLEN and one ZCARD per post instead (and one HEXISTS for a reader).
+
+    The reader's reports (post_reports:<post> maps reporter -> open report: reports.py)
+    turn a card's Report link into "Reported". They are read here, with the counts, so they
+    show on every page of posts a logged-in reader sees (the permalink, where one reports,
+    and the feeds and lists alike) at no round trip of their own: inside the EVAL on one
+    server, one small command per post in a pipeline that already reaches every node on a
+    cluster. A visitor's pages read nothing of them.
+    """
     unique = list(dict.fromkeys(ids))
     if not unique:
         return
@@ -95,9 +109,15 @@ def queue_post_counts(reads: NamedReads, ids: Sequence[int], viewer_id: int | No
         for post_id in unique:
             reads.llen(f"replies:{post_id}", keys.replies(post_id))
             reads.zcard(f"likes:{post_id}", keys.likes(post_id))
+            if viewer_id is not None:
+                reads.hexists(f"reported:{post_id}", keys.post_reports(post_id), viewer_id)
     else:
-        count_keys = [k for i in unique for k in (keys.replies(i), keys.likes(i))]
-        reads.execute_command("counts", "EVAL", COUNTS_SCRIPT, len(count_keys), *count_keys)
+        reader = [] if viewer_id is None else [viewer_id]
+        per_post = (keys.replies, keys.likes) + ((keys.post_reports,) if reader else ())
+        count_keys = [key(i) for i in unique for key in per_post]
+        reads.execute_command(
+            "counts", "EVAL", COUNTS_SCRIPT, len(count_keys), *count_keys, *reader
+        )
     if viewer_id is not None:
         reads.zmscore("liked", keys.user_likes(viewer_id), unique)
 
@@ -107,18 +127,26 @@ def post_counts_from(got: dict, ids: Sequence[int], viewer_id: int | None) -> di
     unique = list(dict.fromkeys(ids))
     if not unique:
         return {}
+    reported = [None] * len(unique)
     if "counts" in got:
         flat = got["counts"]
-        replies, likes = flat[0::2], flat[1::2]
+        step = 3 if len(flat) == 3 * len(unique) else 2  # triples: read for a reader
+        replies, likes = flat[0::step], flat[1::step]
+        if step == 3:
+            reported = flat[2::3]
     else:
         replies = [got[f"replies:{i}"] for i in unique]
         likes = [got[f"likes:{i}"] for i in unique]
+        reported = [got.get(f"reported:{i}") for i in unique]
     liked = got.get("liked") or [None] * len(unique)
     return {
         post_id: PostCounts(
-            replies=int(r or 0), likes=int(n or 0), liked=viewer_id is not None and s is not None
+            replies=int(r or 0),
+            likes=int(n or 0),
+            liked=viewer_id is not None and s is not None,
+            reported=viewer_id is not None and bool(rep),
         )
-        for post_id, r, n, s in zip(unique, replies, likes, liked)
+        for post_id, r, n, s, rep in zip(unique, replies, likes, liked, reported)
     }
 
 
@@ -597,7 +625,22 @@ class PostStore(RepositoryBase):
         return posts[0]
 
     def home_page(self, user_id: int, number: int = 1, per_page: int = 10) -> HomePage:
-        """Return the logged-in home page: feed page, counts, notices.
+        """Return the logged-in home page: feed page, counts, notices (home_page_with)."""
+        return self.home_page_with(user_id, number, per_page)[0]
+
+    def home_page_with(
+        self,
+        user_id: int,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        if_empty: Callable[[NamedReads], None] | None = None,
+    ) -> tuple[HomePage, dict[str, object]]:
+        """Return the logged-in home page (feed page, counts, notices) and, by name, the
+        replies of the reads `if_empty` queued on its first pipeline: it is called when the
+        page may well show no posts (this process does not remember it showing any), for
+        what an empty feed shows instead (GraphStore.home_page); the replies lack its names
+        when it was not called.
 
         One round trip when this process remembers the page's posts as they are now and
         last showed this reader the same page (the posts' reply and like counts come with
@@ -619,6 +662,8 @@ class PostStore(RepositoryBase):
         reads.zcard("celebrities", keys.celebrities())
         if known and known[1]:
             reads.zmscore("followed", keys.following(user_id), list(known[1]))
+        if if_empty is not None and not guess:
+            if_empty(reads)
         got = reads.execute()
         ids = got["ids"]
         if got["celebrities"]:
@@ -629,11 +674,8 @@ class PostStore(RepositoryBase):
             ids, number, per_page, user_id, guessed=(guess, got), version=got["version"]
         )
         self.cache.shown.put(shown_key, tuple(int(i) for i in ids[:per_page]))
-        return HomePage(
-            feed=feed,
-            counts=counts_from(got),
-            notices=decode_notices(got["notices"]),
-        )
+        home = HomePage(feed=feed, counts=counts_from(got), notices=decode_notices(got["notices"]))
+        return home, got
 
     def _followed_celebrities(
         self, user_id: int, got: dict, known: tuple[bytes, tuple[int, ...]] | None

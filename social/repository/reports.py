@@ -1,4 +1,5 @@
-"""Reports: users flag posts, staff resolve them by dismissing or deleting the post.
+"""Reports: users flag posts, staff resolve them by dismissing, deleting the post, or
+suspending its author (ModerationStore.suspend_reported_author).
 
 `post_reports:<post>` maps reporter -> open report id: HSETNX there is what keeps one open
 report per user per post, and resolving closes every report it lists. Resolved reports are
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from time import monotonic
 
 import redis
 from redis.client import Pipeline
@@ -32,7 +34,11 @@ REPORT_REASONS: dict[str, str] = {
 REPORT_TEXT_MAX = 500
 REPORTS_PER_DAY = 20  # per reporter: bounds what one account can pile on staff
 OPEN, RESOLVED = "open", "resolved"
-OUTCOMES = ("dismissed", "deleted")
+OUTCOMES = ("dismissed", "deleted")  # what resolve_report does
+# A report closed by suspending the post's author (ModerationStore.suspend_reported_author):
+# not one of OUTCOMES, so no form can record it without the suspension.
+SUSPENDED = "suspended"
+OPEN_COUNT_MAX_AGE = 30.0  # seconds a process shows the open-report count it last read
 
 
 class AlreadyReported(RepositoryError):
@@ -186,6 +192,7 @@ class ReportStore(RepositoryBase):
         pipe.zadd(keys.open_reports(), {report_id: ts})
         pipe.zadd(keys.user_reports(author_id), {report_id: ts})
         pipe.execute()
+        self.forget_open_count()
         return report_id
 
     def _claim_report(self, post_id: int, reporter_id: int, report_id: int) -> None:
@@ -220,6 +227,8 @@ class ReportStore(RepositoryBase):
             pipe.zrevrange(keys.resolved_reports(), start, stop)
             pipe.zcard(keys.resolved_reports())
         raw_ids, total = pipe.execute()
+        if status == OPEN:
+            self.remember_open_count(total)  # read anyway: the Staff link's count is fresh
         ids = [int(i) for i in raw_ids]
         reports = self._reports_by_ids(ids[:per_page])
         return Page(
@@ -229,6 +238,30 @@ class ReportStore(RepositoryBase):
             total=total,
             per_page=per_page,
         )
+
+    def open_count(self) -> int:
+        """Return how many reports are open, for the Staff link of every staff page.
+
+        The process remembers it for OPEN_COUNT_MAX_AGE seconds: one ZCARD (one round trip)
+        at most every 30 s per process, none while remembered. The open queue's page reads
+        the count anyway and refreshes it, and this process forgets it when it files or
+        resolves a report, so a moderator's own actions show at once; another process's
+        show within 30 s.
+        """
+        known = self.cache.open_reports
+        if known is not None and monotonic() - known[0] < OPEN_COUNT_MAX_AGE:
+            return known[1]
+        count = int(self.r.zcard(keys.open_reports()))
+        self.remember_open_count(count)
+        return count
+
+    def remember_open_count(self, count: int) -> None:
+        """Remember count as the number of open reports, read just now."""
+        self.cache.open_reports = (monotonic(), int(count))
+
+    def forget_open_count(self) -> None:
+        """Forget the remembered count (after this process opened or closed reports)."""
+        self.cache.open_reports = None
 
     def _reports_by_ids(self, ids: Sequence[int]) -> list[Report]:
         """Return the reports that exist among ids, in order, in one round trip."""
@@ -270,6 +303,11 @@ class ReportStore(RepositoryBase):
         if not found:
             raise ReportNotFound(report_id)
         return found[0]
+
+    def report_with_post(self, report_id: int) -> Report:
+        """Return the report with its post and the post's open-report count (three round
+        trips), or raise ReportNotFound."""
+        return self.attach_posts([self.get_report(report_id)])[0]
 
     def resolve_report(
         self, report_id: int, actor: User, outcome: str, reason: str = "", *, at=None
@@ -313,6 +351,7 @@ class ReportStore(RepositoryBase):
             )
 
         self.audit.run_audited([draft], queue, at=at)
+        self.forget_open_count()
         if delete:
             self.bump_visibility_version()  # after the flag: remembered pages re-read
         return True

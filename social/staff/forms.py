@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 
 from social.repository import Repository
 from social.repository.audit import ACTIONS, REASON_MAX
-from social.repository.directory import USER_STATUSES
+from social.repository.directory import CONTAINS_MIN, USER_STATUSES
 from social.repository.moderation import NOTE_MAX
 from social.repository.reports import OUTCOMES
 
@@ -74,24 +74,49 @@ class NoteForm(ReasonForm):
 
 
 class UserSearchForm(forms.Form):
-    """The staff user list: a username prefix and/or a status."""
+    """The staff user list: a username search (its start, or any part of it) and/or a
+    status. "Contains" needs CONTAINS_MIN characters; a shorter query searches the start
+    of names instead, and `notice` says so."""
 
     q = forms.CharField(
-        label="Username starts with",
+        label="Username",
         required=False,
         max_length=20,
-        widget=forms.TextInput(attrs={"type": "search", "autocapitalize": "none"}),
+        widget=forms.TextInput(
+            attrs={"type": "search", "autocapitalize": "none", "autocomplete": "off"}
+        ),
+    )
+    match = forms.ChoiceField(
+        label="Match",
+        required=False,
+        choices=[("prefix", "Starts with"), ("contains", "Contains")],
     )
     status = forms.ChoiceField(
         required=False,
         choices=[("", "Any status")] + [(s, s.capitalize()) for s in USER_STATUSES],
     )
 
+    notice = ""  # what the page says about the search it made instead of the one asked
+
     def clean_q(self) -> str:
-        prefix = self.cleaned_data["q"].strip().lstrip("@")
-        if prefix and not NAME_RE.fullmatch(prefix):
+        query = self.cleaned_data["q"].strip().lstrip("@")
+        if query and not NAME_RE.fullmatch(query):
             raise ValidationError("Usernames hold only letters, digits and underscores.")
-        return prefix.lower()
+        return query.lower()
+
+    def clean_match(self) -> str:
+        return self.cleaned_data["match"] or "prefix"
+
+    def clean(self) -> dict:
+        data = super().clean()
+        query = data.get("q") or ""
+        if data.get("match") == "contains" and 0 < len(query) < CONTAINS_MIN:
+            data["match"] = "prefix"
+            self.notice = (
+                f"“Contains” needs at least {CONTAINS_MIN} characters: these are the names "
+                f"that start with “{query}”."
+            )
+        return data
 
 
 class AuditFilterForm(forms.Form):
@@ -196,6 +221,9 @@ class DeletePostsForm(SelectPostsForm, RequiredReasonForm):
 
 
 class ResolveReportForm(ReasonForm):
-    """Resolve a report: dismiss it or delete the post (either closes the post's reports)."""
+    """Resolve a report: dismiss it or delete the post (either closes the post's reports).
+
+    The reports page offers Dismiss here; deleting the post and suspending its author go
+    through confirmation pages (views.ReportActionView, a RequiredReasonForm each)."""
 
     outcome = forms.ChoiceField(choices=[(o, o) for o in OUTCOMES])

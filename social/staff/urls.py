@@ -37,5 +37,13 @@ urlpatterns = [
         "reports/resolved/", views.ReportListView.as_view(status=RESOLVED), name="reports_resolved"
     ),
     path("reports/<int:report_id>/resolve/", views.ResolveReportView.as_view(), name="resolve"),
+    *[
+        path(
+            f"reports/<int:report_id>/{action}/",
+            views.ReportActionView.as_view(action=action),
+            name=f"report_{action}",
+        )
+        for action in views.REPORT_ACTIONS
+    ],
     path("log/", views.AuditLogView.as_view(), name="log"),
 ]

@@ -16,7 +16,7 @@ from django.views.generic import TemplateView
 from social.forms import TagSearchForm
 from social.mixins import UserPageMixin
 from social.repository import NotAllowed, UserNotFound
-from social.repository.reports import OPEN, ReportNotFound, group_by_post
+from social.repository.reports import OPEN, Report, ReportNotFound, group_by_post
 from social.staff import forms
 from social.staff.charts import build_chart
 from social.staff.mixins import StaffRequiredMixin
@@ -67,7 +67,8 @@ class DashboardView(StaffRequiredMixin, TemplateView):
 
 
 class UserListView(StaffRequiredMixin, TemplateView):
-    """/staff/users/: accounts newest first; ?q= username prefix, ?status= filter."""
+    """/staff/users/: accounts newest first; ?q= a username search (?match=prefix, the
+    default, or contains), ?status= filter."""
 
     template_name = "staff/users.html"
 
@@ -81,6 +82,7 @@ class UserListView(StaffRequiredMixin, TemplateView):
                 form.cleaned_data["status"],
                 self.page_number(),
                 settings.RETWIS_LIST_PAGE_SIZE,
+                match=form.cleaned_data["match"],
             )
         return context
 
@@ -246,12 +248,132 @@ class ResolveReportView(StaffRequiredMixin, View):
         except ReportNotFound:
             raise Http404("No such report.") from None
         if not done:
-            messages.info(request, "Someone already resolved that report.")
+            messages.info(request, ALREADY_RESOLVED)
         elif outcome == "deleted":
-            messages.success(request, "Post deleted; its reports are closed.")
+            messages.success(request, REPORT_ACTIONS["delete"].done)
         else:
             messages.success(request, "Reports on that post dismissed.")
         return HttpResponseRedirect(back)
+
+
+ALREADY_RESOLVED = "Someone already resolved that report."
+
+
+@dataclass(frozen=True)
+class ReportAction:
+    """What the confirmation page of an action on a report says."""
+
+    title: str
+    explain: str
+    label: str  # the reason field's
+    button: str
+    done: str
+
+
+REPORT_ACTIONS = {
+    "delete": ReportAction(
+        "Delete this post?",
+        "The post disappears from every page and feed and its author sees a notice with "
+        "your reason. It is kept, marked deleted, for the record; every open report on it "
+        "is closed, and the deletion goes into the audit log.",
+        "Reason (the author sees it)",
+        "Yes, delete the post",
+        "Post deleted; its reports are closed.",
+    ),
+    "suspend": ReportAction(
+        "Suspend the author?",
+        "The account is suspended and logged out everywhere: none of its posts show "
+        "anywhere until it is unsuspended (nothing is removed). Every open report on this "
+        "post is closed as “author suspended”; reports on their other posts stay open. The "
+        "suspension goes into the audit log.",
+        "Reason (goes into the log and the account's file)",
+        "Yes, suspend the author",
+        "The author is suspended and logged out everywhere; the reports on that post are closed.",
+    ),
+}
+
+
+class ReportActionView(StaffRequiredMixin, TemplateView):
+    """GET /staff/reports/<id>/delete/ or /suspend/: the reported post, its author and a
+    reason to confirm with; POST (CSRF) acts, logs it, closes the post's open reports and
+    goes back to the queue. As /staff/posts/delete/, nothing changes on a GET."""
+
+    template_name = "staff/report_action.html"
+    action = ""  # a key of REPORT_ACTIONS
+
+    def login_next(self) -> str:
+        if self.request.method == "GET":
+            return self.request.get_full_path()
+        return reverse("staff:reports")
+
+    def back(self) -> str:
+        """Return the queue page to go back to: `next` when it is on this site."""
+        candidate = self.request.POST.get("next") or self.request.GET.get("next")
+        return self.safe_url(candidate, reverse("staff:reports"))
+
+    def report(self, report_id: int) -> Report:
+        try:
+            return self.repo.reports.report_with_post(report_id)
+        except ReportNotFound:
+            raise Http404("No such report.") from None
+
+    def get(self, request: HttpRequest, report_id: int) -> HttpResponse:
+        report = self.report(report_id)
+        if not report.is_open:
+            messages.info(request, ALREADY_RESOLVED)
+            return HttpResponseRedirect(self.back())
+        initial = {"reason": report.reason_label} if self.action == "delete" else {}
+        return self.confirm(report, forms.RequiredReasonForm(initial=initial))
+
+    def post(self, request: HttpRequest, report_id: int) -> HttpResponse:
+        form = forms.RequiredReasonForm(request.POST)
+        if not form.is_valid():
+            return self.confirm(self.report(report_id), form, status=400)
+        try:
+            if self.action == "delete":
+                done = self.repo.reports.resolve_report(
+                    report_id, request.user, "deleted", form.value()
+                )
+            else:
+                done = self.repo.moderation.suspend_reported_author(
+                    report_id, request.user, form.value()
+                )
+        except ReportNotFound:
+            raise Http404("No such report.") from None
+        except UserNotFound:
+            messages.error(request, "The author's account no longer exists.")
+        except NotAllowed as error:
+            messages.error(request, str(error))
+        else:
+            if done:
+                messages.success(request, REPORT_ACTIONS[self.action].done)
+            else:
+                messages.info(request, ALREADY_RESOLVED)
+        return HttpResponseRedirect(self.back())
+
+    def refusal(self, report: Report) -> str:
+        """Return why the action cannot be taken on this report ("" when it can)."""
+        post = report.post
+        if self.action == "delete":
+            if post is None:
+                return "That post no longer exists: dismiss the report instead."
+            return "That post is already deleted." if post.is_deleted else ""
+        try:
+            return self.repo.moderation.suspension_refusal(report.author_id, self.request.user)
+        except UserNotFound:
+            return "The author's account no longer exists."
+
+    def confirm(self, report: Report, form: Form, status: int = 200) -> HttpResponse:
+        context = self.get_context_data(
+            report=report,
+            post=report.post,
+            form=form,
+            action=self.action,
+            text=REPORT_ACTIONS[self.action],
+            refusal=self.refusal(report),
+            back=self.back(),
+        )
+        return self.render_to_response(context, status=status)
 
 
 class AuditLogView(StaffRequiredMixin, TemplateView):

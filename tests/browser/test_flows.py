@@ -52,7 +52,7 @@ def test_a_newcomer_signs_up_posts_follows_and_unfollows(live_url, new_page, rep
     page.goto(live_url + "/u/bob/")
     with page.expect_navigation():
         page.get_by_role("button", name="Follow").click()
-    expect(page.get_by_text("You are now following bob.")).to_be_visible()
+    expect(page.get_by_text("You are now following @bob.")).to_be_visible()
     assert r.zscore(f"followers:{bob.id}", newbie_id) is not None
     page.goto(live_url + "/")
     expect(page.get_by_text("Bob's first post about sorted sets")).to_be_visible()
@@ -94,7 +94,10 @@ def test_a_moderator_finds_a_user_suspends_them_and_deletes_a_reported_post(
     log_in(mod, live_url, "sam")
     mod.goto(live_url + "/staff/reports/")
     with mod.expect_navigation():
-        mod.get_by_role("button", name="Delete post").click()
+        mod.get_by_role("link", name="Delete post…").click()
+    assert r.hget(f"post:{post_id}", "deleted") is None  # a confirmation page first
+    with mod.expect_navigation():
+        mod.get_by_role("button", name="Yes, delete the post").click()
     assert r.hget(f"post:{post_id}", "deleted") == "1"
     assert r.zcard("reports:open") == 0
 

@@ -88,6 +88,8 @@ class Command(BaseCommand):
         if verbosity >= 1:
             for user_id in purged:
                 self.stdout.write(f"  user {user_id}: deleted account past its grace period")
+        if not dry_run:  # the staff's "contains" search index, caught up in one run
+            repo.directory.index_new_names(limit=None)
         odd = repo.repair.names_without_url()
         if verbosity < 1:
             return

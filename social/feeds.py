@@ -1,0 +1,169 @@
+"""Atom feeds of the global timeline, of each profile and of each tag (issue 11).
+
+Django's syndication framework writes them (`Feed` with `Atom1Feed`); their posts come
+from the same repository reads as the HTML pages (`timeline_page`, `profile_for_name`,
+`tag_page`), so deleted posts and suspended or deleted authors drop out exactly as there.
+A feed is the same for everyone: it never looks at the reader (no staff view of hidden
+posts, no per-reader counts), so a shared cache may keep it for a minute.
+
+Post text is the reader's input: an entry's summary is its HTML-escaped text (a feed
+reader shows `<script>` as text, never runs it), and every string is stripped of the
+characters XML 1.0 forbids (control characters, lone surrogates), which Django's XML writer
+refuses and no parser accepts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.syndication.views import Feed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.urls import reverse
+from django.utils.cache import patch_cache_control
+from django.utils.feedgenerator import Atom1Feed
+from django.utils.html import escape
+
+from social.forms import is_tag
+from social.repository import Page, Post, Profile, UserNotFound, get_repository
+from social.repository.models import TimelinePage
+from social.text import normal_tag
+
+FEED_ITEMS = 20  # the newest posts a feed lists
+FEED_MAX_AGE = 60  # seconds a shared cache (and a feed reader) may keep a feed
+TITLE_CHARS = 60  # of a post's text, in its entry's title
+
+# Everything outside XML 1.0's Char production: C0 controls but tab, LF and CR; lone
+# surrogates; U+FFFE and U+FFFF.
+XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+WHITESPACE = re.compile(r"\s+")
+
+
+def xml_safe(text: str) -> str:
+    """Return text without the characters XML 1.0 cannot carry."""
+    return XML_FORBIDDEN.sub("", text)
+
+
+def entry_title(post: Post) -> str:
+    """Return "@author: " and the first TITLE_CHARS characters of the post's text on one
+    line (runs of whitespace, newlines included, become one space), "…" when cut."""
+    text = WHITESPACE.sub(" ", xml_safe(post.body)).strip()
+    if len(text) > TITLE_CHARS:
+        text = text[:TITLE_CHARS].rstrip() + "…"
+    return f"@{xml_safe(post.author_name)}: {text}"
+
+
+class PostFeed(Feed):
+    """An Atom feed of posts: what the three feeds share (entries, headers, methods).
+
+    One instance serves every request (the URLconf builds it once): nothing per request is
+    kept on self; get_object returns all a request needs.
+    """
+
+    feed_type = Atom1Feed
+
+    def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
+        response = super().__call__(request, *args, **kwargs)
+        # The same for everyone. A request with an `auth` cookie still gets `private` from
+        # RedisAuthMiddleware (its rule for every response): stricter, and harmless.
+        patch_cache_control(response, public=True, max_age=FEED_MAX_AGE)
+        return response
+
+    def item_title(self, post: Post) -> str:
+        # Atom titles are text (no type="html"): the XML writer escapes them, so no
+        # double escaping as Django's RSS default does.
+        return entry_title(post)
+
+    def item_description(self, post: Post) -> str:
+        # Atom1Feed writes it as <summary type="html">: escaped here, the text reads as text.
+        return escape(xml_safe(post.body))
+
+    def item_link(self, post: Post) -> str:
+        return reverse("social:post_detail", args=[post.id])  # made absolute by Feed
+
+    def item_pubdate(self, post: Post):
+        return post.created  # aware, UTC
+
+    def item_updateddate(self, post: Post):
+        return post.created  # a post is never edited
+
+    def item_author_name(self, post: Post) -> str:
+        return xml_safe(post.author_name)
+
+    def item_categories(self, post: Post) -> tuple[str, ...]:
+        return post.tags
+
+
+class TimelineFeed(PostFeed):
+    """/timeline/feed/: the newest posts of everyone, as /timeline/ shows them."""
+
+    title = "Retwis: everyone's latest posts"
+    subtitle = "The newest posts on Retwis, newest first."
+
+    def link(self) -> str:
+        return reverse("social:timeline")
+
+    def get_object(self, request: HttpRequest) -> TimelinePage:
+        # latest_users=1: the page also reads the newest sign-ups, which a feed never shows
+        # (0 would mean "every user" to its ZREVRANGE).
+        return get_repository().posts.timeline_page(1, FEED_ITEMS, latest_users=1)
+
+    def items(self, page: TimelinePage) -> list[Post]:
+        return page.posts.items
+
+
+class ProfileFeed(PostFeed):
+    """/u/<username>/feed/: one account's posts; 404 where its profile is 404 to the
+    public (no such account, suspended, deleted by its owner)."""
+
+    def get_object(self, request: HttpRequest, username: str) -> Profile:
+        try:
+            profile = get_repository().graph.profile_for_name(username, None, 1, FEED_ITEMS)
+        except UserNotFound:
+            raise Http404("No such user.") from None
+        if profile.user.is_suspended:  # deleted accounts are too (User.is_deleted)
+            raise Http404("No such user.")
+        return profile
+
+    def title(self, profile: Profile) -> str:
+        return f"Retwis: @{xml_safe(profile.user.username)}"
+
+    def subtitle(self, profile: Profile) -> str:
+        return f"The newest posts of @{xml_safe(profile.user.username)} on Retwis."
+
+    def link(self, profile: Profile) -> str:
+        return reverse("social:profile", args=[profile.user.username])
+
+    def author_name(self, profile: Profile) -> str:
+        return xml_safe(profile.user.username)
+
+    def items(self, profile: Profile) -> list[Post]:
+        return profile.posts.items
+
+
+class TagFeed(PostFeed):
+    """/tag/<tag>/feed/: the newest posts with #tag, whatever its case; 404 when it has
+    none to show (a tag nobody used, or whose posts are all gone). The URL's converter
+    refuses non-tags; the object is (the tag's normal form, its page)."""
+
+    def get_object(self, request: HttpRequest, tag: str) -> tuple[str, Page[Post]]:
+        folded = normal_tag(tag)
+        if not is_tag(folded):  # "İ" folds to "i" and a combining dot: nothing filed there
+            raise Http404("No posts with this tag.")
+        page = get_repository().conversations.tag_page(folded, None, 1, FEED_ITEMS)
+        if not page.items and not page.has_next:
+            raise Http404("No posts with this tag.")
+        return folded, page
+
+    def title(self, obj: tuple[str, Page[Post]]) -> str:
+        return f"Retwis: #{obj[0]}"
+
+    def subtitle(self, obj: tuple[str, Page[Post]]) -> str:
+        return f"The newest posts with #{obj[0]} on Retwis."
+
+    def link(self, obj: tuple[str, Page[Post]]) -> str:
+        return reverse("social:tag", args=[obj[0]])
+
+    def items(self, obj: tuple[str, Page[Post]]) -> list[Post]:
+        return obj[1].items

@@ -1,0 +1,98 @@
+/* Small progressive enhancements; every page works without them.
+   - The composer's live counter: a textarea[data-maxchars] counts down in its help text
+     (<id>_helptext, which its aria-describedby names) and says how many characters are over.
+   - Exact times (the title of each <time datetime>, the permalink's date) in the reader's
+     own time zone instead of the server's. */
+(function () {
+  "use strict";
+
+  // Count as the server does (social/forms.py PostForm): line breaks become one space, the
+  // ends are trimmed, and a character is a code point (an emoji is one, not two).
+  function length(text) {
+    return Array.from(text.replace(/[\r\n]+/g, " ").trim()).length;
+  }
+
+  function plural(count, one, many) {
+    return count + " " + (count === 1 ? one : many);
+  }
+
+  function counter(textarea) {
+    var max = parseInt(textarea.getAttribute("data-maxchars"), 10);
+    var help = document.getElementById(textarea.id + "_helptext");
+    if (!max || !help) {
+      return;
+    }
+    var blank = help.textContent;
+    // Screen readers hear the count when typing pauses, and only near or over the limit.
+    var live = document.createElement("span");
+    live.className = "visually-hidden";
+    live.setAttribute("aria-live", "polite");
+    help.parentNode.insertBefore(live, help.nextSibling);
+    var timer = 0;
+
+    function update() {
+      var used = length(textarea.value);
+      var left = max - used;
+      var text = blank;
+      if (used && left >= 0) {
+        text = plural(left, "character left", "characters left");
+      } else if (left < 0) {
+        text = plural(-left, "character over", "characters over") + " the " + max + " limit";
+      }
+      help.textContent = text;
+      help.classList.toggle("near", left >= 0 && left <= 20 && used > 0);
+      help.classList.toggle("over", left < 0);
+      window.clearTimeout(timer);
+      timer = window.setTimeout(function () {
+        live.textContent = used && left <= 20 ? text : "";
+      }, 600);
+    }
+
+    textarea.addEventListener("input", update);
+    if (textarea.value) {
+      update();
+    }
+  }
+
+  function localTimes() {
+    var format;
+    try {
+      format = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+        year: "numeric", month: "short", day: "numeric",
+        hour: "2-digit", minute: "2-digit", timeZoneName: "short",
+      });
+    } catch (error) {
+      return;
+    }
+    var times = document.querySelectorAll("time[datetime]");
+    for (var i = 0; i < times.length; i++) {
+      var time = times[i];
+      var when = new Date(time.getAttribute("datetime"));
+      if (isNaN(when.getTime())) {
+        continue;
+      }
+      var local = format.format(when);
+      if (time.title) {
+        time.title = local;
+      }
+      var exact = time.classList.contains("exact") ? time : time.querySelector(".exact");
+      if (exact) {
+        exact.textContent = local;
+      }
+    }
+  }
+
+  function start() {
+    var areas = document.querySelectorAll("textarea[data-maxchars]");
+    for (var i = 0; i < areas.length; i++) {
+      counter(areas[i]);
+    }
+    localTimes();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
