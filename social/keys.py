@@ -230,6 +230,13 @@ def post_reports(post_id: int) -> str:
     return f"post_reports:{int(post_id)}"
 
 
+def user_reported(user_id: int) -> str:
+    """Sorted set: ids of posts user_id holds an open report on, scored by report time; a
+    card's Report link reads "Reported" for them. Added with the report, removed when it
+    is resolved. Bounded by the user's open reports (at most 20 filed a day)."""
+    return f"user_reported:{int(user_id)}"
+
+
 def user_reports(user_id: int) -> str:
     """Sorted set: ids of reports against posts by user_id, scored by report time."""
     return f"user_reports:{int(user_id)}"

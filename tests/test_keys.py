@@ -47,6 +47,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.trending_day(), "{trending}:day"),
         (keys.likes(42), "likes:42"),
         (keys.user_likes(7), "user_likes:7"),
+        (keys.user_reported(7), "user_reported:7"),
         (keys.deleted_users(), "deleted_users"),
         (keys.notices(7), "notices:7"),
         (keys.moderation_notes(7), "notes:7"),

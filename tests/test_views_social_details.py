@@ -216,6 +216,7 @@ def test_the_report_link_turns_into_reported_once_the_reader_reported_the_post(
     assert response.status_code == 302 and response["Location"] == f"/p/{post_id}/"
     report_id = int(r.hget(f"post_reports:{post_id}", str(alice.id)))
     assert r.hget(f"report:{report_id}", "status") == "open"
+    assert r.zrange(f"user_reported:{alice.id}", 0, -1) == [str(post_id)]
     permalink = alice_client.get(f"/p/{post_id}/").content.decode()
     assert ">Reported</span>" in permalink
     assert f'href="/p/{post_id}/report/"' not in permalink
@@ -224,6 +225,7 @@ def test_the_report_link_turns_into_reported_once_the_reader_reported_the_post(
     repo.reports.resolve_report(report_id, sam, "dismissed")
 
     assert not r.hexists(f"post_reports:{post_id}", str(alice.id))
+    assert r.zcard(f"user_reported:{alice.id}") == 0
     again = alice_client.get(f"/p/{post_id}/").content.decode()
     assert ">Reported</span>" not in again and f'href="/p/{post_id}/report/"' in again
 
@@ -239,6 +241,8 @@ def test_reported_is_the_readers_own(repo, r, alice, bob, charlie, alice_client)
     assert ">Reported</span>" in as_charlie
     assert ">Reported</span>" not in as_alice and f'href="/p/{post_id}/report/"' in as_alice
     assert list(r.hgetall(f"post_reports:{post_id}")) == [str(charlie.id)]
+    assert r.zcard(f"user_reported:{alice.id}") == 0
+    assert r.zrange(f"user_reported:{charlie.id}", 0, -1) == [str(post_id)]
 
 
 def test_a_reported_permalink_costs_what_an_unreported_one_does(

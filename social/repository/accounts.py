@@ -139,6 +139,7 @@ class AccountStore(RepositoryBase):
                 keys.mentions(user_id),
                 keys.notices(user_id),
                 keys.user_likes(user_id),
+                keys.user_reported(user_id),
             ):
                 pipe.delete(key)
             if name:

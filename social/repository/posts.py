@@ -70,17 +70,12 @@ def written_fields(post: Post) -> dict[str, str]:
 
 
 # Every listed post's reply and like counts in one command (one server only: its keys are
-# in many cluster slots). KEYS: replies:<id>, likes:<id> for each post, in pairs; for a
-# reader (ARGV[1], their id) post_reports:<id> as well, in triples: whether they hold an
-# open report on the post.
+# in many cluster slots). KEYS: replies:<id>, likes:<id> for each post, in pairs.
 COUNTS_SCRIPT = """
-local reader = ARGV[1]
-local step = reader and 3 or 2
 local out = {}
-for i = 1, #KEYS, step do
+for i = 1, #KEYS, 2 do
   out[#out + 1] = redis.call('LLEN', KEYS[i])
   out[#out + 1] = redis.call('ZCARD', KEYS[i + 1])
-  if reader then out[#out + 1] = redis.call('HEXISTS', KEYS[i + 2], reader) end
 end
 return out
 """
@@ -88,19 +83,15 @@ return out
 
 def queue_post_counts(reads: NamedReads, ids: Sequence[int], viewer_id: int | None) -> None:
     """Queue each post's reply count, like count and (for a reader) whether they like it
-    and whether they have an open report on it: what changes about a listed post, read with
+    and whether they hold an open report on it: what changes about a listed post, read with
     the page (never remembered).
 
-    On one server the counts are one EVAL (a 50-post timeline: one command, not 100) and the
-    reader's likes one ZMSCORE on their own list; on a cluster, where the posts' keys are
-    on every node, one LLEN and one ZCARD per post instead (and one HEXISTS for a reader).
-
-    The reader's reports (post_reports:<post> maps reporter -> open report: reports.py)
-    turn a card's Report link into "Reported". They are read here, with the counts, so they
-    show on every page of posts a logged-in reader sees (the permalink, where one reports,
-    and the feeds and lists alike) at no round trip of their own: inside the EVAL on one
-    server, one small command per post in a pipeline that already reaches every node on a
-    cluster. A visitor's pages read nothing of them.
+    On one server the counts are one EVAL (a 50-post timeline: one command, not 100); on a
+    cluster, where the posts' keys are on every node, one LLEN and one ZCARD per post. The
+    reader's likes and open reports are one ZMSCORE each on their own lists
+    (keys.user_likes, keys.user_reported), so a card's Like and Report links show the
+    reader's state on every page of posts at no round trip of their own; a visitor's pages
+    read neither.
     """
     unique = list(dict.fromkeys(ids))
     if not unique:
@@ -109,17 +100,12 @@ def queue_post_counts(reads: NamedReads, ids: Sequence[int], viewer_id: int | No
         for post_id in unique:
             reads.llen(f"replies:{post_id}", keys.replies(post_id))
             reads.zcard(f"likes:{post_id}", keys.likes(post_id))
-            if viewer_id is not None:
-                reads.hexists(f"reported:{post_id}", keys.post_reports(post_id), viewer_id)
     else:
-        reader = [] if viewer_id is None else [viewer_id]
-        per_post = (keys.replies, keys.likes) + ((keys.post_reports,) if reader else ())
-        count_keys = [key(i) for i in unique for key in per_post]
-        reads.execute_command(
-            "counts", "EVAL", COUNTS_SCRIPT, len(count_keys), *count_keys, *reader
-        )
+        count_keys = [k for i in unique for k in (keys.replies(i), keys.likes(i))]
+        reads.execute_command("counts", "EVAL", COUNTS_SCRIPT, len(count_keys), *count_keys)
     if viewer_id is not None:
         reads.zmscore("liked", keys.user_likes(viewer_id), unique)
+        reads.zmscore("reported", keys.user_reported(viewer_id), unique)
 
 
 def post_counts_from(got: dict, ids: Sequence[int], viewer_id: int | None) -> dict:
@@ -127,24 +113,20 @@ def post_counts_from(got: dict, ids: Sequence[int], viewer_id: int | None) -> di
     unique = list(dict.fromkeys(ids))
     if not unique:
         return {}
-    reported = [None] * len(unique)
     if "counts" in got:
         flat = got["counts"]
-        step = 3 if len(flat) == 3 * len(unique) else 2  # triples: read for a reader
-        replies, likes = flat[0::step], flat[1::step]
-        if step == 3:
-            reported = flat[2::3]
+        replies, likes = flat[0::2], flat[1::2]
     else:
         replies = [got[f"replies:{i}"] for i in unique]
         likes = [got[f"likes:{i}"] for i in unique]
-        reported = [got.get(f"reported:{i}") for i in unique]
+    reported = got.get("reported") or [None] * len(unique)
     liked = got.get("liked") or [None] * len(unique)
     return {
         post_id: PostCounts(
             replies=int(r or 0),
             likes=int(n or 0),
             liked=viewer_id is not None and s is not None,
-            reported=viewer_id is not None and bool(rep),
+            reported=viewer_id is not None and rep is not None,
         )
         for post_id, r, n, s, rep in zip(unique, replies, likes, liked, reported)
     }

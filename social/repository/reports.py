@@ -191,6 +191,7 @@ class ReportStore(RepositoryBase):
         )
         pipe.zadd(keys.open_reports(), {report_id: ts})
         pipe.zadd(keys.user_reports(author_id), {report_id: ts})
+        pipe.zadd(keys.user_reported(reporter.id), {post_id: ts})
         pipe.execute()
         self.forget_open_count()
         return report_id
@@ -391,3 +392,5 @@ class ReportStore(RepositoryBase):
             pipe.zadd(keys.resolved_reports(), {report_id: ts})
         if claims:
             pipe.hdel(keys.post_reports(post_id), *claims.keys())
+            for reporter_id in claims:
+                pipe.zrem(keys.user_reported(int(reporter_id)), post_id)
