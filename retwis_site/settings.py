@@ -105,6 +105,10 @@ MIDDLEWARE = [
     "social.middleware.ContentSecurityPolicyMiddleware",
     "social.middleware.RedisUnavailableMiddleware",
     "social.middleware.RateLimitMiddleware",  # a refused post, follow or report: 429
+    # The language of each request: the `django_language` cookie (the footer's switch),
+    # else Accept-Language, else LANGUAGE_CODE. Where sessions would be if there were any:
+    # before CommonMiddleware, and before every view, template and error page renders.
+    "social.middleware.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "social.middleware.RedisAuthMiddleware",
@@ -253,9 +257,20 @@ RETWIS_FEED_PAGE_SIZE = 10
 RETWIS_TIMELINE_PAGE_SIZE = 50
 RETWIS_LIST_PAGE_SIZE = 50
 
-LANGUAGE_CODE = "en-us"
+# Two languages (locale/: the Simplified Chinese catalogue, compiled and kept in the repo;
+# scripts/messages regenerates it). English is the default and what a client asking for
+# no language we have gets.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_I18N = True
+# The language switch in the footer (Django's set_language view) remembers the choice for
+# a year in a cookie the pages' scripts never need.
+LANGUAGE_COOKIE_AGE = 60 * 60 * 24 * 365
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SECURE = SECURE_COOKIES
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
-USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -1,8 +1,10 @@
 # Sourced by scripts/run-site, scripts/run-tests and .ci/run (from the repository root): make
 # .venv with Python 3.11+ and install the requirements into it. `ensure_venv` installs the
 # runtime (requirements.txt); `ensure_venv dev` also the tests' and lint's
-# (requirements-dev.txt, which includes requirements.txt). Each install is skipped while its
-# files are unchanged: one hash per file, kept in .venv/.<file>.sha256.
+# (requirements-dev.txt, which includes requirements.txt) and, where npm is installed, the
+# browser tests' npm package (package-lock.json: axe-core, `ensure_node_modules`). Each install
+# is skipped while its files are unchanged: one hash per file, kept in .venv/.<file>.sha256
+# (node_modules/.package-lock.sha256 for npm's).
 
 find_python() {
   local py
@@ -57,5 +59,28 @@ ensure_venv() {
     for file in "${files[@]}"; do
       sha256sum "$file" | cut -d' ' -f1 >".venv/.${file%.txt}.sha256"
     done
+  fi
+  if [ "${1:-}" = dev ]; then
+    ensure_node_modules || echo "npm is not installed: the accessibility tests will be skipped" \
+      "(sudo apt-get install npm, then run again)." >&2
+  fi
+}
+
+ensure_node_modules() {
+  # node_modules/ from package-lock.json (axe-core, which tests/browser/test_accessibility.py
+  # serves to Chromium from disk), installed with `npm ci` again only when the lock file
+  # changes. npm itself comes from Debian's package when run as root; returns 1 when npm is
+  # missing otherwise; exits when npm cannot install the package.
+  command -v npm >/dev/null 2>&1 || as_root_apt_install npm || return 1
+  local want have
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  have=$(cat node_modules/.package-lock.sha256 2>/dev/null || true)
+  if [ "$want" != "$have" ] || [ ! -f node_modules/axe-core/axe.min.js ]; then
+    echo "Installing package-lock.json into node_modules/ (npm ci)..." >&2
+    npm ci --no-audit --no-fund --loglevel=error >&2 || {
+      echo "npm ci failed: the browser tests' npm packages are not installed." >&2
+      exit 1
+    }
+    echo "$want" >node_modules/.package-lock.sha256
   fi
 }

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import re
 
+from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import escape
+from django.utils.translation import gettext, gettext_lazy, override
 
 from social.forms import is_tag
 from social.repository import Page, Post, Profile, UserNotFound, get_repository
@@ -64,7 +66,11 @@ class PostFeed(Feed):
     def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
             return HttpResponseNotAllowed(["GET", "HEAD"])
-        response = super().__call__(request, *args, **kwargs)
+        # One feed for every reader, in the site's language (LANGUAGE_CODE): a feed reader
+        # rarely says which it wants, and a shared cache keeps a single copy (no Vary).
+        with override(settings.LANGUAGE_CODE):
+            response = super().__call__(request, *args, **kwargs)
+        response.same_in_every_language = True  # social.middleware.LocaleMiddleware
         # The same for everyone. A request with an `auth` cookie still gets `private` from
         # RedisAuthMiddleware (its rule for every response): stricter, and harmless.
         patch_cache_control(response, public=True, max_age=FEED_MAX_AGE)
@@ -98,8 +104,8 @@ class PostFeed(Feed):
 class TimelineFeed(PostFeed):
     """/timeline/feed/: the newest posts of everyone, as /timeline/ shows them."""
 
-    title = "Retwis: everyone's latest posts"
-    subtitle = "The newest posts on Retwis, newest first."
+    title = gettext_lazy("Retwis: everyone's latest posts")
+    subtitle = gettext_lazy("The newest posts on Retwis, newest first.")
 
     def link(self) -> str:
         return reverse("social:timeline")
@@ -127,10 +133,12 @@ class ProfileFeed(PostFeed):
         return profile
 
     def title(self, profile: Profile) -> str:
-        return f"Retwis: @{xml_safe(profile.user.username)}"
+        return gettext("Retwis: @%(name)s") % {"name": xml_safe(profile.user.username)}
 
     def subtitle(self, profile: Profile) -> str:
-        return f"The newest posts of @{xml_safe(profile.user.username)} on Retwis."
+        return gettext("The newest posts of @%(name)s on Retwis.") % {
+            "name": xml_safe(profile.user.username)
+        }
 
     def link(self, profile: Profile) -> str:
         return reverse("social:profile", args=[profile.user.username])
@@ -157,10 +165,10 @@ class TagFeed(PostFeed):
         return folded, page
 
     def title(self, obj: tuple[str, Page[Post]]) -> str:
-        return f"Retwis: #{obj[0]}"
+        return gettext("Retwis: #%(tag)s") % {"tag": obj[0]}
 
     def subtitle(self, obj: tuple[str, Page[Post]]) -> str:
-        return f"The newest posts with #{obj[0]} on Retwis."
+        return gettext("The newest posts with #%(tag)s on Retwis.") % {"tag": obj[0]}
 
     def link(self, obj: tuple[str, Page[Post]]) -> str:
         return reverse("social:tag", args=[obj[0]])

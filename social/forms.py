@@ -9,6 +9,8 @@ from types import SimpleNamespace
 from django import forms
 from django.contrib.auth import password_validation
 from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, ValidationError
+from django.utils.functional import lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext, ngettext_lazy
 
 from social import auth
 from social.repository import Repository, User
@@ -23,7 +25,15 @@ POST_MAX = 280
 RAW_POST_MAX = 2000
 PASSWORD_MAX = 256
 
-USERNAME_HELP = "3 to 20 letters, digits or underscores."
+
+def lazy_text(make):
+    """Return a string made by make() when it is shown (in the reader's language): a lazy
+    translation with its values filled in. (ngettext_lazy(...) % values would translate
+    once, at import.)"""
+    return lazy(make, str)()
+
+
+USERNAME_HELP = gettext_lazy("3 to 20 letters, digits or underscores.")
 
 
 class UsernameField(forms.CharField):
@@ -43,7 +53,9 @@ class UsernameField(forms.CharField):
     def validate(self, value: str) -> None:
         super().validate(value)
         if value and not USERNAME_RE.fullmatch(value):
-            raise ValidationError("Use only letters, digits and underscores.", code="invalid")
+            raise ValidationError(
+                gettext_lazy("Use only letters, digits and underscores."), code="invalid"
+            )
 
 
 def _no_field(name: str) -> None:
@@ -60,15 +72,16 @@ def password_user(username: str) -> SimpleNamespace:
 class RegisterForm(forms.Form):
     """Sign-up: username, password twice; passwords checked by Django's validators."""
 
-    username = UsernameField(help_text=USERNAME_HELP)
+    username = UsernameField(label=gettext_lazy("Username"), help_text=USERNAME_HELP)
     password = forms.CharField(
+        label=gettext_lazy("Password"),
         max_length=PASSWORD_MAX,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text="At least 8 characters; not a common or all-numeric password.",
+        help_text=gettext_lazy("At least 8 characters; not a common or all-numeric password."),
     )
     password2 = forms.CharField(
-        label="Repeat password",
+        label=gettext_lazy("Repeat password"),
         max_length=PASSWORD_MAX,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
@@ -78,7 +91,7 @@ class RegisterForm(forms.Form):
         data = super().clean()
         password, password2 = data.get("password"), data.get("password2")
         if password and password2 and password != password2:
-            self.add_error("password2", "The two passwords do not match.")
+            self.add_error("password2", gettext("The two passwords do not match."))
         elif password:
             try:
                 password_validation.validate_password(
@@ -93,18 +106,21 @@ class LoginForm(forms.Form):
     """Login: username and password; failure never says which part was wrong."""
 
     username = forms.CharField(
+        label=gettext_lazy("Username"),
         max_length=64,
         widget=forms.TextInput(attrs={"autocomplete": "username", "autocapitalize": "none"}),
     )
     password = forms.CharField(
+        label=gettext_lazy("Password"),
         max_length=PASSWORD_MAX,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
 
-    INVALID = "That username and password do not match an account."
-    THROTTLED = "Too many failed attempts from your network. Try again in {wait}."
-    SUSPENDED = "This account is suspended."
+    # Translated when shown (ValidationError takes them lazily); compare with str().
+    INVALID = gettext_lazy("That username and password do not match an account.")
+    THROTTLED = gettext_lazy("Too many failed attempts from your network. Try again in %(wait)s.")
+    SUSPENDED = gettext_lazy("This account is suspended.")
 
     def __init__(self, *args, repo: Repository | None = None, ip: str = "", **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -129,7 +145,7 @@ class LoginForm(forms.Form):
         if not verdict.allowed:
             self.retry_after = verdict.retry_after
             wait = wait_phrase(verdict.retry_after)
-            raise ValidationError(self.THROTTLED.format(wait=wait), code="throttled")
+            raise ValidationError(self.THROTTLED % {"wait": wait}, code="throttled")
         user = auth.authenticate(self.repo, username, password)
         if user is None:
             raise ValidationError(self.INVALID, code="invalid_login")
@@ -165,19 +181,28 @@ def shows_something(text: str) -> bool:
     )
 
 
-def too_long(length: int) -> str:
-    """Say that a post of `length` characters is over POST_MAX, and by how much."""
-    over = length - POST_MAX
-    return (
-        f"Keep it to {POST_MAX:,} characters (this one has {length:,}). "
-        f"That is {over:,} character{'' if over == 1 else 's'} over."
-    )
+def too_long(length: int, limit: int = POST_MAX) -> str:
+    """Say that a text of `length` characters is over `limit` (a post's POST_MAX), and by
+    how much."""
+    over = length - limit
+    keep = ngettext(
+        "Keep it to %(max)s characters (this one has %(length)s).",
+        "Keep it to %(max)s characters (this one has %(length)s).",
+        length,
+    ) % {"max": f"{limit:,}", "length": f"{length:,}"}
+    by = ngettext("That is %(over)s character over.", "That is %(over)s characters over.", over) % {
+        "over": f"{over:,}"
+    }
+    return f"{keep} {by}"
 
 
 def within_raw_ceiling(value: str) -> None:
     """Refuse a huge paste before normalising it (RAW_POST_MAX), saying how long it is."""
     if len(value) > RAW_POST_MAX:
         raise ValidationError(too_long(len(value)), code="max_length")
+
+
+REPLY_OUT_OF_DATE = gettext_lazy("This reply form is out of date. Reload the post and reply again.")
 
 
 class PostForm(forms.Form):
@@ -189,13 +214,41 @@ class PostForm(forms.Form):
     """
 
     status = forms.CharField(
+        label=gettext_lazy("Status"),
         strip=False,
         validators=[within_raw_ceiling],
-        help_text=f"Up to {POST_MAX} characters.",
-        widget=forms.Textarea(
-            attrs={"rows": 3, "data-maxchars": POST_MAX, "placeholder": "What are you doing?"}
+        help_text=lazy_text(
+            lambda: (
+                ngettext("Up to %(num)d character.", "Up to %(num)d characters.", POST_MAX)
+                % {"num": POST_MAX}
+            )
         ),
-        error_messages={"required": "Write something first."},
+        widget=forms.Textarea(
+            attrs={
+                "rows": 3,
+                "data-maxchars": POST_MAX,
+                "placeholder": gettext_lazy("What are you doing?"),
+                # What static/js/site.js's live counter says, in the page's language: %(num)s
+                # is the count, %(max)s the limit; "-one" for 1, "-other" for the rest.
+                "data-left-one": ngettext_lazy(
+                    "%(num)s character left", "%(num)s characters left", 1
+                ),
+                "data-left-other": ngettext_lazy(
+                    "%(num)s character left", "%(num)s characters left", 2
+                ),
+                "data-over-one": ngettext_lazy(
+                    "%(num)s character over the %(max)s limit",
+                    "%(num)s characters over the %(max)s limit",
+                    1,
+                ),
+                "data-over-other": ngettext_lazy(
+                    "%(num)s character over the %(max)s limit",
+                    "%(num)s characters over the %(max)s limit",
+                    2,
+                ),
+            }
+        ),
+        error_messages={"required": gettext_lazy("Write something first.")},
     )
 
     # The one-off submission token (templating.submission_token): a retried submission
@@ -205,7 +258,9 @@ class PostForm(forms.Form):
         regex=r"^[A-Za-z0-9_-]{16,64}$",
         required=False,
         widget=forms.HiddenInput,
-        error_messages={"invalid": "This form is out of date. Reload the page and post again."},
+        error_messages={
+            "invalid": gettext_lazy("This form is out of date. Reload the page and post again.")
+        },
     )
 
     # The post this one answers (the permalink's reply form). Optional: a plain post has none.
@@ -215,18 +270,20 @@ class PostForm(forms.Form):
         required=False,
         widget=forms.HiddenInput,
         error_messages={
-            "invalid": "This reply form is out of date. Reload the post and reply again.",
-            "min_value": "This reply form is out of date. Reload the post and reply again.",
-            "max_value": "This reply form is out of date. Reload the post and reply again.",
+            "invalid": REPLY_OUT_OF_DATE,
+            "min_value": REPLY_OUT_OF_DATE,
+            "max_value": REPLY_OUT_OF_DATE,
         },
     )
 
     def clean_status(self) -> str:
         body = re.sub(r"[\r\n]+", " ", self.cleaned_data["status"]).strip()
         if not body:
-            raise ValidationError("Write something first.", code="required")
+            raise ValidationError(gettext("Write something first."), code="required")
         if not shows_something(body):  # zero-width characters alone make a blank post
-            raise ValidationError("Write something first: this shows nothing.", code="blank")
+            raise ValidationError(
+                gettext("Write something first: this shows nothing."), code="blank"
+            )
         if len(body) > POST_MAX:
             raise ValidationError(too_long(len(body)), code="max_length")
         return body
@@ -238,28 +295,40 @@ class ReplyForm(PostForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["status"].widget.attrs["placeholder"] = "Write your reply"
+        self.fields["status"].widget.attrs["placeholder"] = gettext_lazy("Write your reply")
 
 
 class ReportPostForm(forms.Form):
     """A user's report of a post: a reason from the list plus optional details."""
 
     reason = forms.ChoiceField(
-        label="What is wrong with it?",
-        choices=list(REPORT_REASONS.items()),
+        label=gettext_lazy("What is wrong with it?"),
+        choices=[(code, gettext_lazy(label)) for code, label in REPORT_REASONS.items()],
         widget=forms.RadioSelect,
-        error_messages={"required": "Pick a reason."},
+        error_messages={"required": gettext_lazy("Pick a reason.")},
     )
     text = forms.CharField(
-        label="Anything else moderators should know?",
+        label=gettext_lazy("Anything else moderators should know?"),
         required=False,
-        max_length=REPORT_TEXT_MAX,
-        widget=forms.Textarea(attrs={"rows": 3, "maxlength": REPORT_TEXT_MAX}),
-        help_text=f"Optional, up to {REPORT_TEXT_MAX} characters.",
+        # No maxlength: a browser would silently cut a longer paste (clean_text says).
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=lazy_text(
+            lambda: (
+                ngettext(
+                    "Optional, up to %(num)d character.",
+                    "Optional, up to %(num)d characters.",
+                    REPORT_TEXT_MAX,
+                )
+                % {"num": REPORT_TEXT_MAX}
+            )
+        ),
     )
 
     def clean_text(self) -> str:
-        return self.cleaned_data["text"].strip()
+        text = self.cleaned_data["text"].strip()
+        if len(text) > REPORT_TEXT_MAX:
+            raise ValidationError(too_long(len(text), REPORT_TEXT_MAX), code="max_length")
+        return text
 
 
 # A tag as /tag/<tag>/ and the staff search take it: what social.text.TAG_RE finds after "#"
@@ -276,6 +345,7 @@ class TagSearchForm(forms.Form):
     """A tag to list posts by (the staff's posts list): "#Redis" or "redis", normalised."""
 
     tag = forms.CharField(
+        label=gettext_lazy("Tag"),
         required=False,
         max_length=60,
         widget=forms.TextInput(attrs={"placeholder": "#tag", "spellcheck": "false"}),
@@ -285,7 +355,7 @@ class TagSearchForm(forms.Form):
         tag = self.cleaned_data["tag"].strip().removeprefix("#")
         if tag and not is_tag(tag):
             raise ValidationError(
-                "A tag is up to 50 letters, digits or underscores, not only digits.",
+                gettext("A tag is up to 50 letters, digits or underscores, not only digits."),
                 code="invalid",
             )
         return normal_tag(tag)
@@ -300,7 +370,7 @@ class CurrentPasswordForm(forms.Form):
     """
 
     current_field = "password"
-    WRONG = "That is not your current password."
+    WRONG = gettext_lazy("That is not your current password.")
 
     def __init__(self, *args, repo: Repository, user: User, ip: str = "", **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -314,7 +384,7 @@ class CurrentPasswordForm(forms.Form):
         if not verdict.allowed:
             self.retry_after = verdict.retry_after
             wait = wait_phrase(verdict.retry_after)
-            raise ValidationError(LoginForm.THROTTLED.format(wait=wait), code="throttled")
+            raise ValidationError(LoginForm.THROTTLED % {"wait": wait}, code="throttled")
         found = auth.authenticate(self.repo, self.user.username, password)
         if found is None or found.id != self.user.id:
             raise ValidationError(self.WRONG, code="password_incorrect")
@@ -341,11 +411,13 @@ class PasswordChangeForm(CurrentPasswordForm):
     """Change password: the current one, then the new one twice (Django's validators)."""
 
     current_field = "old_password"
-    old_password = password_field("Current password", "current-password")
+    old_password = password_field(gettext_lazy("Current password"), "current-password")
     new_password1 = password_field(
-        "New password", "new-password", help_text=RegisterForm.base_fields["password"].help_text
+        gettext_lazy("New password"),
+        "new-password",
+        help_text=RegisterForm.base_fields["password"].help_text,
     )
-    new_password2 = password_field("New password again", "new-password")
+    new_password2 = password_field(gettext_lazy("New password again"), "new-password")
 
     def clean_old_password(self) -> str:
         return self.check_current(self.cleaned_data["old_password"])
@@ -354,7 +426,7 @@ class PasswordChangeForm(CurrentPasswordForm):
         data = super().clean()
         new1, new2 = data.get("new_password1"), data.get("new_password2")
         if new1 and new2 and new1 != new2:
-            self.add_error("new_password2", "The two passwords do not match.")
+            self.add_error("new_password2", gettext("The two passwords do not match."))
         elif new1:
             try:
                 password_validation.validate_password(new1, password_user(self.user.username))
@@ -366,7 +438,7 @@ class PasswordChangeForm(CurrentPasswordForm):
 class DeleteAccountForm(CurrentPasswordForm):
     """Delete the account: the current password says it is really its owner."""
 
-    password = password_field("Your password", "current-password")
+    password = password_field(gettext_lazy("Your password"), "current-password")
 
     def clean_password(self) -> str:
         return self.check_current(self.cleaned_data["password"])

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.middleware.locale import LocaleMiddleware as DjangoLocaleMiddleware
 from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
 from django.utils.functional import SimpleLazyObject
@@ -115,3 +116,15 @@ class ContentSecurityPolicyMiddleware:
         if self.policy:
             response.headers.setdefault("Content-Security-Policy", self.policy)
         return response
+
+
+class LocaleMiddleware(DjangoLocaleMiddleware):
+    """Django's LocaleMiddleware (the language from the cookie, else Accept-Language),
+    except for a response marked `same_in_every_language` (the Atom feeds, written in
+    LANGUAGE_CODE for everyone): it gets no `Vary: Accept-Language`, so a shared cache
+    keeps one copy for every reader."""
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if getattr(response, "same_in_every_language", False):
+            return response
+        return super().process_response(request, response)

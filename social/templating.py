@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from functools import lru_cache
 
+from django.conf import settings
 from django.contrib.humanize.templatetags import humanize
 from django.http import HttpRequest
 from django.templatetags.static import static
@@ -22,7 +23,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils import dateformat, timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
-from django.utils.translation import get_language, gettext, ngettext, pgettext
+from django.utils.translation import get_language, gettext, ngettext, npgettext, pgettext
 from jinja2 import Environment, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
@@ -153,7 +154,7 @@ def intcomma(value) -> str:
 
 
 @lru_cache(maxsize=100_000)
-def _date(value: datetime, fmt: str, tz) -> str:
+def _date(value: datetime, fmt: str, tz, language: str | None) -> str:
     local = value.astimezone(tz) if value.tzinfo is not None else value
     return local.isoformat() if fmt == "c" else dateformat.format(local, fmt)
 
@@ -162,24 +163,25 @@ def date(value: datetime | None, fmt: str = "N j, Y") -> str:
     """Format a datetime in the current time zone with a Django date format string.
 
     Memoised: the same posts are shown on page after page, and their times never change.
+    The language is part of the key: month and day names are translated.
     """
     if value is None or value == "":
         return ""
-    return _date(value, fmt, timezone.get_current_timezone())
+    return _date(value, fmt, timezone.get_current_timezone(), get_language())
 
 
 @lru_cache(maxsize=100_000)
-def _naturaltime(value: datetime, now_second: int) -> str:
+def _naturaltime(value: datetime, now_second: int, language: str | None) -> str:
     return humanize.naturaltime(value)
 
 
 def naturaltime(value: datetime | None) -> str:
     """Django's humanize naturaltime: "5 minutes ago", "2 days, 3 hours ago".
 
-    Memoised within the current second (the finest step it shows), so a post's age is
-    worked out once a second however many pages show it.
+    Memoised within the current second (the finest step it shows) and language, so a
+    post's age is worked out once a second however many pages show it.
     """
-    return "" if value is None else _naturaltime(value, int(time.time()))
+    return "" if value is None else _naturaltime(value, int(time.time()), get_language())
 
 
 @lru_cache(maxsize=100_000)
@@ -264,12 +266,13 @@ def widget(bound) -> Markup:
 
     A field of a form that was not submitted and has no per-request initial data renders
     the same HTML every time (the welcome page's sign-up and log-in forms, the composer),
-    so it is rendered once per process; fields with data or errors render as usual.
+    so it is rendered once per process and language (labels, placeholders and the
+    composer's counter texts are translated); fields with data or errors render as usual.
     """
     form = bound.form
     if form.is_bound or form.initial or form.prefix:
         return Markup(str(bound))
-    key = (type(form), form.auto_id, bound.name)
+    key = (type(form), form.auto_id, bound.name, get_language())
     html = _blank_fields.get(key)
     if html is None:
         html = Markup(str(bound))
@@ -391,9 +394,25 @@ def submission_token() -> Markup:
     return Markup('<input type="hidden" name="token" value="%s">') % secrets.token_urlsafe(16)
 
 
+def language_code() -> str:
+    """The active language as <html lang> and the footer's switch name it ("zh-hans")."""
+    return get_language() or settings.LANGUAGE_CODE
+
+
 def environment(**options) -> Environment:
-    """Build the Jinja2 environment (settings.TEMPLATES names this function)."""
+    """Build the Jinja2 environment (settings.TEMPLATES names this function).
+
+    Templates are translated with Jinja2's i18n extension calling Django's gettext:
+    {{ _("Text") }}, {{ _("Hello %(name)s", name=x) }} (variables escaped), and
+    {{ ngettext("%(num)d post", "%(num)d posts", n) }}. Newstyle: every message is a
+    %-format, so a literal percent sign is written %%. scripts/messages extracts them.
+    """
+    options["extensions"] = [*options.get("extensions", ()), "jinja2.ext.i18n"]
     env = Environment(**options)
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext, ngettext, newstyle=True, pgettext=pgettext, npgettext=npgettext
+    )
+    env.globals.update(language_code=language_code, languages=settings.LANGUAGES)
     env.globals.update(url=url, static=static, querystring=querystring, widget=widget)
     env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
     env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)

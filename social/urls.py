@@ -1,6 +1,7 @@
 """URLs of the public site (a public contract: keep them)."""
 
 from django.urls import path, register_converter
+from django.views.i18n import set_language
 
 from social import feeds, views
 from social.forms import TAG_NAME_RE, is_tag
@@ -62,4 +63,7 @@ urlpatterns = [
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
     path("settings/password/", views.PasswordChangeView.as_view(), name="password_change"),
     path("settings/delete/", views.DeleteAccountView.as_view(), name="delete_account"),
+    # The footer's language switch: Django's own view (POST, CSRF; a safe `next`; the
+    # language cookie).
+    path("i18n/setlang/", set_language, name="set_language"),
 ]

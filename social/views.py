@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext, ngettext
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
@@ -129,7 +130,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
         # A suspended account is logged out everywhere (its cookie stops resolving), so
         # only an active user gets here.
         limits = auth.post_limits(self.request.user.id)
-        self.repo.limits.enforce(limits, "You have posted a lot in a short time.")
+        self.repo.limits.enforce(limits, gettext("You have posted a lot in a short time."))
         try:
             self.repo.posts.create_post(
                 self.request.user.id,
@@ -140,18 +141,22 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
         except PostPending:
             form.add_error(
                 None,
-                "This post is still being saved from your first try. Check your home feed "
-                "in a moment; post again only if it is not there.",
+                gettext(
+                    "This post is still being saved from your first try. Check your home "
+                    "feed in a moment; post again only if it is not there."
+                ),
             )
             return self.form_invalid(form, status=409)
         except PostNotFound:
             form.add_error(
                 None,
-                "The post you replied to is gone: its author deleted it or it was removed. "
-                "Your text is below; post it on its own if you like.",
+                gettext(
+                    "The post you replied to is gone: its author deleted it or it was "
+                    "removed. Your text is below; post it on its own if you like."
+                ),
             )
             return self.form_invalid(form)
-        messages.success(self.request, "Posted.")
+        messages.success(self.request, gettext("Posted."))
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
     def form_invalid(self, form: PostForm, status: int = 400) -> HttpResponse:
@@ -188,7 +193,11 @@ class RegisterView(RepositoryMixin, FormView):
         verdict = self.repo.limits.hit(limits)  # counted first: parallel sign-ups see it
         if not verdict.allowed:
             wait = wait_phrase(verdict.retry_after)
-            form.add_error(None, f"Too many new accounts from your network. Try again in {wait}.")
+            form.add_error(
+                None,
+                gettext("Too many new accounts from your network. Try again in %(wait)s.")
+                % {"wait": wait},
+            )
             response = self.render_to_response(self.get_context_data(form=form), status=429)
             response["Retry-After"] = str(verdict.retry_after)
             return response
@@ -196,12 +205,14 @@ class RegisterView(RepositoryMixin, FormView):
             user = self.repo.users.create_user(data["username"], make_password(data["password"]))
         except UsernameTaken:
             self.repo.limits.give_back(limits)  # no account made: not a sign-up
-            form.add_error("username", "That username is taken. Try another.")
+            form.add_error("username", gettext("That username is taken. Try another."))
             return self.form_invalid(form)
         secret = self.repo.users.record_login(user.id, auth.client_ip(self.request))
         response = redirect("social:home")
         auth.set_auth_cookie(response, secret)
-        messages.success(self.request, f"Welcome to Retwis, {user.username}!")
+        messages.success(
+            self.request, gettext("Welcome to Retwis, %(name)s!") % {"name": user.username}
+        )
         return response
 
 
@@ -343,15 +354,22 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
         back = self.safe_back_url(reverse("social:profile", args=[username]))
         target = self.target_user  # 404 for a suspended account, as its profile
         limits = auth.follow_limits(request.user.id)
-        self.repo.limits.enforce(limits, "You have followed and unfollowed a lot in a short time.")
+        self.repo.limits.enforce(
+            limits, gettext("You have followed and unfollowed a lot in a short time.")
+        )
         try:
             if self.action == "follow":
                 if self.repo.graph.follow(request.user.id, target.id):
-                    messages.success(request, f"You are now following @{target.username}.")
+                    messages.success(
+                        request,
+                        gettext("You are now following @%(name)s.") % {"name": target.username},
+                    )
             elif self.repo.graph.unfollow(request.user.id, target.id):
-                messages.success(request, f"You unfollowed @{target.username}.")
+                messages.success(
+                    request, gettext("You unfollowed @%(name)s.") % {"name": target.username}
+                )
         except CannotFollowSelf:
-            messages.error(request, "You cannot follow yourself.")
+            messages.error(request, gettext("You cannot follow yourself."))
         except UserNotFound:
             raise Http404("No such user.") from None
         return HttpResponseRedirect(back)
@@ -406,17 +424,19 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
     def form_valid(self, form: ReportPostForm) -> HttpResponse:
         data = self.request.user, self.reported_post.id, form.cleaned_data["reason"]
         limits = auth.report_limits(self.request.user.id)
-        self.repo.limits.enforce(limits, "You have sent a lot of reports in a short time.")
+        self.repo.limits.enforce(limits, gettext("You have sent a lot of reports in a short time."))
         try:
             self.repo.reports.report_post(*data, form.cleaned_data["text"])
         except AlreadyReported:
-            messages.info(self.request, "You already reported this post. Moderators will look.")
+            messages.info(
+                self.request, gettext("You already reported this post. Moderators will look.")
+            )
         except NotAllowed as error:
-            messages.error(self.request, str(error))
+            messages.error(self.request, gettext(str(error)))
         except PostNotFound:
             raise Http404("No such post.") from None
         else:
-            messages.success(self.request, "Thanks. Moderators will review this post.")
+            messages.success(self.request, gettext("Thanks. Moderators will review this post."))
         return redirect("social:post_detail", self.reported_post.id)
 
     def form_invalid(self, form: ReportPostForm) -> HttpResponse:
@@ -457,7 +477,7 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
         except PostNotFound:
             raise Http404("No such post.") from None
         if post.author_id != self.request.user.id:
-            raise PermissionDenied("You can only delete your own posts.")
+            raise PermissionDenied(gettext("You can only delete your own posts."))
         context["post"] = post
         return context
 
@@ -467,8 +487,8 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
         except PostNotFound:
             raise Http404("No such post.") from None
         except NotAllowed as error:
-            raise PermissionDenied(str(error)) from None
-        messages.success(request, "Your post is deleted.")
+            raise PermissionDenied(gettext(str(error))) from None
+        messages.success(request, gettext("Your post is deleted."))
         return redirect("social:home")
 
 
@@ -562,7 +582,7 @@ class PasswordChangeView(AccountFormView):
         new_hash = make_password(form.cleaned_data["new_password1"])
         secret = self.repo.accounts.change_password(self.request.user.id, new_hash)
         messages.success(
-            self.request, "Your password is changed. Your other devices are logged out."
+            self.request, gettext("Your password is changed. Your other devices are logged out.")
         )
         response = redirect("social:home")
         auth.set_auth_cookie(response, secret)
@@ -591,14 +611,18 @@ class DeleteAccountView(AccountFormView):
         try:
             self.repo.accounts.delete_account(user)
         except NotAllowed as error:
-            form.add_error(None, str(error))
+            form.add_error(None, gettext(str(error)))
             return self.render_to_response(self.get_context_data(form=form), status=403)
         except UserNotFound:
             pass  # deleted meanwhile (another tab): what was asked for is done
         messages.success(
             self.request,
-            f"Your account {user.username} is deleted. Its name stays reserved for "
-            f"{DELETED_ACCOUNT_GRACE_DAYS} days.",
+            ngettext(
+                "Your account %(name)s is deleted. Its name stays reserved for %(num)s day.",
+                "Your account %(name)s is deleted. Its name stays reserved for %(num)s days.",
+                DELETED_ACCOUNT_GRACE_DAYS,
+            )
+            % {"name": user.username, "num": DELETED_ACCOUNT_GRACE_DAYS},
         )
         response = redirect("social:home")
         auth.clear_auth_cookie(response)

@@ -170,3 +170,18 @@ def test_resolving_redirects_only_to_this_site(r, post_id, bob_client, sam_clien
     )
 
     assert response["Location"] == "/staff/reports/"
+
+
+def test_a_long_pasted_report_is_not_cut_but_kept_and_explained(post_id, r, bob_client):
+    pasted = "y" * 520
+
+    form = bob_client.get(f"/p/{post_id}/report/").content.decode()
+    response = bob_client.post(f"/p/{post_id}/report/", {"reason": "spam", "text": pasted})
+
+    html = response.content.decode()
+    assert 'maxlength="500"' not in form  # a browser would silently cut a longer paste
+    assert response.status_code == 400
+    assert "Keep it to 500 characters (this one has 520)" in html
+    assert "That is 20 characters over." in html
+    assert pasted in html  # what the person typed is still there
+    assert r.zcard("reports:open") == 0

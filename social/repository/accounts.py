@@ -14,6 +14,7 @@ dangling and are skipped.
 from __future__ import annotations
 
 import redis
+from django.utils.translation import gettext_noop
 from redis.client import Pipeline
 
 from social import keys
@@ -62,7 +63,7 @@ class AccountStore(RepositoryBase):
         if not h.get("username") or h.get("status") == STATUS_DELETED:
             raise UserNotFound(user.id)
         if h.get("staff") == "1":
-            raise NotAllowed("Staff accounts cannot be deleted here: ask an owner.")
+            raise NotAllowed(gettext_noop("Staff accounts cannot be deleted here: ask an owner."))
         draft = AuditDraft(
             actor=user, action="delete_account", target_id=user.id, target_name=user.username
         )

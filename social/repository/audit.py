@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.utils.translation import gettext, gettext_noop
 from redis.client import Pipeline
 
 from social import keys
@@ -26,19 +27,20 @@ from social import keys
 from .base import RepositoryBase, as_int, decode_hash, now, page_bounds, s
 from .models import User, as_datetime
 
-# Every action the log knows, with how a person reads it. Filters offer exactly these.
+# Every action the log knows, with how a person reads it (in English here, translated when
+# shown: AuditEntry.label). Filters offer exactly these.
 ACTIONS: dict[str, str] = {
-    "suspend": "Suspended account",
-    "unsuspend": "Unsuspended account",
-    "force_logout": "Forced logout",
-    "grant_staff": "Granted staff",
-    "revoke_staff": "Revoked staff",
-    "add_note": "Added note",
-    "delete_post": "Deleted post",
-    "dismiss_report": "Dismissed report",
-    "delete_account": "Deleted own account",
-    "grant_owner": "Made owner",
-    "revoke_owner": "Removed owner",
+    "suspend": gettext_noop("Suspended account"),
+    "unsuspend": gettext_noop("Unsuspended account"),
+    "force_logout": gettext_noop("Forced logout"),
+    "grant_staff": gettext_noop("Granted staff"),
+    "revoke_staff": gettext_noop("Revoked staff"),
+    "add_note": gettext_noop("Added note"),
+    "delete_post": gettext_noop("Deleted post"),
+    "dismiss_report": gettext_noop("Dismissed report"),
+    "delete_account": gettext_noop("Deleted own account"),
+    "grant_owner": gettext_noop("Made owner"),
+    "revoke_owner": gettext_noop("Removed owner"),
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.
@@ -81,7 +83,8 @@ class AuditEntry:
 
     @property
     def label(self) -> str:
-        return ACTIONS.get(self.action, self.action)
+        """The action as the reader's language says it (an unknown one as stored)."""
+        return gettext(ACTIONS[self.action]) if self.action in ACTIONS else self.action
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import redis
+from django.utils.translation import gettext_noop
 
 from social import keys
 from social.text import normal_tag
@@ -259,7 +260,7 @@ class ConversationStore(RepositoryBase):
         if as_int(author) is None or deleted == "1":
             raise PostNotFound(post_id)
         if as_int(author) != user_id:
-            raise NotAllowed("You can only delete your own posts.")
+            raise NotAllowed(gettext_noop("You can only delete your own posts."))
         ts = now() if at is None else at
         pipe = self._pipe()
         pipe.hset(

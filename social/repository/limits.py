@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import ngettext
+
 from social import keys
 
 from .base import RepositoryBase
@@ -117,11 +119,13 @@ class LimitStore(RepositoryBase):
 
 
 def wait_phrase(seconds: int) -> str:
-    """Return how a person reads a wait: "40 seconds", "3 minutes", "2 hours" (rounded up)."""
+    """Return how a person reads a wait: "40 seconds", "3 minutes", "2 hours" (rounded up),
+    in the active language."""
     if seconds < 60:
-        count, unit = max(1, seconds), "second"
-    elif seconds < 2 * 3600:
-        count, unit = -(-seconds // 60), "minute"
-    else:
-        count, unit = -(-seconds // 3600), "hour"
-    return f"{count} {unit}{'' if count == 1 else 's'}"
+        count = max(1, seconds)
+        return ngettext("%(num)d second", "%(num)d seconds", count) % {"num": count}
+    if seconds < 2 * 3600:
+        count = -(-seconds // 60)
+        return ngettext("%(num)d minute", "%(num)d minutes", count) % {"num": count}
+    count = -(-seconds // 3600)
+    return ngettext("%(num)d hour", "%(num)d hours", count) % {"num": count}

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import redis
+from django.utils.translation import gettext, gettext_noop
 from redis.client import Pipeline
 
 from social import keys
@@ -56,9 +57,13 @@ ACCOUNT_HISTORY = 20
 # an owner, and it alone makes and unmakes owners.
 SYSTEM_ACTOR = User(id=0, username="manage.py", is_staff=True)
 
-OWNER_ONLY = "Only an owner can grant or revoke staff."
-OWNER_SUSPEND = "Only an owner can suspend a staff account, by revoking staff first: ask an owner."
-OWNER_KEEPS = "An owner keeps staff: only manage.py createstaff changes owners."
+# Refusals (NotAllowed) are English here and translated where they are shown (the views'
+# gettext(str(error))): gettext_noop only marks them for the catalogue.
+OWNER_ONLY = gettext_noop("Only an owner can grant or revoke staff.")
+OWNER_SUSPEND = gettext_noop(
+    "Only an owner can suspend a staff account, by revoking staff first: ask an owner."
+)
+OWNER_KEEPS = gettext_noop("An owner keeps staff: only manage.py createstaff changes owners.")
 
 
 @dataclass(frozen=True)
@@ -140,19 +145,21 @@ def check_suspension(target: Target, actor: User) -> None:
     revoke staff first; other staff are told to ask an owner)."""
     user = target.user
     if user.id == actor.id:
-        raise NotAllowed("You cannot suspend yourself.")
+        raise NotAllowed(gettext_noop("You cannot suspend yourself."))
     if user.is_staff and not target.actor_is_owner:
         raise NotAllowed(OWNER_SUSPEND)
     if user.is_staff:
-        raise NotAllowed("Revoke staff before suspending this account.")
+        raise NotAllowed(gettext_noop("Revoke staff before suspending this account."))
 
 
 def already_suspended(user: User) -> str:
     """Return the refusal for suspending an account that already is (or was deleted by
     its owner: hidden alike)."""
     if user.is_deleted:
-        return f"@{user.username} deleted their account: it is hidden already."
-    return f"@{user.username} is already suspended."
+        return gettext("@%(name)s deleted their account: it is hidden already.") % {
+            "name": user.username
+        }
+    return gettext("@%(name)s is already suspended.") % {"name": user.username}
 
 
 class ModerationStore(RepositoryBase):
@@ -213,11 +220,11 @@ class ModerationStore(RepositoryBase):
         """Make staff member user_id an owner; False when already one. Only the command
         line (SYSTEM_ACTOR) makes owners: no one can make themselves one from the site."""
         if actor.id != SYSTEM_ACTOR.id:
-            raise NotAllowed("Owners are made with manage.py createstaff --owner.")
+            raise NotAllowed(gettext_noop("Owners are made with manage.py createstaff --owner."))
         target = self._target(user_id)
         user = target.user
         if not user.is_staff or user.is_suspended:
-            raise NotAllowed("Make the account staff first (and not suspended).")
+            raise NotAllowed(gettext_noop("Make the account staff first (and not suspended)."))
         if target.is_owner:
             return False
 
@@ -232,7 +239,7 @@ class ModerationStore(RepositoryBase):
         """Make user_id an owner no more (staff still); False when not one. Command line
         only, as grant_owner."""
         if actor.id != SYSTEM_ACTOR.id:
-            raise NotAllowed("Owners are changed with manage.py createstaff.")
+            raise NotAllowed(gettext_noop("Owners are changed with manage.py createstaff."))
         target = self._target(user_id)
         if not target.is_owner:
             return False
@@ -250,11 +257,11 @@ class ModerationStore(RepositoryBase):
         target = self._target(user_id, actor)
         user = target.user
         if user.id == actor.id:
-            raise NotAllowed("You cannot change your own staff status.")
+            raise NotAllowed(gettext_noop("You cannot change your own staff status."))
         if not target.actor_is_owner:
             raise NotAllowed(OWNER_ONLY)
         if user.is_suspended:
-            raise NotAllowed("Unsuspend the account before making it staff.")
+            raise NotAllowed(gettext_noop("Unsuspend the account before making it staff."))
         if user.is_staff:
             self.r.zadd(keys.staff_users(), {user.username: 0}, nx=True)
             return False
@@ -276,7 +283,7 @@ class ModerationStore(RepositoryBase):
         target = self._target(user_id, actor)
         user = target.user
         if user.id == actor.id:
-            raise NotAllowed("You cannot change your own staff status.")
+            raise NotAllowed(gettext_noop("You cannot change your own staff status."))
         if not target.actor_is_owner:
             raise NotAllowed(OWNER_ONLY)
         if target.is_owner and actor.id != SYSTEM_ACTOR.id:
@@ -424,7 +431,7 @@ class ModerationStore(RepositoryBase):
         target = self._target(user_id)
         user, old_secret = target.user, target.secret
         if user.id == actor.id:
-            raise NotAllowed("Use “Log out” to log yourself out.")
+            raise NotAllowed(gettext_noop("Use “Log out” to log yourself out."))
 
         def queue(pipe: Pipeline, ts: int) -> None:
             self.users.queue_secret_rotation(pipe, user_id, old_secret)

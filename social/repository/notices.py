@@ -27,10 +27,14 @@ def decode_notices(raw: list) -> list[dict]:
 class NoticeStore(RepositoryBase):
     """Per-user notices, newest first, capped."""
 
-    def queue_notice(self, pipe, user_id: int, text: str, *, at: int | None = None) -> None:
-        """Queue a notice for user_id onto pipe."""
+    def queue_notice(
+        self, pipe, user_id: int, text: str, *, at: int | None = None, **fields: str
+    ) -> None:
+        """Queue a notice for user_id onto pipe: its English `text`, and `fields` a page can
+        say it with in the reader's language (kind="post_removed", snippet, reason: the
+        home page's template; older notices have the text alone)."""
         ts = now() if at is None else at
-        pipe.lpush(keys.notices(user_id), json.dumps({"text": text, "time": ts}))
+        pipe.lpush(keys.notices(user_id), json.dumps({**fields, "text": text, "time": ts}))
         pipe.ltrim(keys.notices(user_id), 0, NOTICES_CAP - 1)
 
     def dismiss_notices(self, user_id: int) -> None:

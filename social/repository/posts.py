@@ -823,4 +823,7 @@ class PostStore(RepositoryBase):
             author_id,
             f"Your post “{snippet}” was removed by moderators. Reason: {reason}",
             at=ts,
+            kind="post_removed",  # said in the reader's language (home.html)
+            snippet=snippet,
+            reason=reason,
         )

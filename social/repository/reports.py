@@ -14,6 +14,7 @@ from datetime import datetime
 from time import monotonic
 
 import redis
+from django.utils.translation import gettext, gettext_noop
 from redis.client import Pipeline
 
 from social import keys
@@ -24,12 +25,12 @@ from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 from .posts import PostStore
 
-# What a reporter can pick; the code is stored, the label shown.
+# What a reporter can pick; the code is stored, the label shown (translated: reason_label).
 REPORT_REASONS: dict[str, str] = {
-    "spam": "Spam or scam",
-    "abuse": "Harassment or hate",
-    "illegal": "Illegal content",
-    "other": "Something else",
+    "spam": gettext_noop("Spam or scam"),
+    "abuse": gettext_noop("Harassment or hate"),
+    "illegal": gettext_noop("Illegal content"),
+    "other": gettext_noop("Something else"),
 }
 REPORT_TEXT_MAX = 500
 REPORTS_PER_DAY = 20  # per reporter: bounds what one account can pile on staff
@@ -70,7 +71,10 @@ class Report:
 
     @property
     def reason_label(self) -> str:
-        return REPORT_REASONS.get(self.reason, self.reason)
+        """The reason as the reader's language says it (an unknown code as stored)."""
+        if self.reason in REPORT_REASONS:
+            return gettext(REPORT_REASONS[self.reason])
+        return self.reason
 
     @property
     def is_open(self) -> bool:
@@ -171,9 +175,11 @@ class ReportStore(RepositoryBase):
         if author_id is None or s(deleted) == "1":
             raise PostNotFound(post_id)
         if author_id == reporter.id:
-            raise NotAllowed("You cannot report your own post.")
+            raise NotAllowed(gettext_noop("You cannot report your own post."))
         if filed > REPORTS_PER_DAY:
-            raise NotAllowed("You have sent a lot of reports today. Try again tomorrow.")
+            raise NotAllowed(
+                gettext_noop("You have sent a lot of reports today. Try again tomorrow.")
+            )
         self._claim_report(post_id, reporter.id, report_id)
         pipe = self._pipe()
         pipe.hset(
@@ -324,7 +330,7 @@ class ReportStore(RepositoryBase):
         report = self.get_report(report_id)
         if not report.is_open:
             return False
-        reason = reason or report.reason_label
+        reason = reason or REPORT_REASONS.get(report.reason, report.reason)  # stored: English
         pipe = self._pipe()
         pipe.hmget(keys.post(report.post_id), ["user_id", "deleted", "body"])
         pipe.hgetall(keys.post_reports(report.post_id))

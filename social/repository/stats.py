@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from django.utils.translation import gettext_noop
 from redis.cluster import ClusterNode, RedisCluster
 
 from social import keys
@@ -25,11 +26,12 @@ from .base import (
 from .models import as_datetime
 
 # (metric, label, kind): "counter" is a daily INCR counter, "hll" the active-users HLL.
+# Labels in English; the staff charts translate them (social/staff/charts.py).
 SERIES = (
-    ("signups", "New users", "counter"),
-    ("posts", "Posts", "counter"),
-    ("active", "Active users", "hll"),
-    ("logins", "Logins", "counter"),
+    ("signups", gettext_noop("New users"), "counter"),
+    ("posts", gettext_noop("Posts"), "counter"),
+    ("active", gettext_noop("Active users"), "hll"),
+    ("logins", gettext_noop("Logins"), "counter"),
 )
 PERIOD_DAYS = 30
 LATEST_SIGNUPS = 10

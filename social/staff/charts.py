@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils import dateformat
+from django.utils.translation import gettext, pgettext
+
 from social.repository.stats import DailySeries
 
 WIDTH, HEIGHT = 480, 196
@@ -41,14 +44,32 @@ class Chart:
     bottom: int = BOTTOM
 
     @property
+    def label(self) -> str:
+        """The series' name in the reader's language ("New users")."""
+        return gettext(self.series.label)
+
+    @property
     def summary(self) -> str:
         """A sentence a screen reader (or a hurried person) gets instead of the picture."""
         s = self.series
         change = s.change_percent
-        trend = "" if change is None else f", {change:+d}% on the 30 days before"
-        if s.is_average:
-            return f"{s.label}: {s.average} a day on average over the last 30 days{trend}."
-        return f"{s.label}: {s.total} in the last 30 days{trend}."
+        values = {"label": self.label, "average": s.average, "total": s.total}
+        if change is not None:
+            values["change"] = f"{change:+d}"
+            if s.is_average:
+                text = gettext(
+                    "%(label)s: %(average)s a day on average over the last 30 days, "
+                    "%(change)s%% on the 30 days before."
+                )
+            else:
+                text = gettext(
+                    "%(label)s: %(total)s in the last 30 days, %(change)s%% on the 30 days before."
+                )
+        elif s.is_average:
+            text = gettext("%(label)s: %(average)s a day on average over the last 30 days.")
+        else:
+            text = gettext("%(label)s: %(total)s in the last 30 days.")
+        return text % values
 
 
 def nice_ceiling(value: int) -> int:
@@ -78,7 +99,8 @@ def build_chart(series: DailySeries) -> Chart:
             width=round(slot * 0.7, 1),
             height=round(BOTTOM - y(value), 1),
             value=value,
-            label=f"{day:%a %-d %b}",
+            # Translators: a day under a chart's bar, a Django date format ("Mon 3 Nov").
+            label=dateformat.format(day, pgettext("chart bar day", "D j M")),
         )
         for i, (day, value) in enumerate(zip(series.days, series.current))
     ]
@@ -90,8 +112,14 @@ def build_chart(series: DailySeries) -> Chart:
     ticks = [(y(v), v) for v in sorted({0, top_value} | middle)]
     # First and last labels hang inwards so they stay inside the picture.
     anchors = {0: "start", n - 1: "end"}
+    # Translators: a date on a chart's axis, a Django date format ("3 Nov").
+    axis_format = pgettext("chart axis day", "j M")
     labels = [
-        (round(LEFT + (i + 0.5) * slot, 1), f"{series.days[i]:%-d %b}", anchors.get(i, "middle"))
+        (
+            round(LEFT + (i + 0.5) * slot, 1),
+            dateformat.format(series.days[i], axis_format),
+            anchors.get(i, "middle"),
+        )
         for i in sorted({0, n // 2, n - 1})
         if i < len(series.days)
     ]

@@ -6,6 +6,7 @@ import re
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from social.repository import Repository
 from social.repository.audit import ACTIONS, REASON_MAX
@@ -31,7 +32,7 @@ class ReasonForm(forms.Form):
     reason = forms.CharField(
         required=False,
         max_length=REASON_MAX,
-        widget=forms.TextInput(attrs={"placeholder": "Reason (optional)"}),
+        widget=forms.TextInput(attrs={"placeholder": gettext_lazy("Reason (optional)")}),
     )
 
     def clean_reason(self) -> str:
@@ -47,14 +48,16 @@ class RequiredReasonForm(ReasonForm):
 
     reason = forms.CharField(
         max_length=REASON_MAX,
-        widget=forms.TextInput(attrs={"placeholder": "Reason (required)"}),
-        error_messages={"required": "Say why: it goes into the log."},
+        widget=forms.TextInput(attrs={"placeholder": gettext_lazy("Reason (required)")}),
+        error_messages={"required": gettext_lazy("Say why: it goes into the log.")},
     )
 
     def clean_reason(self) -> str:
         reason = one_line(self.cleaned_data["reason"])
         if len(reason) < 3:
-            raise ValidationError("Give a reason of at least 3 characters.", code="min_length")
+            raise ValidationError(
+                gettext("Give a reason of at least 3 characters."), code="min_length"
+            )
         return reason
 
 
@@ -62,15 +65,25 @@ class NoteForm(ReasonForm):
     """A note on an account, visible to staff only."""
 
     reason = forms.CharField(
-        label="Note",
+        label=gettext_lazy("Note"),
         max_length=NOTE_MAX,
         strip=True,
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Visible to staff only"}),
-        error_messages={"required": "Write the note first."},
+        widget=forms.Textarea(
+            attrs={"rows": 2, "placeholder": gettext_lazy("Visible to staff only")}
+        ),
+        error_messages={"required": gettext_lazy("Write the note first.")},
     )
 
     def clean_reason(self) -> str:
         return self.cleaned_data["reason"].strip()
+
+
+# How the status filter names each status (directory.USER_STATUSES).
+STATUS_LABELS = {
+    "active": gettext_lazy("Active"),
+    "suspended": gettext_lazy("Suspended"),
+    "staff": pgettext_lazy("account status", "Staff"),
+}
 
 
 class UserSearchForm(forms.Form):
@@ -79,7 +92,7 @@ class UserSearchForm(forms.Form):
     of names instead, and `notice` says so."""
 
     q = forms.CharField(
-        label="Username",
+        label=gettext_lazy("Username"),
         required=False,
         max_length=20,
         widget=forms.TextInput(
@@ -87,13 +100,15 @@ class UserSearchForm(forms.Form):
         ),
     )
     match = forms.ChoiceField(
-        label="Match",
+        label=gettext_lazy("Match"),
         required=False,
-        choices=[("prefix", "Starts with"), ("contains", "Contains")],
+        choices=[("prefix", gettext_lazy("Starts with")), ("contains", gettext_lazy("Contains"))],
     )
     status = forms.ChoiceField(
+        label=gettext_lazy("Status"),
         required=False,
-        choices=[("", "Any status")] + [(s, s.capitalize()) for s in USER_STATUSES],
+        choices=[("", gettext_lazy("Any status"))]
+        + [(s, STATUS_LABELS.get(s, s.capitalize())) for s in USER_STATUSES],
     )
 
     notice = ""  # what the page says about the search it made instead of the one asked
@@ -101,7 +116,7 @@ class UserSearchForm(forms.Form):
     def clean_q(self) -> str:
         query = self.cleaned_data["q"].strip().lstrip("@")
         if query and not NAME_RE.fullmatch(query):
-            raise ValidationError("Usernames hold only letters, digits and underscores.")
+            raise ValidationError(gettext("Usernames hold only letters, digits and underscores."))
         return query.lower()
 
     def clean_match(self) -> str:
@@ -112,10 +127,10 @@ class UserSearchForm(forms.Form):
         query = data.get("q") or ""
         if data.get("match") == "contains" and 0 < len(query) < CONTAINS_MIN:
             data["match"] = "prefix"
-            self.notice = (
-                f"“Contains” needs at least {CONTAINS_MIN} characters: these are the names "
-                f"that start with “{query}”."
-            )
+            self.notice = gettext(
+                "“Contains” needs at least %(num)s characters: these are the names that "
+                "start with “%(query)s”."
+            ) % {"num": CONTAINS_MIN, "query": query}
         return data
 
 
@@ -123,14 +138,19 @@ class AuditFilterForm(forms.Form):
     """The audit log's filters: staff member, action, target user (names as typed)."""
 
     actor = forms.CharField(
-        label="Staff member",
+        label=gettext_lazy("Staff member"),
         required=False,
         max_length=20,
         widget=forms.TextInput(attrs={"list": "staff-names", "autocapitalize": "none"}),
     )
-    action = forms.ChoiceField(required=False, choices=[("", "Any action")] + list(ACTIONS.items()))
+    action = forms.ChoiceField(
+        label=gettext_lazy("Action"),
+        required=False,
+        choices=[("", gettext_lazy("Any action"))]
+        + [(code, gettext_lazy(label)) for code, label in ACTIONS.items()],
+    )
     target = forms.CharField(
-        label="Target user",
+        label=gettext_lazy("Target user"),
         required=False,
         max_length=20,
         widget=forms.TextInput(attrs={"autocapitalize": "none"}),
@@ -149,14 +169,14 @@ class AuditFilterForm(forms.Form):
         ids = self.repo.users.user_ids_for_names(list(names.values()))
         for field, user_id in zip(names, ids):
             if user_id is None:
-                self.add_error(field, "No user by that name.")
+                self.add_error(field, gettext("No user by that name."))
             data[f"{field}_id"] = user_id
         return data
 
     def _name(self, field: str) -> str:
         name = self.cleaned_data[field].strip().lstrip("@")
         if name and not NAME_RE.fullmatch(name):
-            raise ValidationError("That is not a username.")
+            raise ValidationError(gettext("That is not a username."))
         return name
 
     def clean_actor(self) -> str:
@@ -174,7 +194,7 @@ class AuditFilterForm(forms.Form):
         match = STREAM_ID.fullmatch(raw)
         ms, seq = (int(match[1]), int(match[2])) if match else (0, 0)
         if ms + seq == 0:
-            raise ValidationError("That is not a position in the log.", code="invalid")
+            raise ValidationError(gettext("That is not a position in the log."), code="invalid")
         return f"{ms}-{seq}"
 
     def filters(self) -> dict:
@@ -199,21 +219,23 @@ class PostIdsField(forms.Field):
         try:
             ids = [int(v) for v in values]
         except (TypeError, ValueError):
-            raise ValidationError("Post ids are numbers.", code="invalid") from None
+            raise ValidationError(gettext("Post ids are numbers."), code="invalid") from None
         if any(i < 1 for i in ids):
-            raise ValidationError("Post ids are positive numbers.", code="invalid")
+            raise ValidationError(gettext("Post ids are positive numbers."), code="invalid")
         return list(dict.fromkeys(ids))
 
     def validate(self, value: list[int]) -> None:
         super().validate(value)
         if len(value) > BULK_MAX:
-            raise ValidationError(f"Select at most {BULK_MAX} posts at a time.", code="max")
+            raise ValidationError(
+                gettext("Select at most %(num)s posts at a time.") % {"num": BULK_MAX}, code="max"
+            )
 
 
 class SelectPostsForm(forms.Form):
     """The posts a bulk delete is about (the confirmation page's GET)."""
 
-    id = PostIdsField(error_messages={"required": "Select at least one post."})
+    id = PostIdsField(error_messages={"required": gettext_lazy("Select at least one post.")})
 
 
 class DeletePostsForm(SelectPostsForm, RequiredReasonForm):

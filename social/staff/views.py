@@ -10,6 +10,8 @@ from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import ngettext as _n
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -24,7 +26,8 @@ from social.staff.mixins import StaffRequiredMixin
 
 @dataclass(frozen=True)
 class UserAction:
-    """One action on an account: its form, the repository method, what to say after."""
+    """One action on an account: its form, the repository method, what to say after
+    (translated when said; %(name)s is the account's name)."""
 
     form_class: type[forms.ReasonForm]
     method: str
@@ -32,24 +35,34 @@ class UserAction:
     unchanged: str = ""
 
 
+_ = gettext_lazy
 USER_ACTIONS = {
     "suspend": UserAction(
         forms.RequiredReasonForm,
         "suspend",
-        "{name} is suspended and logged out everywhere.",
-        "{name} was already suspended.",
+        _("%(name)s is suspended and logged out everywhere."),
+        _("%(name)s was already suspended."),
     ),
     "unsuspend": UserAction(
-        forms.ReasonForm, "unsuspend", "{name} is no longer suspended.", "{name} was not suspended."
+        forms.ReasonForm,
+        "unsuspend",
+        _("%(name)s is no longer suspended."),
+        _("%(name)s was not suspended."),
     ),
-    "logout": UserAction(forms.ReasonForm, "force_logout", "{name} is logged out everywhere."),
+    "logout": UserAction(forms.ReasonForm, "force_logout", _("%(name)s is logged out everywhere.")),
     "grant_staff": UserAction(
-        forms.ReasonForm, "grant_staff", "{name} is now staff.", "{name} was already staff."
+        forms.ReasonForm,
+        "grant_staff",
+        _("%(name)s is now staff."),
+        _("%(name)s was already staff."),
     ),
     "revoke_staff": UserAction(
-        forms.ReasonForm, "revoke_staff", "{name} is no longer staff.", "{name} was not staff."
+        forms.ReasonForm,
+        "revoke_staff",
+        _("%(name)s is no longer staff."),
+        _("%(name)s was not staff."),
     ),
-    "note": UserAction(forms.NoteForm, "add_note", "Note added to {name}."),
+    "note": UserAction(forms.NoteForm, "add_note", _("Note added to %(name)s.")),
 }
 
 
@@ -128,7 +141,9 @@ class UserActionView(UserDetailView):
         if "username" in self.kwargs:
             return self.kwargs["username"]
         user = self.repo.users.get_user(self.target_id)
-        return user.username if user is not None else f"Account #{self.target_id}"
+        if user is not None:
+            return user.username
+        return gettext("Account #%(id)s") % {"id": self.target_id}
 
     def post(self, request: HttpRequest, **kwargs) -> HttpResponse:
         action = USER_ACTIONS[self.action]
@@ -141,15 +156,15 @@ class UserActionView(UserDetailView):
                 self.target_id, request.user, form.value()
             )
         except NotAllowed as error:
-            messages.error(request, str(error))
+            messages.error(request, gettext(str(error)))
         except UserNotFound:
             raise Http404("No such user.") from None
         else:
             name = self.account_name()
             if changed is False:
-                messages.info(request, action.unchanged.format(name=name))
+                messages.info(request, action.unchanged % {"name": name})
             else:
-                messages.success(request, action.done.format(name=name))
+                messages.success(request, action.done % {"name": name})
         return HttpResponseRedirect(self.account_url())
 
 
@@ -181,7 +196,7 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         select = forms.SelectPostsForm(request.GET)
         if not select.is_valid():
-            messages.error(request, select.errors["id"][0])
+            messages.error(request, select.errors["id"][0])  # translated by the form
             return redirect("staff:posts")
         return self.confirm(forms.DeletePostsForm(initial={"id": select.cleaned_data["id"]}))
 
@@ -192,7 +207,12 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
         deleted = self.repo.moderation.delete_posts(
             form.cleaned_data["id"], request.user, form.value()
         )
-        messages.success(request, f"Deleted {len(deleted)} of {len(form.cleaned_data['id'])}.")
+        asked = len(form.cleaned_data["id"])
+        messages.success(
+            request,
+            _n("Deleted %(done)s of %(num)s.", "Deleted %(done)s of %(num)s.", asked)
+            % {"done": len(deleted), "num": asked},
+        )
         return HttpResponseRedirect(self.safe_back_url(reverse("staff:posts")))
 
     def confirm(self, form: Form, status: int = 200) -> HttpResponse:
@@ -240,7 +260,9 @@ class ResolveReportView(StaffRequiredMixin, View):
         back = self.safe_back_url(reverse("staff:reports"))
         form = forms.ResolveReportForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Choose dismiss or delete, with a reason of at most 500.")
+            messages.error(
+                request, gettext("Choose dismiss or delete, with a reason of at most 500.")
+            )
             return HttpResponseRedirect(back)
         outcome = form.cleaned_data["outcome"]
         try:
@@ -248,20 +270,20 @@ class ResolveReportView(StaffRequiredMixin, View):
         except ReportNotFound:
             raise Http404("No such report.") from None
         if not done:
-            messages.info(request, ALREADY_RESOLVED)
+            messages.info(request, str(ALREADY_RESOLVED))
         elif outcome == "deleted":
-            messages.success(request, REPORT_ACTIONS["delete"].done)
+            messages.success(request, str(REPORT_ACTIONS["delete"].done))
         else:
-            messages.success(request, "Reports on that post dismissed.")
+            messages.success(request, gettext("Reports on that post dismissed."))
         return HttpResponseRedirect(back)
 
 
-ALREADY_RESOLVED = "Someone already resolved that report."
+ALREADY_RESOLVED = _("Someone already resolved that report.")
 
 
 @dataclass(frozen=True)
 class ReportAction:
-    """What the confirmation page of an action on a report says."""
+    """What the confirmation page of an action on a report says (translated when shown)."""
 
     title: str
     explain: str
@@ -272,23 +294,30 @@ class ReportAction:
 
 REPORT_ACTIONS = {
     "delete": ReportAction(
-        "Delete this post?",
-        "The post disappears from every page and feed and its author sees a notice with "
-        "your reason. It is kept, marked deleted, for the record; every open report on it "
-        "is closed, and the deletion goes into the audit log.",
-        "Reason (the author sees it)",
-        "Yes, delete the post",
-        "Post deleted; its reports are closed.",
+        _("Delete this post?"),
+        _(
+            "The post disappears from every page and feed and its author sees a notice with "
+            "your reason. It is kept, marked deleted, for the record; every open report on it "
+            "is closed, and the deletion goes into the audit log."
+        ),
+        _("Reason (the author sees it)"),
+        _("Yes, delete the post"),
+        _("Post deleted; its reports are closed."),
     ),
     "suspend": ReportAction(
-        "Suspend the author?",
-        "The account is suspended and logged out everywhere: none of its posts show "
-        "anywhere until it is unsuspended (nothing is removed). Every open report on this "
-        "post is closed as “author suspended”; reports on their other posts stay open. The "
-        "suspension goes into the audit log.",
-        "Reason (goes into the log and the account's file)",
-        "Yes, suspend the author",
-        "The author is suspended and logged out everywhere; the reports on that post are closed.",
+        _("Suspend the author?"),
+        _(
+            "The account is suspended and logged out everywhere: none of its posts show "
+            "anywhere until it is unsuspended (nothing is removed). Every open report on this "
+            "post is closed as “author suspended”; reports on their other posts stay open. "
+            "The suspension goes into the audit log."
+        ),
+        _("Reason (goes into the log and the account's file)"),
+        _("Yes, suspend the author"),
+        _(
+            "The author is suspended and logged out everywhere; the reports on that post "
+            "are closed."
+        ),
     ),
 }
 
@@ -320,7 +349,7 @@ class ReportActionView(StaffRequiredMixin, TemplateView):
     def get(self, request: HttpRequest, report_id: int) -> HttpResponse:
         report = self.report(report_id)
         if not report.is_open:
-            messages.info(request, ALREADY_RESOLVED)
+            messages.info(request, str(ALREADY_RESOLVED))
             return HttpResponseRedirect(self.back())
         initial = {"reason": report.reason_label} if self.action == "delete" else {}
         return self.confirm(report, forms.RequiredReasonForm(initial=initial))
@@ -341,14 +370,14 @@ class ReportActionView(StaffRequiredMixin, TemplateView):
         except ReportNotFound:
             raise Http404("No such report.") from None
         except UserNotFound:
-            messages.error(request, "The author's account no longer exists.")
+            messages.error(request, gettext("The author's account no longer exists."))
         except NotAllowed as error:
-            messages.error(request, str(error))
+            messages.error(request, gettext(str(error)))
         else:
             if done:
-                messages.success(request, REPORT_ACTIONS[self.action].done)
+                messages.success(request, str(REPORT_ACTIONS[self.action].done))
             else:
-                messages.info(request, ALREADY_RESOLVED)
+                messages.info(request, str(ALREADY_RESOLVED))
         return HttpResponseRedirect(self.back())
 
     def refusal(self, report: Report) -> str:
@@ -356,12 +385,13 @@ class ReportActionView(StaffRequiredMixin, TemplateView):
         post = report.post
         if self.action == "delete":
             if post is None:
-                return "That post no longer exists: dismiss the report instead."
-            return "That post is already deleted." if post.is_deleted else ""
+                return gettext("That post no longer exists: dismiss the report instead.")
+            return gettext("That post is already deleted.") if post.is_deleted else ""
         try:
-            return self.repo.moderation.suspension_refusal(report.author_id, self.request.user)
+            refusal = self.repo.moderation.suspension_refusal(report.author_id, self.request.user)
         except UserNotFound:
-            return "The author's account no longer exists."
+            return gettext("The author's account no longer exists.")
+        return gettext(refusal) if refusal else ""
 
     def confirm(self, report: Report, form: Form, status: int = 200) -> HttpResponse:
         context = self.get_context_data(

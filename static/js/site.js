@@ -1,6 +1,8 @@
 /* Small progressive enhancements; every page works without them.
    - The composer's live counter: a textarea[data-maxchars] counts down in its help text
-     (<id>_helptext, which its aria-describedby names) and says how many characters are over.
+     (<id>_helptext, which its aria-describedby names) and says how many characters are over,
+     in the page's language: the server renders the texts into the textarea's data-left-one,
+     data-left-other, data-over-one and data-over-other (%(num)s the count, %(max)s the limit).
    - Exact times (the title of each <time datetime>, the permalink's date) in the reader's
      own time zone instead of the server's. */
 (function () {
@@ -12,8 +14,12 @@
     return Array.from(text.replace(/[\r\n]+/g, " ").trim()).length;
   }
 
-  function plural(count, one, many) {
-    return count + " " + (count === 1 ? one : many);
+  // The translated text for count: data-<name>-one for 1, data-<name>-other otherwise
+  // (English fallbacks when a page has no such attribute).
+  function say(textarea, name, count, max, one, other) {
+    var text = textarea.getAttribute("data-" + name + (count === 1 ? "-one" : "-other")) ||
+      (count === 1 ? one : other);
+    return text.replace("%(num)s", String(count)).replace("%(max)s", String(max));
   }
 
   function counter(textarea) {
@@ -35,9 +41,10 @@
       var left = max - used;
       var text = blank;
       if (used && left >= 0) {
-        text = plural(left, "character left", "characters left");
+        text = say(textarea, "left", left, max, "%(num)s character left", "%(num)s characters left");
       } else if (left < 0) {
-        text = plural(-left, "character over", "characters over") + " the " + max + " limit";
+        text = say(textarea, "over", -left, max, "%(num)s character over the %(max)s limit",
+          "%(num)s characters over the %(max)s limit");
       }
       help.textContent = text;
       help.classList.toggle("near", left >= 0 && left <= 20 && used > 0);

@@ -139,3 +139,130 @@ def page_as(new_page, repo, live_url):
         return page
 
     return make
+
+
+# The site tour (issue 11): every page of the site, as each audience sees it, on a small world
+# seeded through the repository. tests/browser/test_accessibility.py runs axe-core over it,
+# tests/browser/test_phone.py checks it at a phone's width.
+
+LONG_WORD = "Pneumonoultramicroscopicsilicovolcanoconiosis" * 6  # 270 letters, no break
+
+
+def register_with_errors(page, base: str) -> None:
+    """The sign-up form sent back with an error on every field."""
+    page.goto(base + "/register/")
+    page.fill("#id_username", "no spaces allowed")
+    page.fill("#id_password", "short")
+    with page.expect_navigation():
+        page.click("main form button[type=submit]")
+    assert page.locator(".has-error").count() >= 2
+
+
+class SiteTour:
+    """The seeded world and the pages to visit: `pages(audience)` lists (label, step), a
+    step being a path or a function(page, base_url); `open(audience, ...)` makes a page
+    logged in as that audience's persona."""
+
+    AUDIENCES = ("visitor", "reader", "staff")
+
+    def __init__(self, repo, person, browser, live_url):
+        from social.repository.moderation import SYSTEM_ACTOR
+
+        self.repo, self.browser, self.live_url, self.contexts = repo, browser, live_url, []
+        posts = repo.posts
+        self.ada = ada = person("ada")  # the reader
+        self.bob = bob = person("bob")
+        self.carol = carol = person("carol")
+        self.newcomer = person("newcomer")  # follows nobody, wrote nothing: an empty home
+        self.sam = sam = person("sam")
+        repo.moderation.grant_staff(sam.id, SYSTEM_ACTOR)
+        self.sam = sam = repo.users.get_user(sam.id)
+        for follower, followee in [(ada, bob), (bob, ada), (carol, ada), (carol, bob)]:
+            repo.graph.follow(follower.id, followee.id)
+        first = posts.create_post(bob.id, "Sorted sets keep the #redis timeline in order @ada")
+        self.long_post = posts.create_post(ada.id, f"The longest word: {LONG_WORD}")
+        self.thread = posts.create_post(bob.id, "Who else keeps counters in #redis hashes?")
+        posts.create_post(ada.id, "Me, with HINCRBY @bob", reply_to=self.thread)
+        posts.create_post(carol.id, f"A long reply: {LONG_WORD}", reply_to=self.thread)
+        self.spam = posts.create_post(carol.id, "Buy cheap followers now!!! #deals")
+        self.own = posts.create_post(ada.id, "A post of my own, to delete #redis")
+        repo.conversations.like(ada.id, first)
+        repo.conversations.like(bob.id, self.own)
+        repo.reports.report_post(bob, self.spam, "spam", "Posted the same link ten times.")
+        repo.moderation.add_note(carol.id, sam, "Watch for more spam.")
+        repo.moderation.suspend(self.newcomer.id, sam, "Testing the log")
+        repo.moderation.unsuspend(self.newcomer.id, sam, "Back again")
+
+    def pages(self, audience: str) -> list[tuple[str, object]]:
+        if audience == "visitor":
+            return [
+                ("welcome", "/"),
+                ("login", "/login/"),
+                ("register with errors", register_with_errors),
+                ("timeline", "/timeline/"),
+                ("profile", "/u/bob/"),
+                ("permalink", f"/p/{self.thread}/"),
+                ("tag", "/tag/redis/"),
+                ("followers", "/u/ada/followers/"),
+                ("404", "/u/nobody_here/"),
+            ]
+        if audience == "reader":
+            return [
+                ("home with posts", "/"),
+                ("timeline", "/timeline/"),
+                ("own profile", "/u/ada/"),
+                ("other profile", "/u/bob/"),
+                ("permalink with replies", f"/p/{self.thread}/"),
+                ("permalink of a long word", f"/p/{self.long_post}/"),
+                ("report form", f"/p/{self.spam}/report/"),
+                ("mentions", "/mentions/"),
+                ("likes tab", "/u/ada/likes/"),
+                ("following", "/u/carol/following/"),
+                ("tag", "/tag/redis/"),
+                ("settings: password", "/settings/password/"),
+                ("settings: delete", "/settings/delete/"),
+                ("delete-post confirmation", f"/p/{self.own}/delete/"),
+            ]
+        return [
+            ("dashboard", "/staff/"),
+            ("users", "/staff/users/"),
+            ("user detail", "/staff/users/carol/"),
+            ("posts", "/staff/posts/"),
+            ("reports", "/staff/reports/"),
+            ("audit log", "/staff/log/"),
+        ]
+
+    def open(self, audience: str, *, width=1280, height=900, scheme="light", bypass_csp=False):
+        """A fresh page in its own context, logged in as the audience's persona. bypass_csp:
+        let Playwright inject a script (axe-core) past the site's `script-src 'self'`."""
+        context = self.browser.new_context(
+            viewport={"width": width, "height": height}, color_scheme=scheme, bypass_csp=bypass_csp
+        )
+        context.set_default_timeout(10_000)
+        self.contexts.append(context)
+        who = {"visitor": None, "reader": self.ada, "staff": self.sam}[audience]
+        if who is not None:
+            secret = self.repo.users.record_login(who.id, "127.0.0.1")
+            context.add_cookies([{"name": "auth", "value": secret, "url": self.live_url}])
+        return context.new_page()
+
+    def visit(self, page, step) -> None:
+        """Go to a step's page; a 404 only where the step says so."""
+        if callable(step):
+            step(page, self.live_url)
+            return
+        response = page.goto(self.live_url + step)
+        expected = 404 if step == "/u/nobody_here/" else 200
+        assert response.status == expected, (step, response.status)
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def site_tour(repo, person, browser, live_url):
+    """The seeded world of SiteTour (a new one for each test: the suite empties Redis)."""
+    tour = SiteTour(repo, person, browser, live_url)
+    yield tour
+    tour.close()
