@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.urls import get_script_prefix
 from django.utils.functional import empty
+from django.utils.translation import get_language
 from markupsafe import Markup
 
 from social import templating
@@ -13,9 +15,11 @@ from social.repository import AnonymousUser
 
 
 def script_prefix(request: HttpRequest) -> dict:
-    """Tell the templates' url() the script prefix of this request (nothing in the context)."""
+    """Tell the templates' url() the script prefix of this request, and give them the
+    active language once (`LANGUAGE_CODE`: the templates' gettext reads it from the page's
+    context instead of asking Django for every message)."""
     templating.set_script_prefix(get_script_prefix())
-    return {}
+    return {"LANGUAGE_CODE": get_language() or settings.LANGUAGE_CODE}
 
 
 class CsrfInput:

@@ -23,7 +23,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils import dateformat, timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
-from django.utils.translation import get_language, gettext, ngettext, npgettext, pgettext
+from django.utils.translation import get_language, gettext, ngettext, pgettext, trans_real
 from jinja2 import Environment, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
@@ -349,13 +349,15 @@ class PostCards:
     def card(self, post, user, counts=None, report_form=None, exact_time=False) -> Markup:
         """Return one card with FORM_FIELDS left in (what the template globals fill)."""
         now = time.time()
-        return self._card(post, user, self._counts(post, counts), report_form, now, exact_time)
+        return self._card(
+            post, user, self._counts(post, counts), report_form, now, get_language(), exact_time
+        )
 
     def cards_of(self, posts, user, counts) -> Markup:
         """Return the cards of posts with FORM_FIELDS left in."""
-        now = time.time()
+        now, language = time.time(), get_language()  # once per feed, not per card
         return Markup("").join(
-            [self._card(p, user, self._counts(p, counts), None, now) for p in posts]
+            [self._card(p, user, self._counts(p, counts), None, now, language) for p in posts]
         )
 
     @staticmethod
@@ -363,7 +365,14 @@ class PostCards:
         return (counts or {}).get(post.id) or NO_COUNTS
 
     def _card(
-        self, post, user, counts: PostCounts, report_form, now: float, exact_time=False
+        self,
+        post,
+        user,
+        counts: PostCounts,
+        report_form,
+        now: float,
+        language: str | None = None,
+        exact_time=False,
     ) -> Markup:
         shown = "" if exact_time else age(post.created, now)
         if self.env.auto_reload:
@@ -376,7 +385,7 @@ class PostCards:
             bool(report_form),
             shown,
             exact_time,
-            get_language(),
+            language or get_language(),
             getattr(_local, "prefix", "/"),
         )
         card = self.cards.get(key)
@@ -399,6 +408,87 @@ def language_code() -> str:
     return get_language() or settings.LANGUAGE_CODE
 
 
+# The templates' messages, translated once per language: (language, context, message) ->
+# text. Messages in templates are literals, so this holds at most the catalogue per language.
+_messages: dict[tuple[str, str, str], str] = {}
+
+
+CONTEXT_SEPARATOR = "\x04"  # gettext's: msgctxt, then the message
+
+
+def in_context(msgctxt: str, message: str) -> str:
+    """The catalogue key of a message with a context (as pgettext looks it up)."""
+    return msgctxt + CONTEXT_SEPARATOR + message
+
+
+def _page_language(context: Context) -> str:
+    return context.get("LANGUAGE_CODE") or get_language() or settings.LANGUAGE_CODE
+
+
+def _translated(language: str, msgctxt: str, message: str) -> str:
+    if not message:  # gettext("") would be the catalogue's header
+        return message
+    key = (language, msgctxt, message)
+    found = _messages.get(key)
+    if found is None:
+        catalogue = trans_real.translation(language)
+        if msgctxt:
+            found = catalogue.gettext(in_context(msgctxt, message))
+            if CONTEXT_SEPARATOR in found:  # no translation in that context
+                found = message
+        else:
+            found = catalogue.gettext(message)
+        if len(_messages) < 20_000:
+            _messages[key] = found
+    return found
+
+
+@pass_context
+def page_gettext(context: Context, message: str) -> str:
+    """gettext for templates: the page's language from its context (LANGUAGE_CODE, set
+    once per page by a context processor) and each message translated once per process.
+    Django's own gettext looks the active language up on every call, which a page with
+    thirty messages felt (docs/benchmarks.md)."""
+    return _translated(_page_language(context), "", message)
+
+
+@pass_context
+def page_pgettext(context: Context, msgctxt: str, message: str) -> str:
+    """pgettext for templates (see page_gettext)."""
+    return _translated(_page_language(context), msgctxt, message)
+
+
+@pass_context
+def page_ngettext(context: Context, singular: str, plural: str, number: int) -> str:
+    """ngettext for templates: the page's language's catalogue, no look-up of the active
+    language (plural forms depend on the number, so they are not remembered)."""
+    return trans_real.translation(_page_language(context)).ngettext(singular, plural, number)
+
+
+@pass_context
+def page_npgettext(context: Context, msgctxt: str, singular: str, plural: str, number: int) -> str:
+    """npgettext for templates (see page_ngettext)."""
+    catalogue = trans_real.translation(_page_language(context))
+    found = catalogue.ngettext(in_context(msgctxt, singular), in_context(msgctxt, plural), number)
+    if CONTEXT_SEPARATOR in found:
+        return singular if number == 1 else plural
+    return found
+
+
+_static_urls: dict[str, str] = {}
+
+
+def static_url(path: str) -> str:
+    """Django's static(), remembered per path: the hashed manifest never changes while
+    the process runs (collectstatic runs before it starts)."""
+    found = _static_urls.get(path)
+    if found is None:
+        found = static(path)
+        if not settings.DEBUG:
+            _static_urls[path] = found
+    return found
+
+
 def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function).
 
@@ -410,10 +500,14 @@ def environment(**options) -> Environment:
     options["extensions"] = [*options.get("extensions", ()), "jinja2.ext.i18n"]
     env = Environment(**options)
     env.install_gettext_callables(  # type: ignore[attr-defined]
-        gettext, ngettext, newstyle=True, pgettext=pgettext, npgettext=npgettext
+        page_gettext,
+        page_ngettext,
+        newstyle=True,
+        pgettext=page_pgettext,
+        npgettext=page_npgettext,
     )
     env.globals.update(language_code=language_code, languages=settings.LANGUAGES)
-    env.globals.update(url=url, static=static, querystring=querystring, widget=widget)
+    env.globals.update(url=url, static=static_url, querystring=querystring, widget=widget)
     env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
     env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)
     env.globals.update(with_auto_id=with_auto_id)
