@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import redis
@@ -138,6 +138,22 @@ def queue_counts(reads: NamedReads, user_id: int) -> None:
     reads.llen("posts", keys.own_posts(user_id))
 
 
+def queue_users(reads: NamedReads, ids: Sequence[int]) -> None:
+    """Queue each id's user hash fields (see users_from), on a pipeline a page sends anyway."""
+    for uid in ids:
+        reads.hmget(f"user:{uid}", keys.user(uid), USER_FIELDS)
+
+
+def users_from(got: Mapping, ids: Sequence[int]) -> dict[int, User]:
+    """Return {id: User} for the ids queue_users read that exist."""
+    found: dict[int, User] = {}
+    for uid in ids:
+        user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, got[f"user:{uid}"]))))
+        if user is not None:
+            found[uid] = user
+    return found
+
+
 def counts_from(got: Mapping) -> Counts:
     """Return the Counts that queue_counts read."""
     return Counts(followers=got["followers"], following=got["following"], posts=got["posts"])
@@ -234,12 +250,14 @@ class RepositoryBase:
         unique = list(dict.fromkeys(int(i) for i in ids))
         if not unique:
             return {}
+        reads = self.reads()
+        queue_users(reads, unique)
+        return users_from(reads.execute(), unique)
+
+    def _names_of_ids(self, ids: Sequence[int]) -> list[tuple[str, int]]:
+        """Return (username, id) for the ids whose user hash has a name, in one round trip
+        (a batch of a walk over every id up to next_user_id)."""
         pipe = self._pipe()
-        for uid in unique:
-            pipe.hmget(keys.user(uid), USER_FIELDS)
-        found: dict[int, User] = {}
-        for uid, values in zip(unique, pipe.execute()):
-            user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, values))))
-            if user is not None:
-                found[uid] = user
-        return found
+        for user_id in ids:
+            pipe.hget(keys.user(user_id), "username")
+        return [(s(name), i) for i, name in zip(ids, pipe.execute()) if name]

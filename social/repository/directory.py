@@ -264,10 +264,7 @@ class DirectoryStore(RepositoryBase):
         got: dict = {}
         for first in range(max(1, checked - INDEX_RECHECK + 1), end + 1, chunk):
             ids = range(first, min(end, first + chunk - 1) + 1)
-            pipe = self._pipe()
-            for user_id in ids:
-                pipe.hget(keys.user(user_id), "username")
-            named = [(s(name), i) for i, name in zip(ids, pipe.execute()) if name]
+            named = self._names_of_ids(ids)
             reads = self.reads()
             self._queue_index(reads.pipe, named)
             reads.pipe.set(keys.name_trigrams_checked(), ids[-1])  # after the members

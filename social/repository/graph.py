@@ -11,7 +11,6 @@ import redis
 from social import keys
 
 from .base import (
-    USER_FIELDS,
     NamedReads,
     RepositoryBase,
     as_int,
@@ -20,8 +19,9 @@ from .base import (
     now,
     page_bounds,
     queue_counts,
-    s,
+    queue_users,
     user_from_hash,
+    users_from,
 )
 from .errors import CannotFollowSelf, UserNotFound
 from .models import FollowEntry, HomePage, Page, Profile, User
@@ -139,17 +139,12 @@ class GraphStore(RepositoryBase):
         rows = [(int(m), int(score)) for m, score in rows[:per_page]]
         listed = list(dict.fromkeys(uid for uid, _ in rows))
         reads = self.reads()
-        for uid in listed:
-            reads.hmget(f"user:{uid}", keys.user(uid), USER_FIELDS)
+        queue_users(reads, listed)
         if viewer_id is not None and listed:
             reads.zmscore("viewer_follows", keys.following(viewer_id), listed)
             reads.zmscore("follows_viewer", keys.followers(viewer_id), listed)
         got = reads.execute()
-        users = {}
-        for uid in listed:
-            user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, got[f"user:{uid}"]))))
-            if user is not None:
-                users[uid] = user
+        users = users_from(got, listed)
         follows = dict(zip(listed, got.get("viewer_follows") or [None] * len(listed)))
         followed_by = dict(zip(listed, got.get("follows_viewer") or [None] * len(listed)))
         entries = [

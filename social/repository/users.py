@@ -91,11 +91,7 @@ class UserStore(RepositoryBase):
         claimed = 0
         for start in range(max(1, checked - LEGACY_RECHECK + 1), top + 1, CLAIM_BATCH):
             ids = range(start, min(top, start + CLAIM_BATCH - 1) + 1)
-            pipe = self._pipe()
-            for user_id in ids:
-                pipe.hget(keys.user(user_id), "username")
-            names = [(s(name), i) for i, name in zip(ids, pipe.execute()) if name]
-            claimed += self._claim_names(names)
+            claimed += self._claim_names(self._names_of_ids(ids))
         if top > checked:
             self.r.set(keys.usernames_lower_checked(), top)
         return claimed
