@@ -1,9 +1,9 @@
-"""Figures for the staff pages: daily series, totals, the server's health, the user list.
+"""Figures for the staff dashboard: daily series, totals, the server's health.
 
 Nothing here scans the keyspace. The daily figures are the counters and HyperLogLogs the
 site bumps as events happen (RepositoryBase._count_event and _mark_active), which expire
-after keys.STATS_TTL_DAYS; totals are cardinalities and counters; the user list pages the
-sign-up, staff and suspension sorted sets and searches the lexicographic name index.
+after keys.STATS_TTL_DAYS; totals are cardinalities and counters. The user list and its
+searches are social/repository/directory.py's.
 """
 
 from __future__ import annotations
