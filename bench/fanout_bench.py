@@ -100,7 +100,7 @@ def make_graph(client: redis.Redis, followers: int) -> tuple[int, list[int]]:
 
 
 def home_shows(repo: Repository, user_id: int, post_id: int) -> bool:
-    return any(p.id == post_id for p in repo.posts.home_page(user_id, 1, 10).feed.items)
+    return any(p.id == post_id for p in repo.pages.home(user_id, 1, 10).feed.items)
 
 
 def run(client: redis.Redis, followers: int, mode: str) -> dict:

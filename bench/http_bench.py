@@ -1,7 +1,8 @@
 """Load the served site with wrk on the full-size data set: throughput, latency, Redis cost.
 
 Usage (from the repository root):  .venv/bin/python bench/http_bench.py [--duration 10]
-    [--connections 50,100] [--pages home,timeline,profile,welcome,permalink] [--warmup 2]
+    [--connections 50,100] [--warmup 2]
+    [--pages home,timeline,profile,welcome,permalink,login,timeline_anon]
 
 1. Starts a redis-server of its own on a free port (never 6379, never the machine's Redis)
    with its data in var/bench/ under a dump named after the data set (e.g.
@@ -51,7 +52,7 @@ from social import keys  # noqa: E402  (key names only: no Django needed)
 from tests.redis_server import free_port, server_binary  # noqa: E402
 
 VAR = ROOT / "var" / "bench"
-PAGE_NAMES = ("home", "timeline", "profile", "welcome", "permalink")
+PAGE_NAMES = ("home", "timeline", "profile", "welcome", "permalink", "login", "timeline_anon")
 WRK_THREADS = 2
 # Not a page's cost: the bench's own INFO, connection set-up, redis-py's idle health check.
 NOT_COUNTED = {"info", "hello", "auth", "select", "ping"}
@@ -282,6 +283,11 @@ def build_pages(who: Personas, names: list[str]) -> list[Page]:
         ),
         "welcome": Page("welcome", "welcome page, anonymous", "/", None),
         "permalink": Page("permalink", "permalink, logged in", f"/p/{who.post_id}/", who.secret),
+        # The floor: a page that reads nothing from Redis.
+        "login": Page("login", "/login/, anonymous (no Redis)", "/login/", None),
+        "timeline_anon": Page(
+            "timeline_anon", "timeline (50 posts), anonymous", "/timeline/", None
+        ),
     }
     return [pages[name] for name in names]
 

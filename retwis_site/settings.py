@@ -253,6 +253,10 @@ RETWIS_FANOUT_READ_THRESHOLD = envint("RETWIS_FANOUT_READ_THRESHOLD", 10_000, mi
 # unchanging parts (about 0.6 KB each) and auth secrets' user ids.
 RETWIS_POST_CACHE_SIZE = envint("RETWIS_POST_CACHE_SIZE", 20_000)
 RETWIS_SECRET_CACHE_SIZE = envint("RETWIS_SECRET_CACHE_SIZE", 10_000)
+# A profile URL's name -> user id, and the ids each page of posts listed last (its counts
+# ride on the page's next first pipeline): social/repository/cache.py.
+RETWIS_NAME_CACHE_SIZE = envint("RETWIS_NAME_CACHE_SIZE", 10_000)
+RETWIS_SHOWN_CACHE_SIZE = envint("RETWIS_SHOWN_CACHE_SIZE", 10_000)
 RETWIS_FEED_PAGE_SIZE = 10
 RETWIS_TIMELINE_PAGE_SIZE = 50
 RETWIS_LIST_PAGE_SIZE = 50

@@ -26,7 +26,7 @@ from django.utils.html import escape
 from django.utils.translation import gettext, gettext_lazy, override
 
 from social.forms import is_tag
-from social.repository import Page, Post, Profile, UserNotFound, get_repository
+from social.repository import ANONYMOUS, Page, Post, Profile, UserNotFound, get_repository
 from social.repository.models import TimelinePage
 from social.text import normal_tag
 
@@ -112,8 +112,8 @@ class TimelineFeed(PostFeed):
 
     def get_object(self, request: HttpRequest) -> TimelinePage:
         # latest_users=1: the page also reads the newest sign-ups, which a feed never shows
-        # (0 would mean "every user" to its ZREVRANGE).
-        return get_repository().posts.timeline_page(1, FEED_ITEMS, latest_users=1)
+        # (0 would mean "every user" to its ZREVRANGE). A feed never looks at its reader.
+        return get_repository().pages.timeline(ANONYMOUS, 1, FEED_ITEMS, latest_users=1)
 
     def items(self, page: TimelinePage) -> list[Post]:
         return page.posts.items
@@ -124,13 +124,10 @@ class ProfileFeed(PostFeed):
     public (no such account, suspended, deleted by its owner)."""
 
     def get_object(self, request: HttpRequest, username: str) -> Profile:
-        try:
-            profile = get_repository().graph.profile_for_name(username, None, 1, FEED_ITEMS)
+        try:  # as a visitor sees it: suspended and deleted accounts are not found
+            return get_repository().pages.profile_for_name(username, ANONYMOUS, 1, FEED_ITEMS)
         except UserNotFound:
             raise Http404("No such user.") from None
-        if profile.user.is_suspended:  # deleted accounts are too (User.is_deleted)
-            raise Http404("No such user.")
-        return profile
 
     def title(self, profile: Profile) -> str:
         return gettext("Retwis: @%(name)s") % {"name": xml_safe(profile.user.username)}
@@ -159,7 +156,7 @@ class TagFeed(PostFeed):
         folded = normal_tag(tag)
         if not is_tag(folded):  # "İ" folds to "i" and a combining dot: nothing filed there
             raise Http404("No posts with this tag.")
-        page = get_repository().conversations.tag_page(folded, None, 1, FEED_ITEMS)
+        page = get_repository().pages.tag(folded, ANONYMOUS, 1, FEED_ITEMS)
         if not page.items and not page.has_next:
             raise Http404("No posts with this tag.")
         return folded, page

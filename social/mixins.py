@@ -9,7 +9,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from social.repository import Page, Repository, User, get_repository
+from social.repository import Page, Repository, User, Viewer, get_repository, may_see_account
 
 MAX_PAGE = 1000  # a page number past the capped lists is never useful
 
@@ -110,6 +110,6 @@ class UserPageMixin(RepositoryMixin):
         staff: a suspended account is absent wherever the public can reach (the profile,
         its lists, following it), and the 404 names no one."""
         user = self.repo.users.get_user(self.target_id)
-        if user is None or (user.is_suspended and not self.request.user.is_staff):
+        if user is None or not may_see_account(Viewer.of(self.request.user), user):
             raise Http404("No such user.")
         return user

@@ -32,14 +32,16 @@ from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.redis_client import ping_within
 from social.repository import (
     CannotFollowSelf,
+    Conversation,
     NotAllowed,
     Post,
+    PostCounts,
     PostNotFound,
     PostPending,
     UsernameTaken,
     UserNotFound,
+    Viewer,
 )
-from social.repository.conversations import Conversation
 from social.repository.limits import wait_phrase
 from social.repository.reports import AlreadyReported
 from social.text import normal_tag
@@ -60,7 +62,7 @@ class HomeView(RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         user = self.request.user
         if user.is_authenticated:
-            context["home"] = home = self.repo.graph.home_page(
+            context["home"] = home = self.repo.pages.home(
                 user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
             )
             self.checked_page(home.feed)
@@ -68,7 +70,7 @@ class HomeView(RepositoryMixin, TemplateView):
         else:
             context["register_form"] = RegisterForm()
             context["login_form"] = LoginForm()
-            context["latest"] = self.repo.posts.latest_page(5)
+            context["latest"] = self.repo.pages.latest(5)
         return context
 
 
@@ -77,38 +79,22 @@ class ConversationMixin(RepositoryMixin):
 
     def visible_conversation(self, post_id: int, number: int = 1) -> Conversation:
         """Return post_id with its ancestors and a page of replies, or raise Http404 when
-        this reader may not see it: staff see everything; a post removed by moderators is
-        still shown to its author (with why); one its author deleted, or by a suspended or
-        deleted account, is gone for everyone else."""
-        viewer = self.request.user
-        viewer_id = viewer.id if viewer.is_authenticated else None
+        this reader may not see it (the repository's visibility policy decides)."""
         try:
-            conversation = self.repo.conversations.conversation(
-                post_id, viewer_id, number, REPLIES_PAGE_SIZE
+            return self.repo.pages.conversation(
+                post_id, Viewer.of(self.request.user), number, REPLIES_PAGE_SIZE
             )
         except PostNotFound:
             raise Http404("No such post.") from None
-        post = conversation.post
-        if not viewer.is_staff and (
-            post.author_suspended
-            or post.deleted_by_author
-            or (post.is_deleted and viewer_id != post.author_id)
-        ):
-            raise Http404("No such post.")
-        return conversation
 
     def conversation_context(self, conversation: Conversation, reply_form=None) -> dict:
         """Return what post_detail.html shows of a conversation, with the reply form (a
         blank one unless given) when this reader may reply."""
-        post = conversation.post
-        can_reply = self.request.user.is_authenticated and not (
-            post.is_deleted or post.author_suspended
-        )
         return {
             "conversation": conversation,
-            "post": post,
+            "post": conversation.post,
             "counts": conversation.counts,
-            "reply_form": (reply_form or ReplyForm()) if can_reply else None,
+            "reply_form": (reply_form or ReplyForm()) if conversation.can_reply else None,
         }
 
 
@@ -166,9 +152,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
             self.template_name = "social/post_detail.html"
             context["page_url"] = reverse("social:post_detail", args=[reply_to])  # not /post/
         else:  # a post, or a reply to a post gone meanwhile: the text goes to the composer
-            home = self.repo.graph.home_page(
-                self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE
-            )
+            home = self.repo.pages.home(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
             context = {"post_form": form, "home": home, "page_url": reverse("social:home")}
         return self.render_to_response(self.get_context_data(**context), status=status)
 
@@ -279,14 +263,11 @@ class TimelineView(RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        viewer = self.request.user
-        context["timeline"] = timeline = self.repo.posts.timeline_page(
-            self.page_number(),
-            settings.RETWIS_TIMELINE_PAGE_SIZE,
-            viewer_id=viewer.id if viewer.is_authenticated else None,
+        context["timeline"] = timeline = self.repo.pages.timeline(
+            Viewer.of(self.request.user), self.page_number(), settings.RETWIS_TIMELINE_PAGE_SIZE
         )
         self.checked_page(timeline.posts)
-        context["trending"] = self.repo.conversations.trending()
+        context["trending"] = self.repo.trending.trending()
         return context
 
 
@@ -298,19 +279,15 @@ class ProfileView(RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        viewer = self.request.user
         try:
-            profile = self.repo.graph.profile_for_name(
+            profile = self.repo.pages.profile_for_name(
                 self.kwargs["username"],
-                viewer if viewer.is_authenticated else None,
+                Viewer.of(self.request.user),
                 self.page_number(),
                 settings.RETWIS_FEED_PAGE_SIZE,
-                include_hidden=viewer.is_staff,
             )
         except UserNotFound:
             raise Http404("No such user.") from None
-        if profile.user.is_suspended and not viewer.is_staff:
-            raise Http404("No such user.")
         self.checked_page(profile.posts)
         context["profile"] = profile
         return context
@@ -407,18 +384,23 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
     template_name = "social/post_detail.html"
 
     @cached_property
-    def reported_post(self) -> Post:
-        """The post, when the reporter may see it (not deleted, author not suspended)."""
+    def reported(self) -> tuple[Post, PostCounts]:
+        """The post and its counts, when the reporter may act on it."""
         try:
-            return self.repo.posts.get_post(self.kwargs["post_id"])
+            viewer = Viewer.of(self.request.user)
+            return self.repo.pages.post(self.kwargs["post_id"], viewer, to_act=True)
         except PostNotFound:
             raise Http404("No such post.") from None
+
+    @property
+    def reported_post(self) -> Post:
+        return self.reported[0]
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         context["report_form"] = context["form"]
-        context["post"] = post = self.reported_post
-        context["counts"] = self.repo.posts.counts([post.id], self.request.user.id)
+        context["post"], counts = self.reported
+        context["counts"] = {context["post"].id: counts}
         return context
 
     def form_valid(self, form: ReportPostForm) -> HttpResponse:
@@ -456,9 +438,9 @@ class LikeView(LoginNextMixin, RepositoryMixin, View):
         back = self.safe_back_url(reverse("social:post_detail", args=[post_id]))
         try:
             if self.action == "like":
-                self.repo.conversations.like(request.user.id, post_id)
+                self.repo.likes.like(request.user.id, post_id)
             else:
-                self.repo.conversations.unlike(request.user.id, post_id)
+                self.repo.likes.unlike(request.user.id, post_id)
         except PostNotFound:
             raise Http404("No such post.") from None
         return HttpResponseRedirect(back if "#" in back else f"{back}#post-{post_id}")
@@ -473,7 +455,8 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         try:
-            post = self.repo.posts.get_post(self.kwargs["post_id"])
+            viewer = Viewer.of(self.request.user)
+            post, _ = self.repo.pages.post(self.kwargs["post_id"], viewer, to_act=True)
         except PostNotFound:
             raise Http404("No such post.") from None
         if post.author_id != self.request.user.id:
@@ -483,7 +466,7 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
 
     def post(self, request: HttpRequest, post_id: int) -> HttpResponse:
         try:
-            self.repo.conversations.delete_own_post(request.user.id, post_id)
+            self.repo.posts.delete_own_post(request.user.id, post_id)
         except PostNotFound:
             raise Http404("No such post.") from None
         except NotAllowed as error:
@@ -501,7 +484,7 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         context["mentions"] = self.checked_page(
-            self.repo.conversations.mentions_page(
+            self.repo.pages.mentions(
                 self.request.user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
             )
         )
@@ -516,12 +499,11 @@ class TagView(RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        viewer = self.request.user
         context["tag"] = normal_tag(self.kwargs["tag"])
         context["posts"] = self.checked_page(
-            self.repo.conversations.tag_page(
+            self.repo.pages.tag(
                 self.kwargs["tag"],
-                viewer.id if viewer.is_authenticated else None,
+                Viewer.of(self.request.user),
                 self.page_number(),
                 settings.RETWIS_FEED_PAGE_SIZE,
             )
@@ -536,16 +518,15 @@ class LikesView(UserPageMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        viewer = self.request.user
-        owner, likes = self.repo.conversations.likes_page(
-            self.target_id,
-            viewer.id if viewer.is_authenticated else None,
-            self.page_number(),
-            settings.RETWIS_FEED_PAGE_SIZE,
-        )
-        # Absent, or suspended or deleted for anyone but staff: the same 404 as the profile.
-        if owner is None or (owner.is_suspended and not viewer.is_staff):
-            raise Http404("No such user.")
+        try:  # absent, or hidden from this reader: the same 404 as the profile
+            owner, likes = self.repo.pages.likes(
+                self.target_id,
+                Viewer.of(self.request.user),
+                self.page_number(),
+                settings.RETWIS_FEED_PAGE_SIZE,
+            )
+        except UserNotFound:
+            raise Http404("No such user.") from None
         context["owner"] = owner
         context["likes"] = self.checked_page(likes)
         return context

@@ -7,6 +7,7 @@ from io import StringIO
 from django.core.management import call_command
 
 from social import keys
+from social.repository import ANONYMOUS
 from tests.conftest import make_user
 
 
@@ -88,7 +89,8 @@ def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
     output = run("repair", dry_run=True)
     assert (
         "1 orphan username claim(s), 0 unlisted post(s), 0 unindexed username(s), "
-        "0 interrupted fan-out(s), 0 deleted account(s) to purge; nothing changed" in output
+        "0 interrupted fan-out(s), 0 deleted account(s) to purge, "
+        "0 post(s) with wrong counters; nothing changed" in output
     )
     assert r.hget(keys.usernames_lower(), "ghost") == "999"
 
@@ -124,7 +126,7 @@ def test_repair_lists_reference_posts_on_their_authors_profiles(r, repo, alice):
     assert f"user {alice.id}: 2 post(s) not listed" in output
     assert "added 2 post(s)" in output
     assert [int(p) for p in r.lrange(keys.own_posts(alice.id), 0, -1)] == [older, ours, old]
-    assert [p.id for p in repo.graph.profile(alice.id, None).posts.items] == [older, ours, old]
+    assert [p.id for p in repo.pages.profile(alice.id, ANONYMOUS).posts.items] == [older, ours, old]
 
 
 def test_repair_dry_run_leaves_own_posts_lists_alone(r, repo, alice):

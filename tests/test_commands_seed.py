@@ -18,7 +18,7 @@ from social import keys
 from social.auth import authenticate
 from social.demo import DEMO_MENTIONED
 from social.management.commands.seed import DEMO_FOLLOWS, DEMO_PASSWORD, DEMO_USERNAME
-from social.repository import PostNotFound, UserNotFound
+from social.repository import PostNotFound, UserNotFound, Viewer
 from social.repository.posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL
 from social.text import encode_mentions, hashtags, mentioned_names
 from tests.conftest import CLUSTER, make_user
@@ -332,7 +332,7 @@ def test_trending_buckets_hold_the_last_days_tags_and_older_hours_are_gone(r, re
         assert expires - time.time() - 1 <= ttl <= expires - before
     assert not any(r.exists(keys.trending_hour(hour)) for hour in gone)
     day = sum((expected[hour_of(after - h * 3600)] for h in range(24)), Counter())
-    trending = repo.conversations.trending(at=after)
+    trending = repo.trending.trending(at=after)
     assert trending and trending[0][1] == max(day.values())
     assert all(day[tag] == n for tag, n in trending)
 
@@ -581,8 +581,9 @@ def test_bulk_likes_write_both_sets_as_like_does(any_repo):
     assert r.zrange(keys.user_likes(a.id), 0, -1, withscores=True) == [(b"2", 21.0), (b"1", 22.0)]
     assert any_repo.bulk.add_likes_bulk([(b.id, one, 30)]) == 0  # a no-op, like like()
     assert r.zscore(keys.user_likes(b.id), one) == 20
-    assert any_repo.conversations.like(b.id, one, at=40) is False
-    assert any_repo.conversations.counts([one], b.id)[one].likes == 2
+    assert any_repo.likes.like(b.id, one, at=40) is False
+    assert any_repo.pages.post(one, Viewer(b.id))[1].likes == 2
+    assert r.hget(keys.post(one), "likes") == b"2"  # the counter, in step with the set
 
 
 def test_bulk_likes_refuse_unknown_users_and_posts_before_writing(any_repo):

@@ -292,7 +292,7 @@ def scene(repo, settings):
     repo.posts.create_post(carol.id, "大家好")
     repo.graph.follow(bob.id, alice.id)
     repo.graph.follow(alice.id, bob.id)
-    repo.conversations.like(bob.id, first)
+    repo.likes.like(bob.id, first)
     repo.reports.report_post(bob, first, "spam", "看起来像广告")
     closed = repo.reports.report_post(carol, other, "other", "")
     repo.reports.resolve_report(closed, sam, "dismissed", "")

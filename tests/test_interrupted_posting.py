@@ -96,22 +96,22 @@ def test_repair_finishes_an_interrupted_fan_out_in_place(any_repo, any_r):
     interrupt(any_r, post_id, fans[3:], started=T0 + 1)
     newer = any_repo.posts.create_post(friend, "newer", at=T0 + 2)  # lands meanwhile
 
-    assert any_repo.posts.finish_fanouts(older_than=60, at=T0 + 30) == []  # may still run
+    assert any_repo.fanouts.finish_fanouts(older_than=60, at=T0 + 30) == []  # may still run
     assert any_r.zcard(keys.fanouts_in_progress()) == 1
-    assert any_repo.posts.finish_fanouts(older_than=60, at=T0 + 120) == [post_id]
+    assert any_repo.fanouts.finish_fanouts(older_than=60, at=T0 + 120) == [post_id]
 
     for fan in fans:
         assert listed(any_r, keys.home_feed(fan)) == [newer, post_id]
     assert listed(any_r, keys.timeline()) == [newer, post_id]
     assert listed(any_r, keys.own_posts(author)) == [post_id]
     assert any_r.zcard(keys.fanouts_in_progress()) == 0
-    assert any_repo.posts.finish_fanouts(older_than=60, at=T0 + 180) == []  # idempotent
+    assert any_repo.fanouts.finish_fanouts(older_than=60, at=T0 + 180) == []  # idempotent
 
 
 def test_repair_strikes_off_a_fan_out_whose_post_was_never_written(any_repo, any_r):
     any_r.zadd(keys.fanouts_in_progress(), {99: T0})
 
-    assert any_repo.posts.finish_fanouts(older_than=60, at=T0 + 120) == [99]
+    assert any_repo.fanouts.finish_fanouts(older_than=60, at=T0 + 120) == [99]
 
     assert any_r.zcard(keys.fanouts_in_progress()) == 0
     assert any_r.exists(keys.post(99), keys.timeline()) == 0

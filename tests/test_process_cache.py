@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.hashers import make_password
 
 from social import keys
-from social.repository import UserNotFound
+from social.repository import ANONYMOUS, STAFF, UserNotFound, Viewer
 from social.repository.cache import BoundedCache
 from social.repository.moderation import SYSTEM_ACTOR
 
@@ -42,32 +42,30 @@ def test_a_database_gets_a_random_visibility_version_with_its_first_post(any_rep
 def test_a_database_replaced_under_the_process_is_read_afresh(any_repo):
     alice, bob = people(any_repo)
     any_repo.posts.create_post(bob.id, "from the old database", at=T0 + 1)
-    assert [p.body for p in any_repo.posts.home_page(alice.id).feed.items] == [
-        "from the old database"
-    ]
+    assert [p.body for p in any_repo.pages.home(alice.id).feed.items] == ["from the old database"]
 
     any_repo.r.flushall()
     alice, bob = people(any_repo)  # the same ids and names again
     any_repo.posts.create_post(bob.id, "from the new one", at=T0 + 2)
 
-    assert [p.body for p in any_repo.posts.home_page(alice.id).feed.items] == ["from the new one"]
+    assert [p.body for p in any_repo.pages.home(alice.id).feed.items] == ["from the new one"]
 
 
 def test_posts_of_a_database_without_a_version_are_checked_every_time(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "written by the reference", at=T0 + 1)
     any_repo.r.delete(keys.visibility_version())  # as the reference Retwis leaves it
-    any_repo.posts.home_page(alice.id)
+    any_repo.pages.home(alice.id)
     any_repo.r.hset(keys.post(post_id), "deleted", "1")  # by hand: no version moves
 
-    assert any_repo.posts.home_page(alice.id).feed.items == []
+    assert any_repo.pages.home(alice.id).feed.items == []
 
 
 def test_a_feed_remembers_the_posts_it_showed(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "hello", at=T0 + 1)
 
-    any_repo.posts.home_page(alice.id)
+    any_repo.pages.home(alice.id)
 
     remembered = any_repo.cache.posts.get(post_id)
     assert (remembered.post.author_name, remembered.post.body) == ("bob", "hello")
@@ -77,35 +75,35 @@ def test_a_feed_remembers_the_posts_it_showed(any_repo):
 def test_a_remembered_post_deleted_by_staff_disappears_at_once(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "spam", at=T0 + 1)
-    assert [p.id for p in any_repo.posts.home_page(alice.id).feed.items] == [post_id]
+    assert [p.id for p in any_repo.pages.home(alice.id).feed.items] == [post_id]
 
     any_repo.moderation.delete_posts([post_id], SYSTEM_ACTOR, "spam")
 
-    assert any_repo.posts.home_page(alice.id).feed.items == []
-    assert any_repo.posts.get_post(post_id, include_hidden=True).is_deleted
+    assert any_repo.pages.home(alice.id).feed.items == []
+    assert any_repo.pages.post(post_id, STAFF)[0].is_deleted
     assert any_repo.r.hget(keys.post(post_id), "deleted") == b"1"
 
 
 def test_a_remembered_author_suspended_by_staff_disappears_at_once(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "hi", at=T0 + 1)
-    assert len(any_repo.posts.timeline_page().posts.items) == 1
+    assert len(any_repo.pages.timeline().posts.items) == 1
 
     any_repo.moderation.suspend(bob.id, SYSTEM_ACTOR, "abuse")
 
-    assert any_repo.posts.timeline_page().posts.items == []
-    assert any_repo.posts.get_post(post_id, include_hidden=True).author_suspended
+    assert any_repo.pages.timeline().posts.items == []
+    assert any_repo.pages.post(post_id, STAFF)[0].author_suspended
 
 
 def test_a_post_that_no_longer_matches_what_was_remembered_is_read_afresh(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "old text", at=T0 + 1)
-    any_repo.posts.home_page(alice.id)
+    any_repo.pages.home(alice.id)
     # The database was replaced under the process: same id, another author and time.
     any_repo.r.hset(keys.post(post_id), mapping={"user_id": alice.id, "time": T0 + 9})
     any_repo.r.hset(keys.post(post_id), "body", "new text")
 
-    post = any_repo.posts.get_post(post_id)
+    post = any_repo.pages.post(post_id, ANONYMOUS)[0]
 
     assert (post.author_name, post.time, post.body) == ("alice", T0 + 9, "new text")
     assert any_repo.cache.posts.get(post_id).post == post
@@ -154,13 +152,13 @@ def test_a_cache_of_size_zero_remembers_nothing():
 def test_the_timeline_page_is_reused_while_nothing_changed(any_repo):
     _, bob = people(any_repo)
     any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
-    first = any_repo.posts.timeline_page()
-    any_repo.conversations.like(bob.id, 1)
+    first = any_repo.pages.timeline()
+    any_repo.likes.like(bob.id, 1)
 
-    again = any_repo.posts.timeline_page(viewer_id=bob.id)
+    again = any_repo.pages.timeline(Viewer(bob.id))
 
     # The same posts (the remembered page's), with the counts read afresh.
-    assert again.posts.items is first.posts.items
+    assert again.posts.items == first.posts.items
     assert again.posts.counts[1].likes == 1 and again.posts.counts[1].liked
     assert first.posts.counts[1].likes == 0
 
@@ -168,58 +166,58 @@ def test_the_timeline_page_is_reused_while_nothing_changed(any_repo):
 def test_a_new_post_makes_the_timeline_page_read_afresh(any_repo):
     _, bob = people(any_repo)
     any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
-    any_repo.posts.timeline_page()
+    any_repo.pages.timeline()
 
     any_repo.posts.create_post(bob.id, "two", at=T0 + 2)
 
-    assert [p.body for p in any_repo.posts.timeline_page().posts.items] == ["two", "one"]
-    assert [p.body for p in any_repo.posts.latest_posts(5)] == ["two", "one"]
+    assert [p.body for p in any_repo.pages.timeline().posts.items] == ["two", "one"]
+    assert [p.body for p in any_repo.pages.latest(5).items] == ["two", "one"]
 
 
 def test_a_suspension_makes_the_remembered_timeline_and_welcome_posts_read_afresh(any_repo):
     alice, bob = people(any_repo)
     any_repo.posts.create_post(bob.id, "bob's", at=T0 + 1)
     any_repo.posts.create_post(alice.id, "alice's", at=T0 + 2)
-    assert len(any_repo.posts.timeline_page().posts.items) == 2
-    assert len(any_repo.posts.latest_posts(5)) == 2
-    assert len(any_repo.posts.home_page(alice.id).feed.items) == 2
+    assert len(any_repo.pages.timeline().posts.items) == 2
+    assert len(any_repo.pages.latest(5).items) == 2
+    assert len(any_repo.pages.home(alice.id).feed.items) == 2
     before = version(any_repo)
 
     any_repo.moderation.suspend(bob.id, SYSTEM_ACTOR, "abuse")
 
-    assert [p.body for p in any_repo.posts.timeline_page().posts.items] == ["alice's"]
-    assert any_repo.posts.timeline_page().latest_users == ["alice"]
-    assert [p.body for p in any_repo.posts.latest_posts(5)] == ["alice's"]
-    assert [p.body for p in any_repo.posts.home_page(alice.id).feed.items] == ["alice's"]
+    assert [p.body for p in any_repo.pages.timeline().posts.items] == ["alice's"]
+    assert any_repo.pages.timeline().latest_users == ["alice"]
+    assert [p.body for p in any_repo.pages.latest(5).items] == ["alice's"]
+    assert [p.body for p in any_repo.pages.home(alice.id).feed.items] == ["alice's"]
     assert version(any_repo) == before + 1
 
     any_repo.moderation.unsuspend(bob.id, SYSTEM_ACTOR)
 
-    assert len(any_repo.posts.timeline_page().posts.items) == 2
-    assert len(any_repo.posts.home_page(alice.id).feed.items) == 2
+    assert len(any_repo.pages.timeline().posts.items) == 2
+    assert len(any_repo.pages.home(alice.id).feed.items) == 2
     assert version(any_repo) == before + 2
 
 
 def test_a_deletion_moves_the_visibility_version(any_repo):
     _, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "spam", at=T0 + 1)
-    any_repo.posts.latest_posts(5)
+    any_repo.pages.latest(5)
     before = version(any_repo)
 
     any_repo.moderation.delete_posts([post_id], SYSTEM_ACTOR, "spam")
 
-    assert any_repo.posts.latest_posts(5) == []
+    assert any_repo.pages.latest(5).items == []
     assert version(any_repo) == before + 1
 
 
 def test_a_remembered_home_page_reads_its_counts_afresh_with_its_ids(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
-    first = any_repo.posts.home_page(alice.id)
-    any_repo.conversations.like(alice.id, post_id)
+    first = any_repo.pages.home(alice.id)
+    any_repo.likes.like(alice.id, post_id)
     any_repo.posts.create_post(alice.id, "a reply", reply_to=post_id, at=T0 + 2)
 
-    again = any_repo.posts.home_page(alice.id)
+    again = any_repo.pages.home(alice.id)
 
     assert first.feed.counts[post_id].likes == 0 and not first.feed.counts[post_id].liked
     assert [p.body for p in again.feed.items] == ["a reply", "one"]
@@ -231,11 +229,11 @@ def test_a_remembered_home_page_reads_its_counts_afresh_with_its_ids(any_repo):
 def test_a_home_page_that_lists_new_posts_reads_their_counts_not_the_last_pages(any_repo):
     alice, bob = people(any_repo)
     old = any_repo.posts.create_post(bob.id, "old", at=T0 + 1)
-    any_repo.posts.home_page(alice.id, per_page=1)
+    any_repo.pages.home(alice.id, per_page=1)
     new = any_repo.posts.create_post(bob.id, "new", at=T0 + 2)
-    any_repo.conversations.like(bob.id, new)
+    any_repo.likes.like(bob.id, new)
 
-    page = any_repo.posts.home_page(alice.id, per_page=1)
+    page = any_repo.pages.home(alice.id, per_page=1)
 
     assert [p.id for p in page.feed.items] == [new]
     assert set(page.feed.counts) == {new} and page.feed.counts[new].likes == 1
@@ -245,11 +243,11 @@ def test_a_home_page_that_lists_new_posts_reads_their_counts_not_the_last_pages(
 def test_the_remembered_timeline_reads_each_readers_own_likes(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
-    any_repo.conversations.like(bob.id, post_id)
-    any_repo.posts.timeline_page(viewer_id=bob.id)
+    any_repo.likes.like(bob.id, post_id)
+    any_repo.pages.timeline(Viewer(bob.id))
 
-    for_alice = any_repo.posts.timeline_page(viewer_id=alice.id).posts.counts[post_id]
-    for_bob = any_repo.posts.timeline_page(viewer_id=bob.id).posts.counts[post_id]
+    for_alice = any_repo.pages.timeline(Viewer(alice.id)).posts.counts[post_id]
+    for_bob = any_repo.pages.timeline(Viewer(bob.id)).posts.counts[post_id]
 
     assert (for_alice.likes, for_alice.liked) == (1, False)
     assert (for_bob.likes, for_bob.liked) == (1, True)
@@ -258,10 +256,10 @@ def test_the_remembered_timeline_reads_each_readers_own_likes(any_repo):
 def test_the_remembered_welcome_posts_read_their_counts_afresh(any_repo):
     alice, bob = people(any_repo)
     post_id = any_repo.posts.create_post(bob.id, "one", at=T0 + 1)
-    assert any_repo.posts.latest_page(5).counts[post_id].likes == 0
+    assert any_repo.pages.latest(5).counts[post_id].likes == 0
 
-    any_repo.conversations.like(alice.id, post_id)
-    page = any_repo.posts.latest_page(5)
+    any_repo.likes.like(alice.id, post_id)
+    page = any_repo.pages.latest(5)
 
     assert [p.body for p in page.items] == ["one"]
     assert page.counts[post_id].likes == 1 and not page.counts[post_id].liked
@@ -269,7 +267,7 @@ def test_the_remembered_welcome_posts_read_their_counts_afresh(any_repo):
 
 def test_a_profile_name_is_remembered_only_while_its_user_bears_it(any_repo):
     alice, bob = people(any_repo)
-    assert any_repo.graph.profile_for_name("bob", alice).user.id == bob.id
+    assert any_repo.pages.profile_for_name("bob", Viewer.of(alice)).user.id == bob.id
     assert any_repo.cache.names.get("bob") == bob.id
 
     # The user hash no longer bears the name (an account replaced under the process).
@@ -279,14 +277,14 @@ def test_a_profile_name_is_remembered_only_while_its_user_bears_it(any_repo):
     any_repo.r.hdel(keys.usernames_lower(), "bob")
 
     with pytest.raises(UserNotFound):
-        any_repo.graph.profile_for_name("bob", alice)
+        any_repo.pages.profile_for_name("bob", Viewer.of(alice))
     assert any_repo.cache.names.get("bob") is None
 
 
 def test_a_name_typed_in_another_case_finds_the_user_but_is_not_remembered(any_repo):
     alice, bob = people(any_repo)
 
-    assert any_repo.graph.profile_for_name("BOB", alice).user.id == bob.id
+    assert any_repo.pages.profile_for_name("BOB", Viewer.of(alice)).user.id == bob.id
     assert any_repo.cache.names.get("BOB") is None
 
 

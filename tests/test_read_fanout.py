@@ -39,7 +39,7 @@ def feed(r, user_id: int) -> list[int]:
 
 
 def home_ids(repo: Repository, user_id: int, number: int = 1, per_page: int = 10) -> list[int]:
-    return [p.id for p in repo.posts.home_page(user_id, number, per_page).feed.items]
+    return [p.id for p in repo.pages.home(user_id, number, per_page).feed.items]
 
 
 def test_below_the_threshold_every_follower_gets_a_copy(fan_repo, any_r):
@@ -104,9 +104,9 @@ def test_merged_pages_are_in_order_and_page_correctly(fan_repo, any_r):
     mine = int(any_r.get(keys.next_post_id()))
     newest_first = [mine, *reversed(posted)]
 
-    page1 = fan_repo.posts.home_page(reader, 1, 5).feed
-    page2 = fan_repo.posts.home_page(reader, 2, 5).feed
-    page3 = fan_repo.posts.home_page(reader, 3, 5).feed
+    page1 = fan_repo.pages.home(reader, 1, 5).feed
+    page2 = fan_repo.pages.home(reader, 2, 5).feed
+    page3 = fan_repo.pages.home(reader, 3, 5).feed
 
     assert [p.id for p in page1.items] == newest_first[:5] and page1.has_next
     assert [p.id for p in page2.items] == newest_first[5:10] and page2.has_next

@@ -37,7 +37,7 @@ def test_deleting_an_account_hides_it_and_cuts_its_ties(any_repo, any_r):
     any_repo.graph.follow(carol, alice, at=T0)
     post_id = any_repo.posts.create_post(alice, "my post", at=T0 + 1)
     theirs = any_repo.posts.create_post(bob, "bob's", at=T0 + 2)
-    any_repo.conversations.like(alice, theirs)
+    any_repo.likes.like(alice, theirs)
     secret = any_repo.users.record_login(alice, "1.2.3.4")
     user = any_repo.users.get_user(alice)
 
@@ -57,9 +57,9 @@ def test_deleting_an_account_hides_it_and_cuts_its_ties(any_repo, any_r):
     assert any_r.exists(keys.likes(theirs), keys.user_likes(alice)) == 0
     # Hidden everywhere, but the name stays taken.
     assert any_repo.users.get_user(alice).is_deleted
-    assert [p.id for p in any_repo.posts.home_page(carol).feed.items] == []
-    assert [p.id for p in any_repo.posts.timeline_page().posts.items] == [theirs]
-    assert post_id not in [p.id for p in any_repo.posts.home_page(alice).feed.items]
+    assert [p.id for p in any_repo.pages.home(carol).feed.items] == []
+    assert [p.id for p in any_repo.pages.timeline().posts.items] == [theirs]
+    assert post_id not in [p.id for p in any_repo.pages.home(alice).feed.items]
     assert any_repo.users.user_id_for_name("alice") == alice
     # The audit log says who and when.
     entry = any_repo.audit.audit_page().items[0]
@@ -98,4 +98,4 @@ def test_purging_after_the_grace_period_frees_the_name_and_the_text(any_repo, an
     assert any_repo.users.get_user(alice) is None
     # The name can be taken again; bob's feed skips the dangling id.
     assert any_repo.users.create_user("alice", "h").id != alice
-    assert any_repo.posts.home_page(bob).feed.items == []
+    assert any_repo.pages.home(bob).feed.items == []

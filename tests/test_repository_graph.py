@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from social.repository import CannotFollowSelf, Repository, UserNotFound
+from social.repository import ANONYMOUS, CannotFollowSelf, Repository, UserNotFound, Viewer
 
 T0 = 1_700_000_000
 
@@ -70,7 +70,7 @@ def test_it_merges_the_followees_posts_into_the_feed_newest_first(any_repo, any_
 
     assert ids(any_r.lrange(f"posts:{alice}", 0, -1)) == [b2, a2, b1, a1]
     assert c1 not in ids(any_r.lrange(f"posts:{alice}", 0, -1))
-    assert [p.body for p in any_repo.posts.home_page(alice).feed.items] == ["b2", "a2", "b1", "a1"]
+    assert [p.body for p in any_repo.pages.home(alice).feed.items] == ["b2", "a2", "b1", "a1"]
     assert any_r.llen(f"posts:{bob}") == 2  # the followee's own feed is untouched
 
 
@@ -145,7 +145,7 @@ def test_it_counts_followers_following_and_own_posts(any_repo):
     any_repo.posts.create_post(alice, "one", at=T0)
     any_repo.posts.create_post(bob, "not alice's", at=T0)
 
-    counts = any_repo.posts.home_page(alice).counts
+    counts = any_repo.pages.home(alice).counts
 
     assert (counts.followers, counts.following, counts.posts) == (2, 1, 1)
 
@@ -182,7 +182,7 @@ def test_it_shows_only_the_users_own_posts_on_the_profile(any_repo):
     any_repo.posts.create_post(bob, "b1", at=T0 + 2)
     any_repo.posts.create_post(alice, "a2", at=T0 + 3)
 
-    profile = any_repo.graph.profile(alice, None)
+    profile = any_repo.pages.profile(alice, ANONYMOUS)
 
     assert profile.user.username == "alice"
     assert [p.body for p in profile.posts.items] == ["a2", "a1"]
@@ -196,7 +196,7 @@ def test_it_pages_the_profile(any_repo):
     for i in range(12):
         any_repo.posts.create_post(alice, f"a{i}", at=T0 + i)
 
-    second = any_repo.graph.profile(alice, None, 2, per_page=10)
+    second = any_repo.pages.profile(alice, ANONYMOUS, 2, per_page=10)
 
     assert [p.body for p in second.posts.items] == ["a1", "a0"]
     assert second.posts.has_previous and not second.posts.has_next
@@ -214,7 +214,7 @@ def test_it_tells_the_viewer_who_they_follow_also_follows_the_profile(any_repo):
     )  # follows target, but viewer does not follow them
     any_repo.graph.follow(viewer, target, at=T0)
 
-    profile = any_repo.graph.profile(target, any_repo.users.get_user(viewer))
+    profile = any_repo.pages.profile(target, Viewer.of(any_repo.users.get_user(viewer)))
 
     assert profile.viewer_follows
     assert profile.mutual_count == 5
@@ -228,11 +228,11 @@ def test_it_shows_no_follow_state_on_your_own_profile(any_repo):
     any_repo.graph.follow(alice, bob, at=T0)
     any_repo.graph.follow(bob, alice, at=T0)
 
-    profile = any_repo.graph.profile(alice, any_repo.users.get_user(alice))
+    profile = any_repo.pages.profile(alice, Viewer.of(any_repo.users.get_user(alice)))
 
     assert not profile.viewer_follows and profile.mutual_count == 0
 
 
 def test_it_raises_user_not_found_for_the_profile_of_nobody(any_repo):
     with pytest.raises(UserNotFound):
-        any_repo.graph.profile(42, None)
+        any_repo.pages.profile(42, ANONYMOUS)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from social import keys
-from social.repository import PostNotFound, Repository
+from social.repository import ANONYMOUS, STAFF, PostNotFound, Repository
 
 T0 = 1_700_000_000
 DAY = datetime.fromtimestamp(T0, tz=UTC).date()
@@ -109,8 +109,8 @@ def test_it_builds_the_home_page_from_the_feed_with_counts(any_repo):
     for i in range(12):
         any_repo.posts.create_post(bob if i % 2 else alice, f"post {i}", at=T0 + i)
 
-    first = any_repo.posts.home_page(alice, 1, per_page=10)
-    second = any_repo.posts.home_page(alice, 2, per_page=10)
+    first = any_repo.pages.home(alice, 1, per_page=10)
+    second = any_repo.pages.home(alice, 2, per_page=10)
 
     assert [p.body for p in first.feed.items] == [f"post {i}" for i in range(11, 1, -1)]
     assert first.feed.has_next and not first.feed.has_previous
@@ -128,7 +128,7 @@ def test_it_skips_dangling_ids_and_hidden_posts_in_a_feed(any_repo, any_r):
     any_r.hset(f"post:{removed}", "deleted", "1")
     any_r.lpush(f"posts:{alice}", 999)  # a post hash that does not exist
 
-    page = any_repo.posts.home_page(alice)
+    page = any_repo.pages.home(alice)
 
     assert [p.id for p in page.feed.items] == [kept]
 
@@ -140,7 +140,7 @@ def test_it_hides_posts_of_suspended_authors_from_the_timeline(any_repo, any_r):
     any_r.hset(f"user:{bob}", "status", "suspended")
     any_r.zadd("suspended_users", {"bob": T0})
 
-    page = any_repo.posts.timeline_page()
+    page = any_repo.pages.timeline()
 
     assert [p.body for p in page.posts.items] == ["from alice"]
     assert page.latest_users == ["alice"]
@@ -151,8 +151,8 @@ def test_it_pages_the_global_timeline_newest_first_with_the_latest_signups(any_r
     for i in range(7):
         any_repo.posts.create_post(alice if i % 2 else bob, f"p{i}", at=T0 + i)
 
-    first = any_repo.posts.timeline_page(1, per_page=5, latest_users=1)
-    second = any_repo.posts.timeline_page(2, per_page=5)
+    first = any_repo.pages.timeline(ANONYMOUS, 1, per_page=5, latest_users=1)
+    second = any_repo.pages.timeline(ANONYMOUS, 2, per_page=5)
 
     assert [p.body for p in first.posts.items] == ["p6", "p5", "p4", "p3", "p2"]
     assert first.posts.has_next
@@ -166,14 +166,14 @@ def test_it_shows_the_latest_posts_to_visitors(any_repo):
     for i in range(8):
         any_repo.posts.create_post(alice, f"p{i}", at=T0 + i)
 
-    assert [p.body for p in any_repo.posts.latest_posts(3)] == ["p7", "p6", "p5"]
+    assert [p.body for p in any_repo.pages.latest(3).items] == ["p7", "p6", "p5"]
 
 
 def test_it_returns_one_post_by_id(any_repo):
     (alice,) = users(any_repo, "alice")
     post_id = any_repo.posts.create_post(alice, "permalink me", at=T0)
 
-    post = any_repo.posts.get_post(post_id)
+    post = any_repo.pages.post(post_id, ANONYMOUS)[0]
 
     assert (post.id, post.body, post.author_name, post.time) == (
         post_id,
@@ -190,7 +190,7 @@ def test_it_raises_post_not_found_for_a_missing_or_removed_post(any_repo, any_r)
     any_r.hset(f"post:{post_id}", "deleted", "1")
 
     with pytest.raises(PostNotFound):
-        any_repo.posts.get_post(404)
+        any_repo.pages.post(404, ANONYMOUS)[0]
     with pytest.raises(PostNotFound):
-        any_repo.posts.get_post(post_id)
-    assert any_repo.posts.get_post(post_id, include_hidden=True).is_deleted
+        any_repo.pages.post(post_id, ANONYMOUS)[0]
+    assert any_repo.pages.post(post_id, STAFF)[0].is_deleted

@@ -283,7 +283,7 @@ def test_deleting_a_post_marks_it_drops_it_from_the_timeline_and_tells_the_autho
         "spam",
     )
     assert_indexed(any_r, entry, sam.id, "delete_post", alice.id)
-    assert [p.id for p in any_repo.posts.home_page(bob.id).feed.items] == [keep]
+    assert [p.id for p in any_repo.pages.home(bob.id).feed.items] == [keep]
 
 
 def test_deleting_many_posts_logs_one_entry_each_and_skips_the_already_deleted(

@@ -130,8 +130,10 @@ def test_a_remembered_card_follows_a_deletion():
     bob = User(id=2, username="bob")
 
     assert "removed by moderators" not in cards().card(post, bob)
-    assert "removed by moderators" in cards().card(deleted, bob)
-    assert "Like" not in cards().card(deleted, bob)  # nothing to do with a removed post
+    # The repository's policy says a hidden post offers no actions (visibility.may_act).
+    closed = {2: PostCounts(actionable=False)}
+    assert "removed by moderators" in cards().card(deleted, bob, closed)
+    assert "Like" not in cards().card(deleted, bob, closed)  # nothing to do with a removed post
 
 
 def test_post_cards_renders_a_feed_in_order_as_the_single_cards_would():

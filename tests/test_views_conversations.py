@@ -139,7 +139,7 @@ def test_replying_to_a_post_that_is_gone_keeps_the_typed_text(repo, r, alice, bo
     if how == "missing":
         parent = 999
     elif how == "deleted":
-        repo.conversations.delete_own_post(alice.id, parent)
+        repo.posts.delete_own_post(alice.id, parent)
     else:
         repo.moderation.suspend(alice.id, sam, "spam")
     before = r.lrange("timeline", 0, -1)
@@ -170,7 +170,7 @@ def test_a_post_its_author_deleted_is_gone_for_everyone_but_staff(
     repo, alice, alice_client, bob_client, sam_client
 ):
     post_id = repo.posts.create_post(alice.id, "regrettable")
-    repo.conversations.delete_own_post(alice.id, post_id)
+    repo.posts.delete_own_post(alice.id, post_id)
 
     assert alice_client.get(f"/p/{post_id}/").status_code == 404
     assert bob_client.get(f"/p/{post_id}/").status_code == 404
@@ -238,7 +238,7 @@ def test_mentions_by_suspended_users_or_in_deleted_posts_do_not_show(
     deleted = repo.posts.create_post(alice.id, "deleted mention @bob")
     repo.posts.create_post(charlie.id, "suspended mention @bob")
     repo.posts.create_post(alice.id, "kept mention @bob")
-    repo.conversations.delete_own_post(alice.id, deleted)
+    repo.posts.delete_own_post(alice.id, deleted)
     repo.moderation.suspend(charlie.id, sam, "spam")
 
     html = bob_client.get("/mentions/").content.decode()
@@ -381,7 +381,7 @@ def test_a_visitor_is_sent_to_log_in_and_back_to_the_post(repo, r, alice, client
 
 def test_liking_a_missing_or_hidden_post_is_404(repo, r, alice, bob, bob_client):
     gone = repo.posts.create_post(alice.id, "bye")
-    repo.conversations.delete_own_post(alice.id, gone)
+    repo.posts.delete_own_post(alice.id, gone)
 
     assert bob_client.post("/p/999/like/").status_code == 404
     assert bob_client.post(f"/p/{gone}/like/").status_code == 404
@@ -407,8 +407,8 @@ def test_the_like_form_needs_the_csrf_token_and_the_page_gives_a_working_one(rep
 
 def test_feeds_show_like_counts_and_the_readers_own_like(repo, alice, bob, charlie, bob_client):
     post_id = repo.posts.create_post(alice.id, "popular")
-    repo.conversations.like(bob.id, post_id)
-    repo.conversations.like(charlie.id, post_id)
+    repo.likes.like(bob.id, post_id)
+    repo.likes.like(charlie.id, post_id)
 
     as_bob = bob_client.get("/timeline/").content.decode()
     as_alice = login(Client(), repo, alice).get("/timeline/").content.decode()
@@ -423,8 +423,8 @@ def test_the_likes_tab_lists_what_the_user_liked_newest_first(repo, alice, bob, 
     first = repo.posts.create_post(alice.id, "liked first", at=T0)
     second = repo.posts.create_post(alice.id, "liked second", at=T0 + 1)
     repo.posts.create_post(alice.id, "never liked", at=T0 + 2)
-    repo.conversations.like(bob.id, first, at=T0 + 10)
-    repo.conversations.like(bob.id, second, at=T0 + 20)
+    repo.likes.like(bob.id, first, at=T0 + 10)
+    repo.likes.like(bob.id, second, at=T0 + 20)
 
     html = client.get("/u/bob/likes/").content.decode()
 

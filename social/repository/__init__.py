@@ -1,10 +1,12 @@
 """The one repository: every Redis call the site makes goes through here.
 
-`Repository` is composed of small stores, one per aggregate, each given the client, the
-feed shapes, the process cache and the other stores it uses, nothing more:
-`repo.users`, `repo.posts`, `repo.graph`, `repo.conversations`, `repo.notices`,
-`repo.limits`, `repo.audit`, `repo.reports`, `repo.moderation`, `repo.stats`,
-`repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.accounts`.
+`Repository` is composed of small stores, one job each, each given the client, the feed
+shapes, the process cache and the other stores it uses, nothing more. Writing:
+`repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`, `repo.likes`,
+`repo.notices`, `repo.accounts`. Reading pages of posts: `repo.pages`, every one through the
+one read path `repo.reader` (reader.py, with visibility.py's policy). Staff and operators:
+`repo.audit`, `repo.reports`, `repo.moderation`, `repo.stats`, `repo.directory`,
+`repo.bulk`, `repo.repair`, `repo.backup`; and `repo.limits`, `repo.trending`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from .audit import AuditStore
 from .backup import BackupStore
 from .bulk import BulkStore
 from .cache import ProcessCache
-from .conversations import ConversationStore
 from .directory import DirectoryStore
 from .errors import (
     CannotFollowSelf,
@@ -30,16 +31,34 @@ from .errors import (
     UsernameTaken,
     UserNotFound,
 )
+from .fanout import FanoutStore
 from .graph import GraphStore
+from .likes import LikeStore
 from .limits import LimitStore
-from .models import AnonymousUser, Counts, FollowEntry, HomePage, Page, Post, Profile, User
+from .loading import PostLoader
+from .models import (
+    AnonymousUser,
+    Counts,
+    FollowEntry,
+    HomePage,
+    Page,
+    Post,
+    PostCounts,
+    Profile,
+    User,
+)
 from .moderation import ModerationStore
 from .notices import NoticeStore
+from .pages import Conversation, PageStore
 from .posts import PostStore
+from .reader import PageReader
 from .repair import RepairStore
 from .reports import ReportStore
 from .stats import StatsStore
+from .suggestions import Suggestions
+from .trending import TrendingStore
 from .users import UserStore
+from .visibility import ANONYMOUS, STAFF, Viewer, may_see_account
 
 
 class Repository:
@@ -59,14 +78,24 @@ class Repository:
         self.users = UserStore(client, **config)
         self.notices = NoticeStore(client, **config)
         self.posts = PostStore(client, notices=self.notices, **config)
-        self.graph = GraphStore(client, posts=self.posts, users=self.users, **config)
-        self.conversations = ConversationStore(client, posts=self.posts, **config)
+        self.fanouts = FanoutStore(client, **config)
+        self.graph = GraphStore(client, **config)
+        self.likes = LikeStore(client, **config)
+        self.trending = TrendingStore(client, **config)
+        loader = PostLoader(client, **config)
+        self.reader = PageReader(client, loader=loader, **config)
+        self.pages = PageStore(
+            client, reader=self.reader, users=self.users,
+            suggestions=Suggestions(client, loader=loader, **config), **config,
+        )  # fmt: skip
         self.limits = LimitStore(client, **config)
         self.audit = AuditStore(client, **config)
-        self.reports = ReportStore(client, audit=self.audit, posts=self.posts, **config)
+        self.reports = ReportStore(
+            client, audit=self.audit, posts=self.posts, reader=self.reader, **config
+        )
         self.moderation = ModerationStore(
             client, audit=self.audit, posts=self.posts, reports=self.reports,
-            users=self.users, **config,
+            users=self.users, reader=self.reader, **config,
         )  # fmt: skip
         self.stats = StatsStore(client, **config)
         self.directory = DirectoryStore(client, **config)
@@ -78,7 +107,10 @@ class Repository:
 
 # One per process: every request's repository shares what earlier requests learnt.
 PROCESS_CACHE = ProcessCache(
-    posts=settings.RETWIS_POST_CACHE_SIZE, secrets=settings.RETWIS_SECRET_CACHE_SIZE
+    posts=settings.RETWIS_POST_CACHE_SIZE,
+    secrets=settings.RETWIS_SECRET_CACHE_SIZE,
+    names=settings.RETWIS_NAME_CACHE_SIZE,
+    shown=settings.RETWIS_SHOWN_CACHE_SIZE,
 )
 
 
@@ -117,7 +149,10 @@ def get_repository() -> Repository:
 
 
 __all__ = [
+    "ANONYMOUS",
+    "STAFF",
     "AnonymousUser",
+    "Conversation",
     "CannotFollowSelf",
     "Counts",
     "FollowEntry",
@@ -127,6 +162,7 @@ __all__ = [
     "Post",
     "PROCESS_CACHE",
     "PostNotFound",
+    "PostCounts",
     "PostPending",
     "Profile",
     "Repository",
@@ -134,5 +170,7 @@ __all__ = [
     "User",
     "UserNotFound",
     "UsernameTaken",
+    "Viewer",
     "get_repository",
+    "may_see_account",
 ]

@@ -20,12 +20,14 @@ from redis.client import Pipeline
 from social import keys
 
 from .audit import AuditDraft, AuditStore
-from .base import STATUS_DELETED, RepositoryBase, as_int, decode_hash, now, s
+from .base import STATUS_DELETED, RepositoryBase, as_int, decode_hash, now, queue_hiding, s
 from .errors import NotAllowed, UserNotFound
 from .models import User
+from .posts import queue_post_deletion
 from .users import UserStore
 
 BATCH = 1000  # ids read or written per round trip when walking a user's lists
+PURGED = "Its author's account was deleted."  # the reason on a purged account's posts
 UNUSABLE_PASSWORD = "!deleted"  # no hasher accepts it: the account cannot log in
 
 
@@ -76,9 +78,9 @@ class AccountStore(RepositoryBase):
             self.users.queue_secret_rotation(pipe, user.id, h.get("auth"))
             pipe.zadd(keys.deleted_users(), {user.id: ts})
             pipe.zrem(keys.users_by_time(), h["username"])
+            queue_hiding(pipe)  # its posts leave every page
 
         self.audit.run_audited([draft], queue, at=now() if at is None else at)
-        self.bump_visibility_version()  # after the status: remembered pages drop its posts
         self._cut_ties(user.id)
 
     def _cut_ties(self, user_id: int) -> None:
@@ -100,6 +102,11 @@ class AccountStore(RepositoryBase):
             for post_id in liked:
                 pipe.zrem(keys.likes(int(post_id)), user_id)
             pipe.zrem(keys.user_likes(user_id), *liked)
+            removed_likes = pipe.execute()[:-1]
+            pipe = self._pipe()  # each post's counter, where the like was there to take
+            for post_id, gone in zip(liked, removed_likes):
+                if gone:
+                    pipe.hincrby(keys.post(int(post_id)), "likes", -1)
             pipe.execute()
         if removed:
             self.r.decrby(keys.follows_total(), removed)
@@ -128,10 +135,11 @@ class AccountStore(RepositoryBase):
             while posts := self.r.lrange(keys.own_posts(user_id), 0, BATCH - 1):
                 pipe = self._pipe()
                 for post_id in posts:
-                    pipe.hdel(keys.post(int(post_id)), "body", "mentions", "tags")
-                    pipe.hset(keys.post(int(post_id)), "deleted", "1")
+                    queue_post_deletion(
+                        pipe, int(post_id), user_id, PURGED, ts=now(), keep_text=False
+                    )
                 pipe.ltrim(keys.own_posts(user_id), len(posts), -1)
-                pipe.execute()
+                self.send(pipe)
             name = h.get("username") or ""
             pipe = self._pipe()
             for key in (

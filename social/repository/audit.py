@@ -181,7 +181,7 @@ class AuditStore(RepositoryBase):
         pipe = self._pipe()
         positions = [self._queue_audit(pipe, draft, ts) for draft in drafts]
         queue_writes(pipe, ts)
-        replies = pipe.execute()
+        replies = self.send(pipe)  # moves the visibility version if the writes hide posts
         self._index_audit([(d, replies[p]) for d, p in zip(drafts, positions)])
         return replies[len(drafts) :]
 

@@ -131,6 +131,17 @@ class NamedReads:
         return {name: replies[slot] for name, slot in self._slots.items()}
 
 
+HIDING_MARK = "_retwis_hides_posts"
+
+
+def queue_hiding(pipe: redis.client.Pipeline) -> None:
+    """Mark pipe as writing a change that hides or shows posts already listed (a post's
+    `deleted` flag, an account's status, a promotion to fan-out on read): RepositoryBase.send
+    moves the visibility version once it has run, so web processes re-check what they
+    remember (cache.py)."""
+    setattr(pipe, HIDING_MARK, True)
+
+
 def queue_counts(reads: NamedReads, user_id: int) -> None:
     """Queue the follower, following and own-post counts of user_id (see counts_from)."""
     reads.zcard("followers", keys.followers(user_id))
@@ -218,12 +229,22 @@ class RepositoryBase:
                     continue
         raise RuntimeError(f"{key} kept changing; gave up")
 
-    def bump_visibility_version(self) -> None:
+    def send(self, pipe: redis.client.Pipeline) -> list:
+        """Execute a pipeline of writes and return its replies; when it holds a change that
+        hides or shows listed posts (queue_hiding marked it), then move the visibility
+        version. The one place the version moves: every kind of hiding (a post's flag, an
+        account's status, a promotion to fan-out on read) marks its pipeline where it queues
+        its write, so none can forget it (tests/test_visibility_version.py)."""
+        replies = pipe.execute()
+        if getattr(pipe, HIDING_MARK, False):
+            self._bump_visibility_version()
+        return replies
+
+    def _bump_visibility_version(self) -> None:
         """Move the visibility version (keys.visibility_version; a random start if the
-        database has none), after a change that hides or shows listed posts has been
-        written. Its own round trip, never queued with the change: on a Redis Cluster a
-        pipeline's commands on different nodes run in no set order, and a reader must never
-        see the new version while the change is not yet there (cache.py)."""
+        database has none). Its own round trip, never queued with the change: on a Redis
+        Cluster a pipeline's commands on different nodes run in no set order, and a reader
+        must never see the new version while the change is not yet there (cache.py)."""
         pipe = self._pipe()
         pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
         pipe.incr(keys.visibility_version())

@@ -267,7 +267,17 @@ class BulkStore(RepositoryBase):
             pipe = self._pipe()
             n_posts = self._queue_zadds(pipe, keys.likes, by_post)  # first, as like() does
             self._queue_zadds(pipe, keys.user_likes, by_user)
-            added += sum(pipe.execute()[:n_posts])
+            new = pipe.execute()[:n_posts]
+            added += sum(new)
+            gained: dict[int, int] = defaultdict(int)  # ZADDs were queued in chunks per post
+            chunks = (p for p, m in by_post.items() for _ in range(0, len(m), ZADD_CHUNK))
+            for post_id, n in zip(chunks, new):
+                gained[post_id] += n
+            pipe = self._pipe()  # the posts' counters (loading.COUNT_FIELDS)
+            for post_id, n in gained.items():
+                if n:
+                    pipe.hincrby(keys.post(post_id), "likes", n)
+            pipe.execute()
             done += len(batch)
             if progress:
                 progress(done)

@@ -114,16 +114,25 @@ class Post:
     def created(self) -> datetime:
         return as_datetime(self.time)
 
+    @property
+    def is_hidden(self) -> bool:
+        """Deleted, or by a suspended or deleted account: listed for no one but staff
+        (visibility.py decides who sees what)."""
+        return self.is_deleted or self.author_suspended
+
 
 @dataclass(frozen=True)
 class PostCounts:
-    """What changes about a post while it is listed: replies, likes, the reader's like."""
+    """What changes about a post while it is listed, and the reader's relation to it:
+    replies, likes, the reader's like and report, and whether the card offers the reader
+    its actions (reply, like, report, delete): visibility.may_act decides."""
 
     replies: int = 0
     likes: int = 0
     liked: bool = False
     # The reader has an open report on it (post_reports:<post> names them): "Reported".
     reported: bool = False
+    actionable: bool = True
 
 
 @dataclass(frozen=True)

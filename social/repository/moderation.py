@@ -37,14 +37,17 @@ from .base import (
     decode_hash,
     page_bounds,
     queue_counts,
+    queue_hiding,
     s,
     user_from_hash,
 )
 from .errors import NotAllowed, UserNotFound
 from .models import Counts, Page, Post, User, as_datetime
 from .posts import PostStore
+from .reader import Listed, OwnPosts, PageReader
 from .reports import SUSPENDED, Report, ReportStore, report_from_hash
 from .users import UserStore
+from .visibility import STAFF
 
 NOTES_CAP = 200  # the newest notes on an account; older ones fall off
 NOTE_MAX = 1000
@@ -173,6 +176,7 @@ class ModerationStore(RepositoryBase):
         posts: PostStore,
         reports: ReportStore,
         users: UserStore,
+        reader: PageReader,
         **config,
     ) -> None:
         super().__init__(client, **config)
@@ -180,6 +184,7 @@ class ModerationStore(RepositoryBase):
         self.posts = posts
         self.reports = reports
         self.users = users
+        self.reader = reader
 
     def _target(self, user_id: int, actor: User | None = None) -> Target:
         """Return the account with its secret, and who of it and actor is an owner, in one
@@ -322,7 +327,6 @@ class ModerationStore(RepositoryBase):
 
         draft = AuditDraft(actor, "suspend", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], queue, at=at)
-        self.bump_visibility_version()  # after the status: remembered pages re-read
         return True
 
     def _queue_suspension(
@@ -342,6 +346,7 @@ class ModerationStore(RepositoryBase):
         )
         self.users.queue_secret_rotation(pipe, user.id, target.secret)
         pipe.zadd(keys.suspended_users(), {user.username: ts})
+        queue_hiding(pipe)  # their posts leave every page
 
     def suspension_refusal(self, user_id: int, actor: User) -> str:
         """Return why actor may not suspend user_id ("" when they may), by the rules of
@@ -406,7 +411,6 @@ class ModerationStore(RepositoryBase):
         )
         self.audit.run_audited([draft], queue, at=at)
         self.reports.forget_open_count()
-        self.bump_visibility_version()  # after the status: remembered pages re-read
         return True
 
     def unsuspend(self, user_id: int, actor: User, reason: str = "", *, at=None) -> bool:
@@ -420,10 +424,10 @@ class ModerationStore(RepositoryBase):
             fields = ("status", "suspended_reason", "suspended_at", "suspended_by")
             pipe.hdel(keys.user(user_id), *fields)
             pipe.zrem(keys.suspended_users(), user.username)
+            queue_hiding(pipe)  # their posts come back
 
         draft = AuditDraft(actor, "unsuspend", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], queue, at=at)
-        self.bump_visibility_version()
         return True
 
     def force_logout(self, user_id: int, actor: User, reason: str = "", *, at=None) -> None:
@@ -486,68 +490,69 @@ class ModerationStore(RepositoryBase):
         if found:
             self.audit.run_audited(drafts, queue, at=at)
             self.reports.forget_open_count()
-            self.bump_visibility_version()  # after the flags: remembered pages re-read
         return [p for p, _, _, _ in found]
 
     def account(self, user_id: int, viewer_id: int | None = None) -> Account:
         """Return the staff view of one account in four round trips, or raise UserNotFound.
 
-        1) the user, whether they and viewer_id are owners, counts, and the ids of their
-        latest posts, reports, notes and log entries; 2) those posts, reports and entries;
-        3) the reported posts; 4) their authors (the account itself, but a post can be
-        missing from the latest ten).
+        Through the read path (its own posts, hidden ones included, as staff see them):
+        1) the user, whether they and viewer_id are owners, counts, the ids of their latest
+        posts, reports, notes and log entries; 2) those posts, reports and entries; 3) the
+        reported posts; 4) their authors (the account itself, but a post can be missing
+        from the latest ten).
         """
-        reads = self.reads()
-        reads.hgetall("user", keys.user(user_id))
-        reads.zscore("owner", keys.owners(), user_id)
-        if viewer_id is not None:
-            reads.zscore("viewer_owner", keys.owners(), viewer_id)
-        queue_counts(reads, user_id)
-        reads.lrange("post_ids", keys.own_posts(user_id), 0, ACCOUNT_POSTS)
-        reads.zrevrange("report_ids", keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
-        reads.zcard("n_reports", keys.user_reports(user_id))
-        reads.lrange("notes", keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
-        reads.zrevrange("log", keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
-        got = reads.execute()
-        raw, post_ids, report_ids = got["user"], got["post_ids"], got["report_ids"]
-        n_reports, notes, log = got["n_reports"], got["notes"], got["log"]
-        user = account_user(user_id, decode_hash(raw))
+
+        def first(reads: NamedReads) -> None:
+            reads.hgetall("user", keys.user(user_id))
+            reads.zscore("owner", keys.owners(), user_id)
+            if viewer_id is not None:
+                reads.zscore("viewer_owner", keys.owners(), viewer_id)
+            queue_counts(reads, user_id)
+            reads.zrevrange("report_ids", keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
+            reads.zcard("n_reports", keys.user_reports(user_id))
+            reads.lrange("notes", keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
+            reads.zrevrange("log", keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
+
+        def then(reads: NamedReads, got: dict) -> None:
+            for report_id in got["report_ids"]:
+                reads.hgetall(f"report:{int(report_id)}", keys.report(int(report_id)))
+            for entry_id in got["log"]:
+                entry_id = s(entry_id)
+                reads.xrange(f"log:{entry_id}", keys.audit_log(), min=entry_id, max=entry_id)
+
+        def owner(got: dict) -> dict[int, User]:
+            user = account_user(user_id, decode_hash(got["user"]))
+            return {user_id: user} if user is not None else {}
+
+        read = self.reader.page(
+            OwnPosts(user_id), STAFF, 1, ACCOUNT_POSTS, first=first, then=then, authors=owner
+        )
+        got = read.got
+        user = owner(got).get(user_id)
         if user is None:
             raise UserNotFound(user_id)
-        post_ids = [int(i) for i in post_ids]
-        report_ids = [int(i) for i in report_ids]
-        pipe = self._pipe()
-        for post_id in post_ids[:ACCOUNT_POSTS]:
-            pipe.hgetall(keys.post(post_id))
-        for report_id in report_ids:
-            pipe.hgetall(keys.report(report_id))
-        self.audit.queue_audit_reads(pipe, [s(i) for i in log])
-        replies = pipe.execute() if len(pipe) else []
-        n = len(post_ids[:ACCOUNT_POSTS])
-        hashes = [decode_hash(h) for h in replies[:n]]
-        posts = self.posts.build_posts(post_ids[:n], hashes, {user.id: user}, include_hidden=True)
+        report_ids = [int(i) for i in got["report_ids"]]
         reports = [
-            report_from_hash(rid, decode_hash(h))
-            for rid, h in zip(report_ids, replies[n : n + len(report_ids)])
+            report_from_hash(rid, decode_hash(read.then[f"report:{rid}"])) for rid in report_ids
         ]
         reports = self.reports.attach_posts([r for r in reports if r is not None])
         return Account(
             user=user,
             counts=counts_from(got),
-            posts=posts,
-            has_more_posts=len(post_ids) > ACCOUNT_POSTS,
+            posts=read.page.items,
+            has_more_posts=read.page.has_next,
             reports=reports,
-            reports_total=n_reports,
-            notes=decode_notes(notes),
-            history=entries_from_xranges(replies[n + len(report_ids) :]),
+            reports_total=got["n_reports"],
+            notes=decode_notes(got["notes"]),
+            history=entries_from_xranges(read.then[f"log:{s(i)}"] for i in got["log"]),
             is_owner=got["owner"] is not None,
             viewer_is_owner=got.get("viewer_owner") is not None,
         )
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:
         """Return the posts that exist among post_ids, deleted ones included, in order."""
-        posts, _ = self.posts.load_posts(list(post_ids), include_hidden=True)
-        return posts
+        read = self.reader.page(Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)))
+        return [read.loaded[i] for i in dict.fromkeys(post_ids) if i in read.loaded]
 
     def staff_posts_page(self, number: int = 1, per_page: int = 50) -> Page[PostRow]:
         """Return the newest posts site-wide, deleted ones included: three round trips.

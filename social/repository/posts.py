@@ -1,40 +1,24 @@
-"""Posts, their fan-out, and the newest-first lists that show them."""
+"""Writing posts: creating them (with their fan-out and conversation), and deleting them
+(by moderators or by their author). Reading them is the read path's (reader.py)."""
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import redis
+from django.utils.translation import gettext_noop
 from redis.client import Pipeline
-from redis.cluster import ClusterPipeline
 
 from social import keys
-from social.text import decode_mentions, encode_mentions, hashtags, mentioned_names
+from social.text import encode_mentions, hashtags, mentioned_names
 
 from .audit import REASON_MAX
-from .base import (
-    STATUS_DELETED,
-    STATUS_SUSPENDED,
-    NamedReads,
-    RepositoryBase,
-    as_int,
-    counts_from,
-    decode_hash,
-    now,
-    page_bounds,
-    queue_counts,
-    s,
-)
-from .cache import UNREAD, RememberedPost
-from .errors import PostNotFound, PostPending
-from .models import HomePage, Page, Post, PostCounts, TimelinePage, User
-from .notices import NoticeStore, decode_notices
-
-# Authors whose posts no one sees (staff aside): suspended, or deleted by their owner.
-HIDDEN_STATUSES = (STATUS_SUSPENDED, STATUS_DELETED)
+from .base import RepositoryBase, as_int, now, queue_hiding, s
+from .errors import NotAllowed, PostNotFound, PostPending
+from .loading import HIDDEN_STATUSES
+from .models import User
+from .notices import NoticeStore
 
 # What a reply reads of the post it answers.
 PARENT_FIELDS = ("user_id", "deleted", "ancestors")
@@ -44,11 +28,7 @@ TRENDING_HOUR_TTL = 25 * 60 * 60
 
 # How long a form submission's token stands for its post (keys.post_token).
 POST_TOKEN_TTL = 24 * 60 * 60
-
-# What a feed reads of a post it has seen before: the checks (author, time) and the flag.
-POST_CHECK_FIELDS = ("user_id", "time", "deleted", "deleted_reason", "deleted_by")
-# What it reads of that post's author: the name (a check) and the status (suspended?).
-AUTHOR_CHECK_FIELDS = ("username", "status")
+DELETED_BY_AUTHOR = "Deleted by its author."
 
 
 def queue_visibility_version(pipe: Pipeline) -> None:
@@ -58,86 +38,22 @@ def queue_visibility_version(pipe: Pipeline) -> None:
     pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
 
 
-def written_fields(post: Post) -> dict[str, str]:
-    """Return the post-hash fields fixed when post was written (reply, mentions, tags), as
-    stored: what a remembered post brings to a row instead of reading them again."""
-    return {
-        "reply_to": "" if post.reply_to is None else str(post.reply_to),
-        "reply_to_name": post.reply_to_name,
-        "mentions": encode_mentions(dict(post.mentions)),
-        "tags": " ".join(post.tags),
-    }
-
-
-# Every listed post's reply and like counts in one command (one server only: its keys are
-# in many cluster slots). KEYS: replies:<id>, likes:<id> for each post, in pairs.
-COUNTS_SCRIPT = """
-local out = {}
-for i = 1, #KEYS, 2 do
-  out[#out + 1] = redis.call('LLEN', KEYS[i])
-  out[#out + 1] = redis.call('ZCARD', KEYS[i + 1])
-end
-return out
-"""
-
-
-def queue_post_counts(reads: NamedReads, ids: Sequence[int], viewer_id: int | None) -> None:
-    """Queue each post's reply count, like count and (for a reader) whether they like it
-    and whether they hold an open report on it: what changes about a listed post, read with
-    the page (never remembered).
-
-    On one server the counts are one EVAL (a 50-post timeline: one command, not 100); on a
-    cluster, where the posts' keys are on every node, one LLEN and one ZCARD per post. The
-    reader's likes and open reports are one ZMSCORE each on their own lists
-    (keys.user_likes, keys.user_reported), so a card's Like and Report links show the
-    reader's state on every page of posts at no round trip of their own; a visitor's pages
-    read neither.
-    """
-    unique = list(dict.fromkeys(ids))
-    if not unique:
-        return
-    if isinstance(reads.pipe, ClusterPipeline):
-        for post_id in unique:
-            reads.llen(f"replies:{post_id}", keys.replies(post_id))
-            reads.zcard(f"likes:{post_id}", keys.likes(post_id))
-    else:
-        count_keys = [k for i in unique for k in (keys.replies(i), keys.likes(i))]
-        reads.execute_command("counts", "EVAL", COUNTS_SCRIPT, len(count_keys), *count_keys)
-    if viewer_id is not None:
-        reads.zmscore("liked", keys.user_likes(viewer_id), unique)
-        reads.zmscore("reported", keys.user_reported(viewer_id), unique)
-
-
-def post_counts_from(got: dict, ids: Sequence[int], viewer_id: int | None) -> dict:
-    """Return {post id: PostCounts} from what queue_post_counts read."""
-    unique = list(dict.fromkeys(ids))
-    if not unique:
-        return {}
-    if "counts" in got:
-        flat = got["counts"]
-        replies, likes = flat[0::2], flat[1::2]
-    else:
-        replies = [got[f"replies:{i}"] for i in unique]
-        likes = [got[f"likes:{i}"] for i in unique]
-    reported = got.get("reported") or [None] * len(unique)
-    liked = got.get("liked") or [None] * len(unique)
-    return {
-        post_id: PostCounts(
-            replies=int(r or 0),
-            likes=int(n or 0),
-            liked=viewer_id is not None and s is not None,
-            reported=viewer_id is not None and rep is not None,
-        )
-        for post_id, r, n, s, rep in zip(unique, replies, likes, liked, reported)
-    }
-
-
-def visible(posts: list[Post], include_hidden: bool = False) -> list[Post]:
-    """Return posts without the deleted ones and those of suspended authors (unless
-    include_hidden)."""
-    if include_hidden:
-        return posts
-    return [p for p in posts if not (p.is_deleted or p.author_suspended)]
+def queue_post_deletion(
+    pipe: Pipeline, post_id: int, by: int, reason: str, ts: int, *, keep_text: bool = True
+) -> None:
+    """Queue flagging a post deleted: the one way a post hash is marked so (by a moderator,
+    its author, or the purge of its author's account). by: who deleted it (the author's
+    own id: "deleted by its author"). The hash keeps its content for the record unless
+    keep_text is False; readers skip it by the flag. Marks the pipeline as hiding, so
+    send() moves the visibility version once it has run."""
+    pipe.hset(
+        keys.post(post_id),
+        mapping={"deleted": "1", "deleted_reason": reason[:REASON_MAX], "deleted_by": by,
+                 "deleted_at": ts},
+    )  # fmt: skip
+    if not keep_text:
+        pipe.hdel(keys.post(post_id), "body", "mentions", "tags")
+    queue_hiding(pipe)
 
 
 class PostStore(RepositoryBase):
@@ -233,9 +149,7 @@ class PostStore(RepositoryBase):
             self.queue_promotion(pipe, author_id, ts)
         if fan_out:
             pipe.zrange(keys.followers(author_id), 0, self.fanout_batch - 1)
-        replies = pipe.execute()
-        if listed is None and read_fanout:
-            self.bump_visibility_version()  # after joining: processes re-read the set
+        replies = self.send(pipe)  # a promotion moves the visibility version
         batch = replies[-1] if fan_out else []
         start = 0
         while batch:
@@ -271,73 +185,14 @@ class PostStore(RepositoryBase):
             raise PostPending(claimed)
         return claimed
 
-    def interrupted_fanouts(self, older_than: int = 60, *, at: int | None = None) -> list[int]:
-        """Return the ids of posts whose fan-out began more than older_than seconds ago
-        and has not ended (see finish_fanouts)."""
-        cutoff = (now() if at is None else at) - older_than
-        return [int(i) for i in self.r.zrangebyscore(keys.fanouts_in_progress(), "-inf", cutoff)]
-
-    def finish_fanouts(self, older_than: int = 60, *, at: int | None = None) -> list[int]:
-        """Finish the fan-outs begun more than older_than seconds ago and not ended (their
-        process died, or Redis went away mid-way); return their post ids.
-
-        For each: the author's lists and the timeline get the post if they lack it, then
-        every follower's feed that lacks it gets it in its place by id (a WATCH/MULTI
-        rewrite of that one feed, so posts arriving meanwhile are kept), and the record
-        goes. A post whose hash was never written is only struck off. Safe to run again.
-        """
-        done = []
-        for post_id in self.interrupted_fanouts(older_than, at=at):
-            author_id = as_int(self.r.hget(keys.post(post_id), "user_id"))
-            if author_id is not None:
-                self._insert_missing(keys.own_posts(author_id), post_id, cap=None)
-                self._insert_missing(keys.home_feed(author_id), post_id, self.home_feed_cap)
-                self._insert_missing(keys.timeline(), post_id, self.timeline_cap)
-                if self.r.zscore(keys.celebrities(), author_id) is None:
-                    self._finish_followers(author_id, post_id)
-            self.r.zrem(keys.fanouts_in_progress(), post_id)
-            done.append(post_id)
-        return done
-
-    def _finish_followers(self, author_id: int, post_id: int) -> None:
-        """Give post_id to every follower's feed that lacks it (LPOS in batches)."""
-        start = 0
-        while True:
-            batch = [
-                int(f)
-                for f in self.r.zrange(
-                    keys.followers(author_id), start, start + self.fanout_batch - 1
-                )
-            ]
-            if not batch:
-                return
-            pipe = self._pipe()
-            for follower in batch:
-                pipe.lpos(keys.home_feed(follower), post_id)
-            for follower, found in zip(batch, pipe.execute()):
-                if found is None:
-                    self._insert_missing(keys.home_feed(follower), post_id, self.home_feed_cap)
-            start += self.fanout_batch
-
-    def _insert_missing(self, key: str, post_id: int, cap: int | None) -> None:
-        """Put post_id into the newest-first list at key in its place by id, unless it is
-        there or (capped) would fall past the cap."""
-
-        def merged(ids: list[int]) -> list[int]:
-            if post_id in ids:
-                return ids
-            new = sorted([*ids, post_id], reverse=True)
-            return new if cap is None else new[:cap]
-
-        self._rewrite_list(key, merged)
-
     def queue_promotion(self, pipe: Pipeline, author_id: int, ts: int) -> None:
-        """Queue adding author_id to keys.celebrities (no-op if there); the caller then
-        moves the visibility version (bump_visibility_version), so every web process
-        re-reads the set before its next home page. Membership only grows: posts written
+        """Queue adding author_id to keys.celebrities (no-op if there); send() then moves
+        the visibility version, so every web process re-reads the set before its next home
+        page. Membership only grows: posts written
         while an author was in the set are in no follower's feed, so leaving it would hide
         them (docs/scaling.md)."""
         pipe.zadd(keys.celebrities(), {author_id: ts}, nx=True)
+        queue_hiding(pipe)  # web processes re-read the set
 
     def _reply_fields(self, reply_to: int, parent: list) -> dict[str, str]:
         """Return the post-hash fields of a reply to reply_to, from the parent's PARENT_FIELDS;
@@ -375,6 +230,8 @@ class PostStore(RepositoryBase):
         """Queue filing post_id as a reply, in mentioned users' mentions and under tags."""
         if reply_to is not None:
             pipe.rpush(keys.replies(reply_to), post_id)
+            # The parent's counter (loading.COUNT_FIELDS), after the list it counts.
+            pipe.hincrby(keys.post(reply_to), "replies", 1)
         for user_id in dict.fromkeys(mentions.values()):
             if user_id == author_id:
                 continue
@@ -412,382 +269,6 @@ class PostStore(RepositoryBase):
         if with_version:
             queue_visibility_version(pipe)
 
-    def load_posts(
-        self,
-        ids: Sequence[int],
-        *,
-        include_hidden: bool = False,
-        also: Callable[[NamedReads], None] | None = None,
-        version: bytes | None | object = UNREAD,
-        authors: dict[int, User] | None = None,
-    ) -> tuple[list[Post], dict[str, object]]:
-        """Return the posts for ids (in order) and, by name, the replies of the reads `also`
-        queued on the same pipeline (a NamedReads).
-
-        What this process remembers (cache.py) decides the cost:
-        - every post remembered as checked at the caller's `version` (the visibility
-          version it read with the ids): no round trip at all (one for `also`'s reads);
-        - every post remembered: one round trip that checks them (a small HMGET per post
-          for its `deleted` flag, its author and time; one per author for name and status)
-          and reads the visibility version they are then remembered at;
-        - posts not seen before: their hashes come whole in that round trip, their authors
-          in a second, unless the caller passes them in `authors` (just read, e.g. a
-          profile's owner).
-        Deleted posts and posts by suspended authors are left out unless include_hidden.
-        """
-        known = [self.cache.posts.get(int(post_id)) for post_id in ids]
-        if (
-            version is not UNREAD
-            and version is not None  # a database without one (e.g. the reference's)
-            and all(k is not None and k.version == version for k in known)
-        ):
-            posts = visible([k.post for k in known], include_hidden)
-            if also is None:
-                return posts, {}
-            reads = self.reads()
-            also(reads)
-            return posts, reads.execute()
-
-        author_ids = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
-        pipe = self._pipe()
-        pipe.get(keys.visibility_version())  # first: the flags read after are at least as new
-        for post_id, k in zip(ids, known):
-            if k is None:
-                pipe.hgetall(keys.post(post_id))
-            else:
-                pipe.hmget(keys.post(post_id), POST_CHECK_FIELDS)
-        for author_id in author_ids:
-            pipe.hmget(keys.user(author_id), AUTHOR_CHECK_FIELDS)
-        extra = NamedReads(pipe)  # named, after the posts and authors read by position
-        if also is not None:
-            also(extra)
-        replies = pipe.execute()
-        checked_at, replies = replies[0], replies[1:]
-        n = len(ids)
-        author_state = {
-            a: tuple(map(s, r)) for a, r in zip(author_ids, replies[n : n + len(author_ids)])
-        }
-
-        rows: list[dict[str, str] | None] = []
-        for k, reply in zip(known, replies[:n]):
-            if k is None:
-                rows.append(decode_hash(reply))
-                continue
-            user_id, ts, deleted, reason, deleted_by = map(s, reply)
-            name, status = author_state[k.post.author_id]
-            was = k.post
-            if (
-                as_int(user_id) != was.author_id
-                or as_int(ts) != was.time
-                or name != was.author_name
-            ):
-                self.cache.posts.discard(was.id)  # another database: read it afresh
-                rows.append(None)
-                continue
-            rows.append(
-                {"user_id": user_id, "time": ts, "body": was.body, "deleted": deleted or "",
-                 "deleted_reason": reason or "", "deleted_by": deleted_by or "",
-                 "_checked": "1", **written_fields(was)}
-            )  # fmt: skip
-        stale = [post_id for post_id, row in zip(ids, rows) if row is None]
-        if stale:  # rare: re-read whole what no longer matched what was remembered
-            pipe = self._pipe()
-            for post_id in stale:
-                pipe.hgetall(keys.post(post_id))
-            fresh = iter([decode_hash(h) for h in pipe.execute()])
-            rows = [row if row is not None else next(fresh) for row in rows]
-
-        users = dict(authors or {})
-        users |= {
-            author_id: User(id=author_id, username=name, is_suspended=status in HIDDEN_STATUSES)
-            for author_id, (name, status) in author_state.items()
-            if name
-        }
-        unknown = {as_int(row.get("user_id")) for row in rows if "_checked" not in row}
-        unknown.discard(None)
-        users.update(self._users_by_ids(unknown - users.keys()))
-        posts = self.build_posts(ids, rows, users, include_hidden=True)
-        # Remembered at the version the caller read in an earlier round trip when there is
-        # one: it surely came before these flags were read. The one read in this pipeline
-        # came first on one server, but on a cluster its node may answer after the posts'
-        # nodes, and a change written between would be remembered at the newer version.
-        at_version = checked_at if version is UNREAD else version
-        for post in posts:
-            self.cache.posts.put(post.id, RememberedPost(post, at_version))
-        return visible(posts, include_hidden), extra.replies_from(replies, offset=1)
-
-    def build_posts(
-        self,
-        ids: Sequence[int],
-        hashes: Sequence[dict[str, str]],
-        users: dict[int, User],
-        *,
-        include_hidden: bool = False,
-    ) -> list[Post]:
-        """Build Posts from decoded post hashes and their loaded authors, in order."""
-        posts = []
-        for post_id, h in zip(ids, hashes):
-            author_id = as_int(h.get("user_id"))
-            author = users.get(author_id) if author_id is not None else None
-            if author is None:
-                continue  # a dangling id (post or author missing): nothing to show
-            post = Post(
-                id=int(post_id),
-                author_id=author.id,
-                author_name=author.username,
-                time=as_int(h.get("time")) or 0,
-                body=h.get("body") or "",
-                is_deleted=h.get("deleted") == "1",
-                author_suspended=author.is_suspended,
-                deleted_reason=h.get("deleted_reason") or "",
-                deleted_by_author=bool(h.get("deleted_by"))
-                and h.get("deleted_by") == str(author.id),
-                reply_to=as_int(h.get("reply_to")),
-                reply_to_name=h.get("reply_to_name") or "",
-                mentions=decode_mentions(h.get("mentions")),
-                tags=tuple((h.get("tags") or "").split()),
-            )
-            if include_hidden or not (post.is_deleted or post.author_suspended):
-                posts.append(post)
-        return posts
-
-    def _page(
-        self,
-        raw_ids: list,
-        number: int,
-        per_page: int,
-        viewer_id: int | None,
-        *,
-        guessed: tuple[tuple[int, ...], dict] = ((), {}),
-        **kwargs,
-    ) -> Page[Post]:
-        """Turn an LRANGE of per_page + 1 ids into a page of loaded posts with their counts:
-        those read with the ids when `guessed` (the ids guessed, what their counts read
-        gave) guessed right (guess_counts), else read in load_posts' round trip."""
-        ids = [int(i) for i in raw_ids]
-        shown = ids[:per_page]
-        guess, got = guessed
-        if guess and tuple(shown) == guess:
-            posts, _ = self.load_posts(shown, **kwargs)
-        else:
-            posts, got = self.load_posts(
-                shown, also=lambda reads: queue_post_counts(reads, shown, viewer_id), **kwargs
-            )
-        return Page(
-            items=posts,
-            number=number,
-            has_next=len(ids) > per_page,
-            per_page=per_page,
-            counts=post_counts_from(got, shown, viewer_id),
-        )
-
-    def guess_counts(self, reads: NamedReads, key: tuple, viewer_id: int | None) -> tuple:
-        """Queue the counts of the posts this process last showed on the page `key` (a
-        reader's home page, the timeline) on the pipeline that reads the page's ids, and
-        return those ids. While the page lists the same posts, which is most requests, the
-        counts then cost no round trip of their own (_page, guessed=)."""
-        guess = self.cache.shown.get(key) or ()
-        if guess:
-            queue_post_counts(reads, guess, viewer_id)
-        return guess
-
-    def counts(self, ids: Sequence[int], viewer_id: int | None) -> dict[int, PostCounts]:
-        """Return the counts of ids in one round trip (for a page remembered without them)."""
-        if not ids:
-            return {}
-        reads = self.reads()
-        queue_post_counts(reads, ids, viewer_id)
-        return post_counts_from(reads.execute(), ids, viewer_id)
-
-    def get_post(self, post_id: int, *, include_hidden: bool = False) -> Post:
-        """Return the post or raise PostNotFound (also when hidden from this reader)."""
-        posts, _ = self.load_posts([post_id], include_hidden=include_hidden)
-        if not posts:
-            raise PostNotFound(post_id)
-        return posts[0]
-
-    def home_page(self, user_id: int, number: int = 1, per_page: int = 10) -> HomePage:
-        """Return the logged-in home page: feed page, counts, notices (home_page_with)."""
-        return self.home_page_with(user_id, number, per_page)[0]
-
-    def home_page_with(
-        self,
-        user_id: int,
-        number: int = 1,
-        per_page: int = 10,
-        *,
-        if_empty: Callable[[NamedReads], None] | None = None,
-    ) -> tuple[HomePage, dict[str, object]]:
-        """Return the logged-in home page (feed page, counts, notices) and, by name, the
-        replies of the reads `if_empty` queued on its first pipeline: it is called when the
-        page may well show no posts (this process does not remember it showing any), for
-        what an empty feed shows instead (GraphStore.home_page); the replies lack its names
-        when it was not called.
-
-        One round trip when this process remembers the page's posts as they are now and
-        last showed this reader the same page (the posts' reply and like counts come with
-        the ids: guess_counts); two when they need checking or the page changed, three
-        with posts it has not seen (see load_posts). A user
-        who follows fan-out-on-read authors (keys.celebrities) pays one more: their newest
-        posts are read and merged with the feed by id (ids grow with time), and two more
-        when this process does not know the current set of such authors yet.
-        """
-        start, stop = page_bounds(number, per_page)
-        known = self.cache.celebrities
-        reads = self.reads()
-        shown_key = ("home", user_id, number, per_page)
-        guess = self.guess_counts(reads, shown_key, user_id)
-        reads.lrange("ids", keys.home_feed(user_id), start, stop)
-        queue_counts(reads, user_id)
-        reads.lrange("notices", keys.notices(user_id), 0, 4)
-        reads.get("version", keys.visibility_version())
-        reads.zcard("celebrities", keys.celebrities())
-        if known and known[1]:
-            reads.zmscore("followed", keys.following(user_id), list(known[1]))
-        if if_empty is not None and not guess:
-            if_empty(reads)
-        got = reads.execute()
-        ids = got["ids"]
-        if got["celebrities"]:
-            followed = self._followed_celebrities(user_id, got, known)
-            if followed:
-                ids = self._merge_celebrities(user_id, ids, followed, start, stop)
-        feed = self._page(
-            ids, number, per_page, user_id, guessed=(guess, got), version=got["version"]
-        )
-        self.cache.shown.put(shown_key, tuple(int(i) for i in ids[:per_page]))
-        home = HomePage(feed=feed, counts=counts_from(got), notices=decode_notices(got["notices"]))
-        return home, got
-
-    def _followed_celebrities(
-        self, user_id: int, got: dict, known: tuple[bytes, tuple[int, ...]] | None
-    ) -> list[int]:
-        """Return the fan-out-on-read authors user_id follows, from the home page's first
-        round trip when the remembered set is current (its version and size match what it
-        read), otherwise after re-reading the set (two round trips)."""
-        version = got["version"]
-        if (
-            known is not None
-            and version is not None
-            and known[0] == version
-            and len(known[1]) == got["celebrities"]
-        ):
-            scores = got.get("followed") or []
-            return [c for c, score in zip(known[1], scores) if score is not None]
-        ids = tuple(int(i) for i in self.r.zrange(keys.celebrities(), 0, -1))
-        if version is not None:
-            self.cache.celebrities = (version, ids)
-        if not ids:
-            return []
-        scores = self.r.zmscore(keys.following(user_id), list(ids))
-        return [c for c, score in zip(ids, scores) if score is not None]
-
-    def _merge_celebrities(
-        self, user_id: int, feed_ids: list, followed: list[int], start: int, stop: int
-    ) -> list[int]:
-        """Return ids[start:stop + 1] of the home feed merged with the newest posts of the
-        followed fan-out-on-read authors, newest (highest id) first. One round trip; it
-        re-reads the feed from its head for pages after the first."""
-        pipe = self._pipe()
-        for author_id in followed:
-            pipe.lrange(keys.own_posts(author_id), 0, stop)
-        if start:
-            pipe.lrange(keys.home_feed(user_id), 0, stop)
-        lists = pipe.execute()
-        if start:
-            feed_ids = lists.pop()
-        merged = {int(i) for i in feed_ids}
-        for theirs in lists:
-            merged.update(int(i) for i in theirs)
-        return sorted(merged, reverse=True)[: self.home_feed_cap][start : stop + 1]
-
-    def timeline_page(
-        self,
-        number: int = 1,
-        per_page: int = 50,
-        latest_users: int = 10,
-        viewer_id: int | None = None,
-    ) -> TimelinePage:
-        """Return a page of the global timeline plus the newest sign-ups.
-
-        Everyone sees the same page, so a process that built it from the same ids, names
-        and visibility version (a suspension or deletion moves it) reuses it, and the
-        posts' counts (which change without moving the version) are read with those ids
-        for the posts it last showed: one round trip. Otherwise two or three, as
-        load_posts says.
-        """
-        start, stop = page_bounds(number, per_page)
-        key = ("timeline", number, per_page, latest_users)
-        before = self.cache.pages.get(key)  # (fingerprint, page) as last built, or None
-        guess = tuple(before[0][0][:per_page]) if before is not None else ()
-        reads = self.reads()
-        reads.lrange("ids", keys.timeline(), start, stop)
-        reads.zrevrange("names", keys.users_by_time(), 0, latest_users * 2 - 1)
-        reads.get("version", keys.visibility_version())
-        if guess:
-            queue_post_counts(reads, guess, viewer_id)
-        got = reads.execute()
-        ids = [int(i) for i in got["ids"]]
-        names = [s(n) for n in got["names"]]
-        version = got["version"]
-        fingerprint = (tuple(ids), tuple(names), version)
-        shown = ids[:per_page]
-        if before is not None and before[0] == fingerprint:  # the same ids: guess == shown
-            remembered = before[1]
-            posts = replace(remembered.posts, counts=post_counts_from(got, shown, viewer_id))
-            return replace(remembered, posts=posts)
-
-        def suspended_check(reads: NamedReads) -> None:
-            queue_post_counts(reads, shown, viewer_id)
-            if names:
-                reads.zmscore("suspended", keys.suspended_users(), names)
-
-        posts, extra = self.load_posts(shown, also=suspended_check, version=version)
-        hidden = extra.get("suspended", [])
-        visible = [n for n, score in zip(names, hidden) if score is None]
-        page = TimelinePage(
-            posts=Page(items=posts, number=number, has_next=len(ids) > per_page, per_page=per_page),
-            latest_users=visible[:latest_users],
-        )
-        self.cache.remember_page(key, fingerprint, page)
-        counted = replace(page.posts, counts=post_counts_from(extra, shown, viewer_id))
-        return replace(page, posts=counted)
-
-    def latest_posts(self, count: int = 5) -> list[Post]:
-        """Return the newest visible posts of the global timeline (latest_page's posts)."""
-        return self.latest_page(count).items
-
-    def latest_page(self, count: int = 5) -> Page[Post]:
-        """Return the newest visible posts of the global timeline with their counts as a
-        visitor sees them (the welcome page), remembered like the timeline page: one round
-        trip while nothing changed, the counts included."""
-        key = ("latest", count)
-        before = self.cache.pages.get(key)
-        guess = [p.id for p in before[1]] if before is not None else []
-        reads = self.reads()
-        reads.lrange("ids", keys.timeline(), 0, count * 2 - 1)
-        reads.get("version", keys.visibility_version())
-        if guess:
-            queue_post_counts(reads, guess, None)
-        got = reads.execute()
-        ids = [int(i) for i in got["ids"]]
-        fingerprint = (tuple(ids), got["version"])
-        if before is not None and before[0] == fingerprint:
-            posts = list(before[1])
-            return Page(
-                items=posts, number=1, has_next=False, per_page=count,
-                counts=post_counts_from(got, guess, None),
-            )  # fmt: skip
-        posts, extra = self.load_posts(
-            ids, also=lambda reads: queue_post_counts(reads, ids, None), version=got["version"]
-        )
-        posts = posts[:count]
-        self.cache.remember_page(key, fingerprint, tuple(posts))
-        return Page(
-            items=posts, number=1, has_next=False, per_page=count,
-            counts=post_counts_from(extra, ids, None),
-        )  # fmt: skip
-
     def queue_soft_delete(
         self,
         pipe: Pipeline,
@@ -805,17 +286,9 @@ class PostStore(RepositoryBase):
         a list of 1000), so the global page stays full. The flag goes first: once it is
         written the post is gone everywhere, and a lost LREM or notice after it costs one
         short timeline page or one untold author, nothing a reader trips over. The caller
-        moves the visibility version once the pipeline has run (bump_visibility_version).
+        sends the pipeline with send(), which then moves the visibility version.
         """
-        pipe.hset(
-            keys.post(post_id),
-            mapping={
-                "deleted": "1",
-                "deleted_reason": reason[:REASON_MAX],
-                "deleted_by": actor.id,
-                "deleted_at": ts,
-            },
-        )
+        queue_post_deletion(pipe, post_id, actor.id, reason, ts)
         pipe.lrem(keys.timeline(), 0, post_id)
         snippet = body if len(body) <= 40 else body[:39] + "…"
         self.notices.queue_notice(
@@ -827,3 +300,35 @@ class PostStore(RepositoryBase):
             snippet=snippet,
             reason=reason,
         )
+
+    def delete_own_post(self, user_id: int, post_id: int, *, at: int | None = None) -> None:
+        """Delete user_id's own post: gone from every feed, the timeline, its tags' lists and
+        the mentions of those it named. Raise PostNotFound (missing or already deleted) or
+        NotAllowed (someone else's).
+
+        The post hash is flagged, as moderators delete (readers skip it wherever it is
+        still listed: home feeds, replies, likes), then the lists that show posts by recency
+        drop it (the timeline, its tags, the author's own list, so the profile's count
+        drops by one), and the visibility version moves so remembered posts are re-checked.
+        One pipeline after one read.
+        """
+        fields = ["user_id", "deleted", "tags", "mentions"]
+        author, deleted, tags, mentions = map(s, self.r.hmget(keys.post(post_id), fields))
+        if as_int(author) is None or deleted == "1":
+            raise PostNotFound(post_id)
+        if as_int(author) != user_id:
+            raise NotAllowed(gettext_noop("You can only delete your own posts."))
+        ts = now() if at is None else at
+        pipe = self._pipe()
+        queue_post_deletion(pipe, post_id, user_id, DELETED_BY_AUTHOR, ts)
+        pipe.lrem(keys.timeline(), 0, post_id)
+        # Off the author's own list too: their profile's count and pages no longer hold it
+        # (staff still reach it by its permalink and through reports).
+        pipe.lrem(keys.own_posts(user_id), 0, post_id)
+        for tag in (tags or "").split():
+            pipe.lrem(keys.tag_posts(tag), 0, post_id)
+        for item in (mentions or "").split():
+            mentioned = item.partition(":")[0]
+            if mentioned.isdigit():
+                pipe.zrem(keys.mentions(int(mentioned)), post_id)
+        self.send(pipe)

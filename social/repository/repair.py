@@ -15,6 +15,7 @@ from social import keys
 
 from .base import RepositoryBase, as_int, s
 from .bulk import batched
+from .loading import COUNT_FIELDS
 from .users import name_has_url
 
 SCAN_COUNT = 1000
@@ -177,3 +178,48 @@ class RepairStore(RepositoryBase):
             )
             added += len(merged) - len(listed)
         return added
+
+    def wrong_counts(self) -> list[tuple[int, int, int]]:
+        """Return (post id, replies, likes) for each post whose counter fields (loading.
+        COUNT_FIELDS) differ from its lists: LLEN replies:<id> and ZCARD likes:<id>.
+
+        Posts written before the counters existed, or a process that died between a like
+        and its counter, show up here. Walks the post ids 1..next_post_id in pipelined
+        batches (ids come from one counter: no SCAN needed).
+        """
+        last = as_int(self.r.get(keys.next_post_id())) or 0
+        wrong: list[tuple[int, int, int]] = []
+        for start in range(1, last + 1, POST_SCAN_BATCH):
+            ids = range(start, min(last, start + POST_SCAN_BATCH - 1) + 1)
+            pipe = self._pipe()
+            for post_id in ids:
+                pipe.hmget(keys.post(post_id), ["user_id", *COUNT_FIELDS])
+                pipe.llen(keys.replies(post_id))
+                pipe.zcard(keys.likes(post_id))
+            replies = pipe.execute()
+            for post_id, (fields, n_replies, n_likes) in zip(
+                ids, zip(replies[0::3], replies[1::3], replies[2::3])
+            ):
+                author, stored_replies, stored_likes = fields
+                if author is None:
+                    continue  # no such post
+                if (as_int(stored_replies) or 0, as_int(stored_likes) or 0) != (n_replies, n_likes):
+                    wrong.append((post_id, n_replies, n_likes))
+        return wrong
+
+    def mend_counts(self, wrong: Sequence[tuple[int, int, int]]) -> int:
+        """Set each post's counter fields to what its lists hold now (recounted in the
+        same pipeline, so a like landing since wrong_counts is not undone); return how many
+        posts were mended. A like landing between the recount and the write can leave one
+        off by one; the next run mends it."""
+        for batch in batched(wrong, SCAN_COUNT):
+            pipe = self._pipe()
+            for post_id, _, _ in batch:
+                pipe.llen(keys.replies(post_id))
+                pipe.zcard(keys.likes(post_id))
+            counts = pipe.execute()
+            pipe = self._pipe()
+            for (post_id, _, _), n_replies, n_likes in zip(batch, counts[0::2], counts[1::2]):
+                pipe.hset(keys.post(post_id), mapping={"replies": n_replies, "likes": n_likes})
+            pipe.execute()
+        return len(wrong)

@@ -24,6 +24,8 @@ from .base import NamedReads, RepositoryBase, as_int, decode_hash, now, page_bou
 from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 from .posts import PostStore
+from .reader import Listed, PageReader
+from .visibility import STAFF
 
 # What a reporter can pick; the code is stored, the label shown (translated: reason_label).
 REPORT_REASONS: dict[str, str] = {
@@ -144,11 +146,13 @@ class ReportStore(RepositoryBase):
         *,
         audit: AuditStore,
         posts: PostStore,
+        reader: PageReader,
         **config,
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit
         self.posts = posts
+        self.reader = reader
 
     def report_post(
         self, reporter: User, post_id: int, reason: str, text: str = "", *, at=None
@@ -282,14 +286,17 @@ class ReportStore(RepositoryBase):
 
     def posts_with_open_reports(self, post_ids: list[int]) -> tuple[list[Post], dict[int, int]]:
         """Return the posts (deleted ones included) and each one's open-report count: the
-        one place the count is read, in the posts' own pipeline (see load_posts)."""
+        one place the count is read, in the posts' own pipeline (the read path's `then`)."""
 
-        def open_counts(reads: NamedReads) -> None:
+        def open_counts(reads: NamedReads, got: dict) -> None:
             for post_id in post_ids:
                 reads.hlen(f"open:{post_id}", keys.post_reports(post_id))
 
-        posts, got = self.posts.load_posts(post_ids, include_hidden=True, also=open_counts)
-        return posts, {post_id: got[f"open:{post_id}"] for post_id in post_ids}
+        read = self.reader.page(
+            Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)), then=open_counts
+        )
+        found = [read.loaded[i] for i in dict.fromkeys(post_ids) if i in read.loaded]
+        return found, {post_id: read.then[f"open:{post_id}"] for post_id in post_ids}
 
     def attach_posts(self, reports: list[Report]) -> list[Report]:
         """Return reports with their posts and open-report counts (two round trips)."""
@@ -359,8 +366,6 @@ class ReportStore(RepositoryBase):
 
         self.audit.run_audited([draft], queue, at=at)
         self.forget_open_count()
-        if delete:
-            self.bump_visibility_version()  # after the flag: remembered pages re-read
         return True
 
     def queue_close_reports(

@@ -204,7 +204,7 @@ def test_deleting_an_account_needs_the_password_then_logs_out_and_hides_everythi
     repo.posts.create_post(carol.id, "Carol was here")
     bobs = repo.posts.create_post(bob.id, "Bob stays")
     repo.graph.follow(bob.id, carol.id)
-    repo.conversations.like(carol.id, bobs)
+    repo.likes.like(carol.id, bobs)
 
     page = page_as(carol)
     page.goto(live_url + "/")

@@ -21,7 +21,10 @@ Why it exists: two kinds of damage have no other way back.
    lacks the post gets it in its place, and the record goes.
 6. Usernames the reference Retwis allowed that no URL can hold ("a/b", "", ".."): reported
    only. Pages show them unlinked; staff open those accounts by id (/staff/users/id/<id>/).
-6. Accounts their owners deleted more than keys.DELETED_ACCOUNT_GRACE_DAYS ago are purged:
+7. Posts whose reply and like counters (fields of post:<id>) differ from their lists
+   (replies:<id>, likes:<id>): written before the counters existed, or a process died
+   between a like and its counter. Set from the lists.
+8. Accounts their owners deleted more than keys.DELETED_ACCOUNT_GRACE_DAYS ago are purged:
    the posts' text, the account's lists and the name go (docs/data-layout.md).
 
 --dry-run only reports. Safe to run on a live site.
@@ -38,7 +41,8 @@ class Command(BaseCommand):
     help = (
         "Free username claims whose account does not exist, add posts missing from their "
         "author's own-posts list, index legacy usernames, recount follows, finish "
-        "interrupted fan-outs, list usernames no URL can hold "
+        "interrupted fan-outs, mend posts' reply and like counters, list usernames no URL "
+        "can hold "
         "(--dry-run reports only)."
     )
 
@@ -75,9 +79,9 @@ class Command(BaseCommand):
         follows = None if dry_run else repo.repair.recount_follows()
         grace = options["fanout_grace"]
         if dry_run:
-            fanouts = repo.posts.interrupted_fanouts(grace)
+            fanouts = repo.fanouts.interrupted_fanouts(grace)
         else:
-            fanouts = repo.posts.finish_fanouts(grace)
+            fanouts = repo.fanouts.finish_fanouts(grace)
         if verbosity >= 1:
             for post_id in fanouts:
                 self.stdout.write(f"  post {post_id}: fan-out interrupted")
@@ -88,6 +92,13 @@ class Command(BaseCommand):
         if verbosity >= 1:
             for user_id in purged:
                 self.stdout.write(f"  user {user_id}: deleted account past its grace period")
+        wrong = repo.repair.wrong_counts()
+        if verbosity >= 1:
+            for post_id, n_replies, n_likes in wrong:
+                self.stdout.write(
+                    f"  post {post_id}: counters should say {n_replies} replies, {n_likes} likes"
+                )
+        mended = 0 if dry_run else repo.repair.mend_counts(wrong)
         if not dry_run:  # the staff's "contains" search index, caught up in one run
             repo.directory.index_new_names(limit=None)
         odd = repo.repair.names_without_url()
@@ -104,7 +115,7 @@ class Command(BaseCommand):
                 f"{sum(map(len, missing.values()))} unlisted post(s), "
                 f"{len(unindexed)} unindexed username(s), "
                 f"{len(fanouts)} interrupted fan-out(s), {len(purged)} deleted account(s) "
-                "to purge; nothing changed."
+                f"to purge, {len(wrong)} post(s) with wrong counters; nothing changed."
             )
         else:
             self.stdout.write(
@@ -113,7 +124,7 @@ class Command(BaseCommand):
                     f"added {added} post(s) to own-posts lists; "
                     f"indexed {indexed} username(s); finished {len(fanouts)} "
                     f"interrupted fan-out(s); purged {len(purged)} deleted account(s); "
-                    f"{follows} follow(s) in all."
+                    f"mended the counters of {mended} post(s); {follows} follow(s) in all."
                 )
             )
         if odd:

@@ -1,0 +1,72 @@
+"""Finishing fan-outs that a dead process or a lost Redis left half done
+(`manage.py repair`; keys.fanouts_in_progress records them)."""
+
+from __future__ import annotations
+
+from social import keys
+
+from .base import RepositoryBase, as_int, now
+
+
+class FanoutStore(RepositoryBase):
+    """The record of fan-outs in progress, and finishing the interrupted ones."""
+
+    def interrupted_fanouts(self, older_than: int = 60, *, at: int | None = None) -> list[int]:
+        """Return the ids of posts whose fan-out began more than older_than seconds ago
+        and has not ended (see finish_fanouts)."""
+        cutoff = (now() if at is None else at) - older_than
+        return [int(i) for i in self.r.zrangebyscore(keys.fanouts_in_progress(), "-inf", cutoff)]
+
+    def finish_fanouts(self, older_than: int = 60, *, at: int | None = None) -> list[int]:
+        """Finish the fan-outs begun more than older_than seconds ago and not ended (their
+        process died, or Redis went away mid-way); return their post ids.
+
+        For each: the author's lists and the timeline get the post if they lack it, then
+        every follower's feed that lacks it gets it in its place by id (a WATCH/MULTI
+        rewrite of that one feed, so posts arriving meanwhile are kept), and the record
+        goes. A post whose hash was never written is only struck off. Safe to run again.
+        """
+        done = []
+        for post_id in self.interrupted_fanouts(older_than, at=at):
+            author_id = as_int(self.r.hget(keys.post(post_id), "user_id"))
+            if author_id is not None:
+                self._insert_missing(keys.own_posts(author_id), post_id, cap=None)
+                self._insert_missing(keys.home_feed(author_id), post_id, self.home_feed_cap)
+                self._insert_missing(keys.timeline(), post_id, self.timeline_cap)
+                if self.r.zscore(keys.celebrities(), author_id) is None:
+                    self._finish_followers(author_id, post_id)
+            self.r.zrem(keys.fanouts_in_progress(), post_id)
+            done.append(post_id)
+        return done
+
+    def _finish_followers(self, author_id: int, post_id: int) -> None:
+        """Give post_id to every follower's feed that lacks it (LPOS in batches)."""
+        start = 0
+        while True:
+            batch = [
+                int(f)
+                for f in self.r.zrange(
+                    keys.followers(author_id), start, start + self.fanout_batch - 1
+                )
+            ]
+            if not batch:
+                return
+            pipe = self._pipe()
+            for follower in batch:
+                pipe.lpos(keys.home_feed(follower), post_id)
+            for follower, found in zip(batch, pipe.execute()):
+                if found is None:
+                    self._insert_missing(keys.home_feed(follower), post_id, self.home_feed_cap)
+            start += self.fanout_batch
+
+    def _insert_missing(self, key: str, post_id: int, cap: int | None) -> None:
+        """Put post_id into the newest-first list at key in its place by id, unless it is
+        there or (capped) would fall past the cap."""
+
+        def merged(ids: list[int]) -> list[int]:
+            if post_id in ids:
+                return ids
+            new = sorted([*ids, post_id], reverse=True)
+            return new if cap is None else new[:cap]
+
+        self._rewrite_list(key, merged)

@@ -1,0 +1,244 @@
+"""Loading posts by id: one pipeline for the hashes (or, for posts this process remembers,
+only what can change), authors in one more when new, and each post's reply and like counts
+read with it (fields of the post hash, kept in step by the writes).
+
+The read path (reader.py) is the only caller for pages; it decides who sees what
+(visibility.py). This module only turns ids into Posts, hidden ones included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from redis.client import Pipeline
+
+from social import keys
+from social.text import decode_mentions, encode_mentions
+
+from .base import (
+    STATUS_DELETED,
+    STATUS_SUSPENDED,
+    NamedReads,
+    RepositoryBase,
+    as_int,
+    decode_hash,
+    s,
+)
+from .cache import UNREAD, RememberedPost
+from .models import Post, User
+
+# Authors whose posts no one sees (staff aside): suspended, or deleted by their owner.
+HIDDEN_STATUSES = (STATUS_SUSPENDED, STATUS_DELETED)
+
+# The post hash's counters (additions to the reference layout; docs/data-layout.md):
+# how many replies (LLEN replies:<id>) and likes (ZCARD likes:<id>) it has, kept in step
+# by the writes and mended by `manage.py repair --counts`. Absent means 0.
+COUNT_FIELDS = ("replies", "likes")
+# What a page reads of a post it remembers: the checks (author, time), the flag, the counts.
+POST_CHECK_FIELDS = ("user_id", "time", "deleted", "deleted_reason", "deleted_by", *COUNT_FIELDS)
+# What it reads of that post's author: the name (a check) and the status (suspended?).
+AUTHOR_CHECK_FIELDS = ("username", "status")
+
+
+def written_fields(post: Post) -> dict[str, str]:
+    """Return the post-hash fields fixed when post was written (reply, mentions, tags), as
+    stored: what a remembered post brings to a row instead of reading them again."""
+    return {
+        "reply_to": "" if post.reply_to is None else str(post.reply_to),
+        "reply_to_name": post.reply_to_name,
+        "mentions": encode_mentions(dict(post.mentions)),
+        "tags": " ".join(post.tags),
+    }
+
+
+def build_post(post_id: int, h: dict[str, str], users: dict[int, User]) -> Post | None:
+    """Build a Post from a decoded post hash and its loaded author; None when the post or
+    its author is missing (a dangling id: nothing to show)."""
+    author_id = as_int(h.get("user_id"))
+    author = users.get(author_id) if author_id is not None else None
+    if author is None:
+        return None
+    deleted_by = h.get("deleted_by")
+    return Post(
+        id=int(post_id),
+        author_id=author.id,
+        author_name=author.username,
+        time=as_int(h.get("time")) or 0,
+        body=h.get("body") or "",
+        is_deleted=h.get("deleted") == "1",
+        author_suspended=author.is_suspended,
+        deleted_reason=h.get("deleted_reason") or "",
+        deleted_by_author=bool(deleted_by) and deleted_by == str(author.id),
+        reply_to=as_int(h.get("reply_to")),
+        reply_to_name=h.get("reply_to_name") or "",
+        mentions=decode_mentions(h.get("mentions")),
+        tags=tuple((h.get("tags") or "").split()),
+    )
+
+
+def count_of(value: bytes | str | None) -> int:
+    """Return a counter field's value (absent or junk: 0; never below 0)."""
+    return max(0, as_int(value) or 0)
+
+
+@dataclass
+class Loaded:
+    """What load() read: the posts (hidden ones included, dangling ids left out), each
+    loaded post's (replies, likes) when counts were asked for, and by name the replies of
+    the reads the caller queued on the same pipeline."""
+
+    posts: list[Post]
+    counts: dict[int, tuple[int, int]] = field(default_factory=dict)
+    got: dict[str, object] = field(default_factory=dict)
+    # Whether load() sent a pipeline (the caller's reads went with it).
+    sent: bool = False
+
+
+def queue_post_counts(reads: NamedReads, ids: Sequence[int]) -> None:
+    """Queue each post's counter fields (see post_counts_from): one HMGET per post."""
+    for post_id in ids:
+        reads.hmget(f"counts:{post_id}", keys.post(post_id), COUNT_FIELDS)
+
+
+def post_counts_from(got: dict, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Return {post id: (replies, likes)} from what queue_post_counts read."""
+    out = {}
+    for post_id in ids:
+        replies, likes = got[f"counts:{post_id}"]
+        out[post_id] = (count_of(replies), count_of(likes))
+    return out
+
+
+class PostLoader(RepositoryBase):
+    """Turns post ids into Posts, using what this process remembers (cache.py)."""
+
+    def load(
+        self,
+        ids: Sequence[int],
+        *,
+        version: bytes | None | object = UNREAD,
+        counts: bool = False,
+        also: Callable[[NamedReads], None] | None = None,
+        authors: dict[int, User] | None = None,
+    ) -> Loaded:
+        """Return the posts for ids (in order, hidden ones included) and, with counts,
+        their reply and like counts.
+
+        What this process remembers decides the cost:
+        - every post remembered as checked at `version` (the visibility version the caller
+          read with the ids): no round trip, or one when counts or `also` ask for reads;
+        - otherwise one round trip that reads the version, checks remembered posts (HMGET
+          of their flag, author, time and counts; HMGET of each author's name and status)
+          and reads new ones whole; their authors in a second, unless given in `authors`.
+        """
+        ids = [int(i) for i in ids]
+        unique = list(dict.fromkeys(ids))
+        known = [self.cache.posts.get(post_id) for post_id in unique]
+        if (
+            version is not UNREAD
+            and version is not None  # a database without one (e.g. the reference's)
+            and all(k is not None and k.version == version for k in known)
+        ):
+            posts = [k.post for k in known if k is not None]
+            if not counts and also is None:
+                return Loaded(posts)
+            reads = self.reads()
+            if counts:
+                queue_post_counts(reads, unique)
+            if also is not None:
+                also(reads)
+            got = reads.execute()
+            return Loaded(posts, post_counts_from(got, unique) if counts else {}, got, sent=True)
+        return self._check_and_read(unique, known, version, also, authors)
+
+    def _check_and_read(
+        self,
+        ids: list[int],
+        known: list[RememberedPost | None],
+        version: bytes | None | object,
+        also: Callable[[NamedReads], None] | None,
+        authors: dict[int, User] | None,
+    ) -> Loaded:
+        """Read what load() could not take from memory (see there)."""
+        author_ids = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
+        pipe: Pipeline = self._pipe()
+        pipe.get(keys.visibility_version())  # first: the flags read after are at least as new
+        for post_id, k in zip(ids, known):
+            if k is None:
+                pipe.hgetall(keys.post(post_id))
+            else:
+                pipe.hmget(keys.post(post_id), POST_CHECK_FIELDS)
+        for author_id in author_ids:
+            pipe.hmget(keys.user(author_id), AUTHOR_CHECK_FIELDS)
+        extra = NamedReads(pipe)  # named, after the posts and authors read by position
+        if also is not None:
+            also(extra)
+        replies = pipe.execute()
+        checked_at, replies = replies[0], replies[1:]
+        n = len(ids)
+        author_state = {
+            a: tuple(map(s, r)) for a, r in zip(author_ids, replies[n : n + len(author_ids)])
+        }
+        rows: list[dict[str, str] | None] = []
+        for k, reply in zip(known, replies[:n]):
+            if k is None:
+                rows.append(decode_hash(reply))
+                continue
+            user_id, ts, deleted, reason, deleted_by, n_replies, n_likes = map(s, reply)
+            name, status = author_state[k.post.author_id]
+            was = k.post
+            if (
+                as_int(user_id) != was.author_id
+                or as_int(ts) != was.time
+                or name != was.author_name
+            ):
+                self.cache.posts.discard(was.id)  # another database: read it afresh
+                rows.append(None)
+                continue
+            rows.append(
+                {"user_id": user_id, "time": ts, "body": was.body, "deleted": deleted or "",
+                 "deleted_reason": reason or "", "deleted_by": deleted_by or "",
+                 "replies": n_replies or "", "likes": n_likes or "",
+                 "_checked": "1", **written_fields(was)}
+            )  # fmt: skip
+        stale = [post_id for post_id, row in zip(ids, rows) if row is None]
+        if stale:  # rare: re-read whole what no longer matched what was remembered
+            pipe = self._pipe()
+            for post_id in stale:
+                pipe.hgetall(keys.post(post_id))
+            fresh = iter([decode_hash(h) for h in pipe.execute()])
+            rows = [row if row is not None else next(fresh) for row in rows]
+
+        users = dict(authors or {})
+        users |= {
+            author_id: User(id=author_id, username=name, is_suspended=status in HIDDEN_STATUSES)
+            for author_id, (name, status) in author_state.items()
+            if name
+        }
+        unknown = {as_int(row.get("user_id")) for row in rows if row and "_checked" not in row}
+        unknown.discard(None)
+        users.update(self._users_by_ids(unknown - users.keys()))
+        # Remembered at the version the caller read in an earlier round trip when there is
+        # one: it surely came before these flags were read. The one read in this pipeline
+        # came first on one server, but on a cluster its node may answer after the posts'
+        # nodes, and a change written between would be remembered at the newer version.
+        at_version = checked_at if version is UNREAD else version
+        posts, counted = [], {}
+        for post_id, row in zip(ids, rows):
+            post = build_post(post_id, row or {}, users)
+            if post is None:
+                continue
+            posts.append(post)
+            counted[post_id] = (count_of(row.get("replies")), count_of(row.get("likes")))
+            self.cache.posts.put(post_id, RememberedPost(post, at_version))
+        got = extra.replies_from(replies, offset=1)
+        return Loaded(posts, counted, got, sent=True)
+
+    def build_posts(
+        self, ids: Sequence[int], hashes: Sequence[dict[str, str]], users: dict[int, User]
+    ) -> list[Post]:
+        """Build Posts (hidden ones included) from decoded post hashes and their loaded
+        authors, in order, for a caller that read the hashes on a pipeline of its own."""
+        built = (build_post(post_id, h, users) for post_id, h in zip(ids, hashes))
+        return [post for post in built if post is not None]

@@ -1,0 +1,297 @@
+"""The site's pages of posts, each one read through the read path (reader.py) with what
+else the page shows on the same pipelines: home, timeline, welcome, profile, permalink,
+mentions, tag and likes. Who may see what is visibility.py's; the views only render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import redis
+
+from social import keys
+
+from .base import (
+    RepositoryBase,
+    counts_from,
+    decode_hash,
+    queue_counts,
+    s,
+    user_from_hash,
+)
+from .errors import PostNotFound, UserNotFound
+from .models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
+from .notices import decode_notices
+from .reader import (
+    HomeFeed,
+    Liked,
+    Listed,
+    Mentions,
+    OwnPosts,
+    PageReader,
+    Replies,
+    TagPosts,
+    Timeline,
+)
+from .suggestions import Suggestions
+from .users import UserStore
+from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account
+
+# "Followed by people you follow" looks at this many of the viewer's newest followings.
+MUTUAL_SCAN_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A post in its conversation: the posts above it (oldest first, up to the bound kept
+    when it was written) and a page of its direct replies (oldest first)."""
+
+    post: Post
+    ancestors: list[Post]
+    replies: Page[Post]
+    counts: dict[int, PostCounts]
+    can_reply: bool = False
+
+
+class PageStore(RepositoryBase):
+    """Builds each page of posts on the read path."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        reader: PageReader,
+        users: UserStore,
+        suggestions: Suggestions,
+        **config,
+    ) -> None:
+        super().__init__(client, **config)
+        self.reader = reader
+        self.users = users
+        self.suggestions = suggestions
+
+    # --- Home, timeline, welcome ------------------------------------------------------------
+
+    def home(
+        self, user_id: int, number: int = 1, per_page: int = 10, *, at: float | None = None
+    ) -> HomePage:
+        """Return the logged-in home page: the feed (with fan-out-on-read authors merged
+        in), the reader's counts and notices, and people to follow when its first page is
+        empty (Suggestions). One round trip warm (the posts remembered, the same page as
+        last time); see reader.py for the rest."""
+        viewer = Viewer(user_id)
+        source = HomeFeed(user_id)
+        maybe_empty = number == 1 and not self.reader.remembers(source, number, per_page)
+
+        def first(reads) -> None:
+            queue_counts(reads, user_id)
+            reads.lrange("notices", keys.notices(user_id), 0, 4)
+            if maybe_empty:
+                self.suggestions.queue(reads, user_id, at=at)
+
+        read = self.reader.page(source, viewer, number, per_page, first=first)
+        home = HomePage(
+            feed=read.page,
+            counts=counts_from(read.got),
+            notices=decode_notices(read.got["notices"]),
+        )
+        if number != 1 or read.page.items:
+            return home
+        return replace(home, suggestions=self.suggestions.for_reader(user_id, read.got, at=at))
+
+    def timeline(
+        self,
+        viewer: Viewer = ANONYMOUS,
+        number: int = 1,
+        per_page: int = 50,
+        latest_users: int = 10,
+    ) -> TimelinePage:
+        """Return a page of the global timeline plus the newest sign-ups (suspended ones
+        left out: checked with the posts, or remembered with the names and the version)."""
+
+        def first(reads) -> None:
+            reads.zrevrange("names", keys.users_by_time(), 0, latest_users * 2 - 1)
+
+        def then(reads, got) -> None:
+            names = [s(n) for n in got["names"]]
+            if names and self._signups(names, got["version"]) is None:
+                reads.zmscore("suspended", keys.suspended_users(), names)
+
+        read = self.reader.page(Timeline(), viewer, number, per_page, first=first, then=then)
+        names = [s(n) for n in read.got["names"]]
+        visible = self._signups(names, read.got["version"])
+        if visible is None:
+            scores = read.then.get("suspended") or [None] * len(names)
+            visible = tuple(n for n, score in zip(names, scores) if score is None)
+            self.cache.signups = ((tuple(names), read.got["version"]), visible)
+        return TimelinePage(posts=read.page, latest_users=list(visible[:latest_users]))
+
+    def _signups(self, names: Sequence[str], version: object) -> tuple[str, ...] | None:
+        """The newest sign-ups without the suspended, as remembered for these names at this
+        visibility version (a suspension moves it), or None."""
+        remembered = self.cache.signups
+        if remembered is not None and remembered[0] == (tuple(names), version):
+            return remembered[1]
+        return None
+
+    def latest(self, count: int = 5) -> Page[Post]:
+        """Return the newest visible posts of the global timeline as a visitor sees them
+        (the welcome page): one round trip while the process remembers them."""
+        return self.reader.page(Timeline(), ANONYMOUS, 1, count, spare=count).page
+
+    # --- Profile ------------------------------------------------------------------------------
+
+    def profile_for_name(
+        self, username: str, viewer: Viewer, number: int = 1, per_page: int = 10
+    ) -> Profile:
+        """Return the profile page of the user called username.
+
+        The process remembers which id a name led to; the page's own first pipeline reads
+        that user's hash, so the remembered id is used only if the hash still bears exactly
+        that name (a name is never reused while its account exists). Otherwise, or the
+        first time, the name is looked up: one round trip more. Raise UserNotFound when no
+        such user exists or viewer may not see it.
+        """
+        remembered = self.cache.names.get(username)
+        if remembered is not None:
+            try:
+                page = self.profile(remembered, viewer, number, per_page)
+            except UserNotFound:
+                page = None
+            if page is not None and page.user.username == username:
+                return page
+            self.cache.names.discard(username)
+        user_id = self.users.user_id_for_name(username)
+        if user_id is None:
+            raise UserNotFound(username)
+        page = self.profile(user_id, viewer, number, per_page)
+        if page.user.username == username:
+            self.cache.names.put(username, user_id)
+        return page
+
+    def profile(self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 10) -> Profile:
+        """Return the profile page of user_id as viewer sees it (staff: hidden posts too).
+
+        1) the owner's hash, a page of own posts, counts, whether viewer follows and is
+           followed ("Follows you"), viewer's followings;
+        2) the posts (none when remembered) and which of viewer's followings follow
+           user_id (ZMSCORE), skipped when neither is needed;
+        3) the names of up to six of those mutuals, only when there are any.
+        Raise UserNotFound when there is no such user or viewer may not see it.
+        """
+        others = viewer.id is not None and viewer.id != user_id
+
+        def first(reads) -> None:
+            reads.hgetall("owner", keys.user(user_id))
+            queue_counts(reads, user_id)
+            if others:
+                reads.zscore("viewer_follows", keys.following(viewer.id), user_id)
+                # "Follows you": the owner's following set, whose size the counts read.
+                reads.zscore("follows_viewer", keys.following(user_id), viewer.id)
+                reads.zrevrange(
+                    "viewer_following", keys.following(viewer.id), 0, MUTUAL_SCAN_LIMIT - 1
+                )
+
+        def candidates(got: dict) -> list[int]:
+            return [c for c in map(int, got.get("viewer_following", ())) if c != user_id]
+
+        def then(reads, got) -> None:
+            if mutual := candidates(got):
+                reads.zmscore("mutual", keys.followers(user_id), mutual)
+
+        def owner_of(got: dict) -> dict[int, User]:
+            owner = user_from_hash(user_id, decode_hash(got["owner"]))
+            return {user_id: owner} if owner is not None else {}
+
+        read = self.reader.page(
+            OwnPosts(user_id), viewer, number, per_page,
+            first=first, then=then, authors=owner_of, total=lambda got: got["posts"],
+        )  # fmt: skip
+        owner = owner_of(read.got).get(user_id)
+        if owner is None or not may_see_account(viewer, owner):
+            raise UserNotFound(user_id)
+        listed = candidates(read.got)
+        scores = read.then.get("mutual") or ()
+        mutual = [c for c, score in zip(listed, scores) if score is not None]
+        users = self._users_by_ids(mutual[:6])
+        names = [users[m].username for m in mutual[:6] if m in users and not users[m].is_suspended]
+        return Profile(
+            user=owner,
+            posts=read.page,
+            counts=counts_from(read.got),
+            viewer_follows=read.got.get("viewer_follows") is not None,
+            mutual_names=names[:3],
+            mutual_count=len(mutual),
+            follows_viewer=read.got.get("follows_viewer") is not None,
+        )
+
+    # --- Conversations --------------------------------------------------------------------------
+
+    def conversation(
+        self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 20
+    ) -> Conversation:
+        """Return post_id with the posts above it and a page of its replies (oldest first),
+        as viewer may see them. Two round trips warm. Raise PostNotFound when the post is
+        missing or viewer may not open it (visibility.may_open)."""
+
+        def above(got: dict) -> list[int]:
+            return [int(i) for i in (s(got["ancestors"]) or "").split() if i.isdigit()]
+
+        read = self.reader.page(
+            Replies(post_id), viewer, number, per_page,
+            first=lambda reads: reads.hget("ancestors", keys.post(post_id), "ancestors"),
+            more_ids=lambda got: [*above(got), post_id],
+        )  # fmt: skip
+        post = read.loaded.get(post_id)
+        if post is None or not may_open(viewer, post):
+            raise PostNotFound(post_id)
+        ancestors = [read.loaded[i] for i in above(read.got) if i in read.loaded]
+        return Conversation(
+            post=post,
+            ancestors=[p for p in ancestors if may_list(viewer, p)],
+            replies=read.page,
+            counts=read.page.counts,
+            can_reply=viewer.is_authenticated and read.counts_of(post_id).actionable,
+        )
+
+    def post(
+        self, post_id: int, viewer: Viewer, *, to_act: bool = False
+    ) -> tuple[Post, PostCounts]:
+        """Return a post viewer may open (to_act: may act on, to report or delete it) and
+        its counts; raise PostNotFound otherwise. One round trip (two for a post never
+        seen)."""
+        read = self.reader.page(Listed((post_id,)), viewer, 1, 1)
+        post = read.loaded.get(post_id)
+        counts = read.counts_of(post_id)
+        if post is None or not may_open(viewer, post) or (to_act and not counts.actionable):
+            raise PostNotFound(post_id)
+        return post, counts
+
+    def mentions(self, user_id: int, number: int = 1, per_page: int = 10) -> Page[Post]:
+        """Return a page of the posts mentioning user_id, newest first, and mark them seen
+        (the unread count clears). Two round trips warm."""
+        read = self.reader.page(
+            Mentions(user_id), Viewer(user_id), number, per_page,
+            first=lambda reads: reads.hset("seen", keys.user(user_id), "unread_mentions", 0),
+        )  # fmt: skip
+        return read.page
+
+    def tag(self, tag: str, viewer: Viewer, number: int = 1, per_page: int = 20) -> Page[Post]:
+        """Return a page of the newest posts with #tag. One or two round trips warm."""
+        return self.reader.page(TagPosts(tag), viewer, number, per_page).page
+
+    def likes(
+        self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 10
+    ) -> tuple[User, Page[Post]]:
+        """Return the account and a page of the posts it likes, most recently liked first.
+        The account comes with the ids. Raise UserNotFound when there is no such account
+        or viewer may not see it."""
+        read = self.reader.page(
+            Liked(user_id), viewer, number, per_page,
+            first=lambda reads: reads.hgetall("owner", keys.user(user_id)),
+        )  # fmt: skip
+        owner = user_from_hash(user_id, decode_hash(read.got["owner"]))
+        if owner is None or not may_see_account(viewer, owner):
+            raise UserNotFound(user_id)
+        return owner, read.page

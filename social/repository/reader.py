@@ -1,0 +1,367 @@
+"""The read path: every page of posts is read here, from a source, for a viewer.
+
+    read = repo.reader.page(Timeline(), viewer, number, per_page)
+    read.page  # Page[Post] with each post's counts and the reader's relation to it
+
+One first pipeline per page: the source's ids (one more than the page, to know whether
+another page follows), the visibility version, the reader's own sets for the posts the
+process last showed on this page (their counts too), and whatever the page builder adds
+(`first`). Then one load of the posts (loading.py; nothing when the process remembers
+them at that version and the page lists what it listed last time), with the builder's
+reads that depend on the first's replies (`then`). Then the one visibility policy
+(visibility.py) and the counts. Pages built on it: pages.py; the staff's lists:
+moderation.py and reports.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import astuple, dataclass, field
+from typing import ClassVar
+
+from social import keys
+from social.text import normal_tag
+
+from .base import NamedReads, RepositoryBase, page_bounds
+from .cache import UNREAD
+from .loading import PostLoader, post_counts_from, queue_post_counts
+from .models import Page, Post, PostCounts, User
+from .visibility import NO_RELATIONS, Relations, Viewer, may_act, may_list
+
+FirstReads = Callable[[NamedReads], None]
+ThenReads = Callable[[NamedReads, dict], None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a page's post ids come from: a list (or, `zset`, a sorted set read highest
+    score first) at `list_key()`. `key` names the source for what the process remembers a
+    page of it showing; `staff_sees_hidden` lists hidden posts for staff."""
+
+    staff_sees_hidden: ClassVar[bool] = False
+    zset: ClassVar[bool] = False
+    reads_ids: ClassVar[bool] = True  # False: the ids are given (Listed)
+
+    @property
+    def key(self) -> tuple:
+        return (type(self).__name__, *astuple(self))
+
+    def list_key(self) -> str | None:
+        """The Redis key of the ids (None: nothing to read)."""
+        raise NotImplementedError
+
+    def queue(self, reads: NamedReads, start: int, stop: int, reader: PageReader) -> None:
+        """Queue reading ids start..stop (inclusive) as "ids"."""
+        key = self.list_key()
+        if key is not None and self.zset:
+            reads.zrevrange("ids", key, start, stop)
+        elif key is not None:
+            reads.lrange("ids", key, start, stop)
+
+    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
+        """Return the ids read (a source may need more round trips: HomeFeed)."""
+        return [int(i) for i in got.get("ids") or ()]
+
+
+@dataclass(frozen=True)
+class Timeline(Source):
+    """The global timeline, newest first."""
+
+    def list_key(self) -> str:
+        return keys.timeline()
+
+
+@dataclass(frozen=True)
+class OwnPosts(Source):
+    """A user's own posts, newest first (hidden ones listed for staff)."""
+
+    user_id: int
+    staff_sees_hidden: ClassVar[bool] = True
+
+    def list_key(self) -> str:
+        return keys.own_posts(self.user_id)
+
+
+@dataclass(frozen=True)
+class TagPosts(Source):
+    """The newest posts filed under a tag (normalised here; a tag that normalises to
+    nothing lists nothing)."""
+
+    tag: str
+
+    def list_key(self) -> str | None:
+        normal = normal_tag(self.tag)
+        return keys.tag_posts(normal) if normal else None
+
+
+@dataclass(frozen=True)
+class Mentions(Source):
+    """The posts that mention a user, newest first."""
+
+    user_id: int
+    zset: ClassVar[bool] = True
+
+    def list_key(self) -> str:
+        return keys.mentions(self.user_id)
+
+
+@dataclass(frozen=True)
+class Liked(Source):
+    """The posts a user likes, most recently liked first."""
+
+    user_id: int
+    zset: ClassVar[bool] = True
+
+    def list_key(self) -> str:
+        return keys.user_likes(self.user_id)
+
+
+@dataclass(frozen=True)
+class Replies(Source):
+    """A post's direct replies, oldest first."""
+
+    post_id: int
+
+    def list_key(self) -> str:
+        return keys.replies(self.post_id)
+
+
+@dataclass(frozen=True)
+class Listed(Source):
+    """Posts named by id (the staff's lists): nothing to read for them, nothing
+    remembered (the staff's lists are not read often)."""
+
+    post_ids: tuple[int, ...]
+    staff_sees_hidden: ClassVar[bool] = True
+    reads_ids: ClassVar[bool] = False
+
+    @property
+    def key(self) -> tuple:
+        return ()
+
+    def list_key(self) -> None:
+        return None
+
+    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
+        return list(self.post_ids[start : stop + 1])
+
+
+@dataclass(frozen=True)
+class HomeFeed(Source):
+    """A user's home feed (posts:<id>), with the newest posts of the fan-out-on-read
+    authors they follow (keys.celebrities) merged in by id (ids grow with time).
+
+    The set of such authors is remembered with the visibility version read with it (every
+    promotion moves the version), so the first pipeline reads only its size and which of
+    them the reader follows; merging costs one round trip more, and two more when this
+    process does not know the current set yet.
+    """
+
+    user_id: int
+
+    def list_key(self) -> str:
+        return keys.home_feed(self.user_id)
+
+    def queue(self, reads: NamedReads, start: int, stop: int, reader: PageReader) -> None:
+        super().queue(reads, start, stop, reader)
+        reads.zcard("celebrities", keys.celebrities())
+        known = reader.cache.celebrities  # the set as this process knows it
+        if known and known[1]:
+            reads.zmscore("followed", keys.following(self.user_id), list(known[1]))
+
+    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
+        ids = [int(i) for i in got["ids"]]
+        if not got["celebrities"]:
+            return ids
+        followed = self._followed_celebrities(got, reader)
+        if not followed:
+            return ids
+        pipe = reader._pipe()
+        for author_id in followed:
+            pipe.lrange(keys.own_posts(author_id), 0, stop)
+        if start:  # a later page: the merge starts from the feed's head
+            pipe.lrange(keys.home_feed(self.user_id), 0, stop)
+        lists = pipe.execute()
+        head = [int(i) for i in lists.pop()] if start else ids
+        merged = set(head)
+        for theirs in lists:
+            merged.update(int(i) for i in theirs)
+        return sorted(merged, reverse=True)[: reader.home_feed_cap][start : stop + 1]
+
+    def _followed_celebrities(self, got: dict, reader: PageReader) -> list[int]:
+        """The fan-out-on-read authors the reader follows: from the first pipeline when the
+        remembered set is current (same version and size), else read again."""
+        known = reader.cache.celebrities
+        version = got["version"]
+        if (
+            known is not None
+            and version is not None
+            and known[0] == version
+            and len(known[1]) == got["celebrities"]
+        ):
+            scores = got.get("followed") or []
+            return [c for c, score in zip(known[1], scores) if score is not None]
+        ids = tuple(int(i) for i in reader.r.zrange(keys.celebrities(), 0, -1))
+        if version is not None:
+            reader.cache.celebrities = (version, ids)
+        if not ids:
+            return []
+        scores = reader.r.zmscore(keys.following(self.user_id), list(ids))
+        return [c for c, score in zip(ids, scores) if score is not None]
+
+
+@dataclass
+class PageRead:
+    """A page of posts as a viewer sees it, and what else its pipelines read.
+
+    `page`: the visible posts with their counts. `loaded`: every post loaded, by id,
+    hidden ones included (a conversation's own post and ancestors are among them; the
+    caller asks visibility.py what to show). `got`: the first pipeline's replies by name;
+    `then`: those of the reads queued by `then`."""
+
+    page: Page[Post]
+    loaded: dict[int, Post] = field(default_factory=dict)
+    got: dict = field(default_factory=dict)
+    then: dict = field(default_factory=dict)
+
+    def counts_of(self, post_id: int) -> PostCounts:
+        return self.page.counts.get(post_id, PostCounts())
+
+
+class PageReader(RepositoryBase):
+    """The one read seam: pages of posts from a source, for a viewer."""
+
+    def __init__(self, client, *, loader: PostLoader, **config) -> None:
+        super().__init__(client, **config)
+        self.loader = loader
+
+    def remembers(self, source: Source, number: int, per_page: int) -> bool:
+        """Whether this process remembers this page listing any post (so a builder can
+        skip reads for an empty page: GraphStore's suggestions)."""
+        return bool(source.key and self.cache.shown.get((source.key, number, per_page)))
+
+    def page(
+        self,
+        source: Source,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        first: FirstReads | None = None,
+        then: ThenReads | None = None,
+        spare: int = 0,
+        more_ids: Callable[[dict], Sequence[int]] | None = None,
+        total: Callable[[dict], int | None] | None = None,
+        authors: Callable[[dict], dict[int, User]] | None = None,
+    ) -> PageRead:
+        """Return page `number` of source as viewer sees it (see the module docstring).
+
+        first(reads): the builder's reads on the first pipeline. then(reads, got): reads
+        that depend on the first's replies, queued on the posts' pipeline (or sent alone
+        when the posts need none). spare: ids read past the page to fill in for hidden
+        posts (the welcome page's few). more_ids(got): posts to load with the page's
+        (a conversation's post and ancestors), returned in `loaded`. total(got): the
+        list's length for the pager, from the first pipeline. authors(got): authors the
+        first pipeline read (a profile's owner), so new posts need no round trip for them.
+        """
+        start, stop = page_bounds(number, per_page)
+        memo = (source.key, number, per_page) if source.key else None
+        guess = (self.cache.shown.get(memo) or ()) if memo else ()
+        got: dict = {}
+        if source.reads_ids or first is not None or guess:
+            reads = self.reads()
+            source.queue(reads, start, stop + spare, self)
+            reads.get("version", keys.visibility_version())
+            if guess:
+                self._queue_for_reader(reads, guess, viewer)
+            if first is not None:
+                first(reads)
+            got = reads.execute()
+        version = got.get("version")
+        ids = source.ids(got, start, stop + spare, self)
+        candidates = ids[: per_page + spare]
+        wanted = list(dict.fromkeys([*(more_ids(got) if more_ids else ()), *candidates]))
+        guessed = bool(guess) and tuple(wanted) == guess
+
+        def reader_reads(later: NamedReads) -> None:
+            if not guessed:
+                self._queue_for_reader(later, wanted, viewer, counts=False)
+            if then is not None:
+                then(later, got)
+
+        loaded = self.loader.load(
+            wanted,
+            version=version if "version" in got else UNREAD,
+            counts=not guessed,
+            also=reader_reads if not guessed or then is not None else None,
+            authors=authors(got) if authors else None,
+        )
+        later = loaded.got
+        if guessed:
+            numbers = post_counts_from(got, wanted)
+            relations = self._relations(got, wanted, viewer)
+        else:
+            numbers = loaded.counts
+            relations = self._relations(later, wanted, viewer)
+        if memo:
+            self.cache.shown.put(memo, tuple(wanted))
+        by_id = {post.id: post for post in loaded.posts}
+        listed = set(candidates)
+        shown = [
+            post
+            for post in loaded.posts
+            if post.id in listed
+            and may_list(viewer, post, staff_sees_hidden=source.staff_sees_hidden)
+        ][:per_page]
+        return PageRead(
+            page=Page(
+                items=shown,
+                number=number,
+                has_next=spare == 0 and len(ids) > per_page,
+                total=total(got) if total else None,
+                per_page=per_page,
+                counts={
+                    post.id: self._counts(post, numbers, relations, viewer)
+                    for post in by_id.values()
+                },
+            ),
+            loaded=by_id,
+            got=got,
+            then=later,
+        )
+
+    @staticmethod
+    def _queue_for_reader(
+        reads: NamedReads, ids: Sequence[int], viewer: Viewer, *, counts: bool = True
+    ) -> None:
+        """Queue the posts' counts (unless the load reads them) and the reader's own sets
+        for them: which they like, which they reported (one ZMSCORE each)."""
+        if counts:
+            queue_post_counts(reads, ids)
+        if viewer.id is not None and ids:
+            reads.zmscore("liked", keys.user_likes(viewer.id), list(ids))
+            reads.zmscore("reported", keys.user_reported(viewer.id), list(ids))
+
+    @staticmethod
+    def _relations(got: dict, ids: Sequence[int], viewer: Viewer) -> Relations:
+        if viewer.id is None or not ids:
+            return NO_RELATIONS
+        liked = got.get("liked") or ()
+        reported = got.get("reported") or ()
+        return Relations(
+            liked=frozenset(i for i, score in zip(ids, liked) if score is not None),
+            reported=frozenset(i for i, score in zip(ids, reported) if score is not None),
+        )
+
+    @staticmethod
+    def _counts(
+        post: Post, numbers: dict[int, tuple[int, int]], relations: Relations, viewer: Viewer
+    ) -> PostCounts:
+        replies, likes = numbers.get(post.id, (0, 0))
+        return PostCounts(
+            replies=replies,
+            likes=likes,
+            liked=post.id in relations.liked,
+            reported=post.id in relations.reported,
+            actionable=may_act(viewer, post),
+        )

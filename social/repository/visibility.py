@@ -1,0 +1,84 @@
+"""Who may see which post and account: the one visibility policy.
+
+Every list of posts, permalink, feed and staff list is read through the read path
+(reader.py), which asks these functions and nothing else; views and templates never decide
+visibility themselves. A new kind of hiding (a block, a mute, a word filter) is a new
+field of `Relations`, read on the read path's first pipeline, and a new clause here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .models import Post, User
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who reads: a user (their id, whether staff) or a visitor (id None)."""
+
+    id: int | None = None
+    is_staff: bool = False
+
+    @classmethod
+    def of(cls, user: object) -> Viewer:
+        """Return the viewer for a request's user (a User, AnonymousUser or None)."""
+        if user is None or not getattr(user, "is_authenticated", False):
+            return ANONYMOUS
+        return cls(getattr(user, "id", None), bool(getattr(user, "is_staff", False)))
+
+    @property
+    def is_authenticated(self) -> bool:
+        return self.id is not None
+
+
+ANONYMOUS = Viewer()
+# The staff's own lists (accounts, reports, newest posts): every post, hidden ones too.
+STAFF = Viewer(None, is_staff=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Relations:
+    """The reader's own sets, as the read path read them for a page's posts: which the
+    reader likes and which they reported. Empty for a visitor."""
+
+    liked: frozenset[int] = field(default_factory=frozenset)
+    reported: frozenset[int] = field(default_factory=frozenset)
+
+
+NO_RELATIONS = Relations()
+
+
+def may_list(viewer: Viewer, post: Post, *, staff_sees_hidden: bool = False) -> bool:
+    """Whether post appears in a list viewer reads. A hidden post (deleted, or by a
+    suspended or deleted account) appears for no one, except for staff in the lists that
+    show hidden posts to staff (a profile, the staff pages: staff_sees_hidden)."""
+    if not post.is_hidden:
+        return True
+    return staff_sees_hidden and viewer.is_staff
+
+
+def may_open(viewer: Viewer, post: Post) -> bool:
+    """Whether viewer may open post's permalink: staff always; a post removed by
+    moderators, its author too (with why); a post its author deleted, or by a suspended
+    or deleted account, no one else."""
+    if not post.is_hidden or viewer.is_staff:
+        return True
+    return (
+        post.is_deleted
+        and not post.deleted_by_author
+        and not post.author_suspended
+        and viewer.id == post.author_id
+    )
+
+
+def may_act(viewer: Viewer, post: Post) -> bool:
+    """Whether the post's card offers its actions (reply, like, report, delete): not on
+    a hidden post, which only its author or staff can see."""
+    return not post.is_hidden
+
+
+def may_see_account(viewer: Viewer, user: User) -> bool:
+    """Whether viewer may see user's pages (profile, likes, follow lists, feed): a
+    suspended or deleted account is there for staff only."""
+    return not user.is_suspended or viewer.is_staff
