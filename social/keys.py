@@ -57,7 +57,9 @@ def next_post_id() -> str:
 
 
 def post(post_id: int) -> str:
-    """Hash: user_id, time (unix seconds), body; plus our moderation fields."""
+    """Hash: user_id, time (unix seconds), body; plus ours: a reply's parent, mentions,
+    tags, the `replies` and `likes` counters (loading.COUNT_FIELDS, mended by `manage.py
+    repair`) and the moderation fields."""
     return f"post:{int(post_id)}"
 
 
@@ -100,9 +102,11 @@ def suspended_users() -> str:
 
 
 def visibility_version() -> str:
-    """String: a counter bumped by every change that hides or shows posts already listed
-    (suspension, unsuspension, post deletion). A web process that keeps a timeline page in
-    memory re-reads it when this moves."""
+    """String: a counter moved after every write that hides or shows posts already listed
+    (a post deleted by its author or by staff, an account suspended, unsuspended or
+    deleted, an author promoted to fan-out on read): RepositoryBase.send moves it for the
+    pipelines queue_hiding marked. A web process trusts the posts it remembers only at the
+    version it checked them at (social/repository/cache.py)."""
     return "visibility_version"
 
 
