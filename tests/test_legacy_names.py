@@ -249,3 +249,21 @@ def test_sign_up_claims_every_legacy_name_written_since_it_last_looked(repo, r, 
     assert r.hget("users_lower", "legacybob") == str(legacy_bob)
     assert r.get("users_lower_checked") == str(later)
     assert r.hgetall("users") == {"LegacyBob": "1", "alice": "2", "LaterBob": "3"}
+
+
+def test_a_mention_in_any_case_of_a_legacy_name_links_to_its_account(repo, r, legacy_bob):
+    # Our users exist (so the claims mark is past them), then the reference writes LegacyLee.
+    alice = make_user(repo, "alice")
+    repo.users.claim_legacy_names()
+    lee = php_register(r, "LegacyLee")
+    assert r.hget("users_lower", "legacylee") is None  # never seen here yet
+
+    post_id = repo.posts.create_post(alice.id, "hello @legacylee and @nobody", at=T0)
+
+    assert r.hget(f"post:{post_id}", "mentions") == f"{lee}:legacylee"
+    assert r.zscore(f"mentions:{lee}", post_id) is not None
+    assert r.hget("users_lower", "legacylee") == str(lee)  # claimed on the way
+    html = Client().get(f"/p/{post_id}/").content.decode()
+    body = 'hello <a class="mention" href="/u/legacylee/">@legacylee</a> and @nobody</p>'
+    assert body in html  # linked; the name no account holds stays text
+    assert Client().get("/u/legacylee/").status_code == 200  # and the link leads to Lee

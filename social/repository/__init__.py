@@ -77,7 +77,7 @@ class Repository:
         config = {**shape, "cache": self.cache}
         self.users = UserStore(client, **config)
         self.notices = NoticeStore(client, **config)
-        self.posts = PostStore(client, notices=self.notices, **config)
+        self.posts = PostStore(client, notices=self.notices, users=self.users, **config)
         self.fanouts = FanoutStore(client, **config)
         self.graph = GraphStore(client, **config)
         self.likes = LikeStore(client, **config)

@@ -19,6 +19,7 @@ from .errors import NotAllowed, PostNotFound, PostPending
 from .loading import HIDDEN_STATUSES
 from .models import User
 from .notices import NoticeStore
+from .users import UserStore
 
 # What a reply reads of the post it answers.
 PARENT_FIELDS = ("user_id", "deleted", "ancestors")
@@ -62,9 +63,12 @@ class PostStore(RepositoryBase):
     Given the notices store, to tell an author their post was removed.
     """
 
-    def __init__(self, client: redis.Redis, *, notices: NoticeStore, **config) -> None:
+    def __init__(
+        self, client: redis.Redis, *, notices: NoticeStore, users: UserStore, **config
+    ) -> None:
         super().__init__(client, **config)
         self.notices = notices
+        self.users = users
 
     def create_post(
         self,
@@ -112,17 +116,25 @@ class PostStore(RepositoryBase):
         for name in names:  # the one name rule (UserStore.user_ids_for_names): exact wins
             pipe.hget(keys.users(), name)
             pipe.hget(keys.usernames_lower(), name.lower())
+        if names:  # accounts the reference Retwis wrote since names were last claimed?
+            pipe.get(keys.usernames_lower_checked())
+            pipe.get(keys.next_user_id())
         if reply_to is not None:
             pipe.hmget(keys.post(reply_to), PARENT_FIELDS)
         new_id, listed, follower_count, *found = pipe.execute()
         post_id = int(new_id)
         fields = self._reply_fields(reply_to, found.pop()) if reply_to is not None else {}
+        top = as_int(found.pop()) or 0 if names else 0  # next_user_id, then the claims' mark
+        checked = as_int(found.pop()) or 0 if names else 0
         pairs = iter(found)
         mentions = {
             name: user_id
             for name, exact, lower in zip(names, pairs, pairs)
             if (user_id := as_int(exact if exact is not None else lower)) is not None
         }
+        unknown = [name for name in names if name not in mentions]
+        if unknown and top > checked:  # a legacy "LegacyLee" mentioned as "@legacylee"
+            mentions.update(self.users.ids_after_claiming(unknown))
         tags = hashtags(body)
         if mentions:
             fields["mentions"] = encode_mentions(mentions)

@@ -96,6 +96,20 @@ class UserStore(RepositoryBase):
             self.r.set(keys.usernames_lower_checked(), top)
         return claimed
 
+    def ids_after_claiming(self, names: Sequence[str]) -> dict[str, int]:
+        """Claim the names of accounts the reference Retwis wrote since the last look
+        (claim_legacy_names), then return {name: id} for those of names now claimed
+        ignoring case. For a mention of "@legacylee" whose account the reference wrote as
+        "LegacyLee": an exact look-up misses it and users_lower does not know it yet."""
+        if not names or not self.claim_legacy_names():
+            return {}
+        claimed = self.r.hmget(keys.usernames_lower(), [name.lower() for name in names])
+        return {
+            name: user_id
+            for name, found in zip(names, claimed)
+            if (user_id := as_int(found)) is not None
+        }
+
     def _claim_names(self, accounts: Sequence[tuple[str, int]]) -> int:
         """Claim each (name, id) in users_lower (HSETNX: a claim held already stays) and
         index it for staff search; return how many claims were written. One round trip."""
