@@ -3,7 +3,7 @@
 from django.urls import path, register_converter
 from django.views.i18n import set_language
 
-from social import feeds, views
+from social import account_views, feeds, views
 from social.forms import TAG_NAME_RE, is_tag
 
 
@@ -28,11 +28,11 @@ app_name = "social"
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
-    path("register/", views.RegisterView.as_view(), name="register"),
-    path("login/", views.LoginView.as_view(), name="login"),
-    path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("register/", account_views.RegisterView.as_view(), name="register"),
+    path("login/", account_views.LoginView.as_view(), name="login"),
+    path("logout/", account_views.LogoutView.as_view(), name="logout"),
     path("post/", views.PostCreateView.as_view(), name="post"),
-    path("notices/dismiss/", views.DismissNoticesView.as_view(), name="dismiss_notices"),
+    path("notices/dismiss/", account_views.DismissNoticesView.as_view(), name="dismiss_notices"),
     path("timeline/", views.TimelineView.as_view(), name="timeline"),
     path("timeline/feed/", feeds.TimelineFeed(), name="timeline_feed"),
     path("u/<str:username>/", views.ProfileView.as_view(), name="profile"),
@@ -61,8 +61,8 @@ urlpatterns = [
     path("tag/<tag:tag>/", views.TagView.as_view(), name="tag"),
     path("tag/<tag:tag>/feed/", feeds.TagFeed(), name="tag_feed"),
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
-    path("settings/password/", views.PasswordChangeView.as_view(), name="password_change"),
-    path("settings/delete/", views.DeleteAccountView.as_view(), name="delete_account"),
+    path("settings/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
+    path("settings/delete/", account_views.DeleteAccountView.as_view(), name="delete_account"),
     # The footer's language switch: Django's own view (POST, CSRF; a safe `next`; the
     # language cookie).
     path("i18n/setlang/", set_language, name="set_language"),

@@ -169,8 +169,8 @@ def test_the_command_line_revokes_an_owners_staff_and_ownership_together(any_rep
 def test_the_account_file_says_who_owns(any_repo, crew):
     owen, sam, _, _ = crew
 
-    as_sam = any_repo.moderation.account(owen.id, viewer_id=sam.id)
-    as_owen = any_repo.moderation.account(sam.id, viewer_id=owen.id)
+    as_sam = any_repo.staff_pages.account(owen.id, viewer_id=sam.id)
+    as_owen = any_repo.staff_pages.account(sam.id, viewer_id=owen.id)
 
     assert (as_sam.is_owner, as_sam.viewer_is_owner) == (True, False)
     assert (as_owen.is_owner, as_owen.viewer_is_owner) == (False, True)

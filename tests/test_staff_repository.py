@@ -241,7 +241,7 @@ def test_notes_are_kept_newest_first_capped_and_logged(any_repo, any_r, cast, mo
     raw = any_r.lrange(f"notes:{alice.id}", 0, -1)
     assert [json.loads(n)["text"] for n in raw] == ["note 4", "note 3", "note 2"]
     assert json.loads(raw[0]) == {"text": "note 4", "by": sam.id, "by_name": "sam", "time": T0 + 4}
-    assert [n.text for n in any_repo.moderation.account(alice.id).notes] == [
+    assert [n.text for n in any_repo.staff_pages.account(alice.id).notes] == [
         "note 4",
         "note 3",
         "note 2",
@@ -542,7 +542,7 @@ def test_the_account_page_gathers_posts_reports_notes_and_history(any_repo, cast
     any_repo.reports.report_post(bob, post_id, "spam", "why")
     any_repo.moderation.add_note(alice.id, sam, "watch this one")
 
-    account = any_repo.moderation.account(alice.id)
+    account = any_repo.staff_pages.account(alice.id)
 
     assert account.user.username == "alice"
     assert [p.id for p in account.posts] == [post_id]
@@ -551,4 +551,4 @@ def test_the_account_page_gathers_posts_reports_notes_and_history(any_repo, cast
     assert [n.text for n in account.notes] == ["watch this one"]
     assert [e.action for e in account.history] == ["add_note"]
     with pytest.raises(UserNotFound):
-        any_repo.moderation.account(999)
+        any_repo.staff_pages.account(999)

@@ -5,7 +5,7 @@ shapes, the process cache and the other stores it uses, nothing more. Writing:
 `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`, `repo.likes`,
 `repo.notices`, `repo.accounts`. Reading pages of posts: `repo.pages`, every one through the
 one read path `repo.reader` (reader.py, with visibility.py's policy). Staff and operators:
-`repo.audit`, `repo.reports`, `repo.moderation`, `repo.stats`, `repo.directory`,
+`repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`, `repo.stats`, `repo.directory`,
 `repo.bulk`, `repo.repair`, `repo.backup`; and `repo.limits`, `repo.trending`.
 """
 
@@ -54,6 +54,7 @@ from .posts import PostStore
 from .reader import PageReader
 from .repair import RepairStore
 from .reports import ReportStore
+from .staff_pages import StaffPageStore
 from .stats import StatsStore
 from .suggestions import Suggestions
 from .trending import TrendingStore
@@ -97,6 +98,9 @@ class Repository:
             client, audit=self.audit, posts=self.posts, reports=self.reports,
             users=self.users, reader=self.reader, **config,
         )  # fmt: skip
+        self.staff_pages = StaffPageStore(
+            client, reports=self.reports, reader=self.reader, **config
+        )
         self.stats = StatsStore(client, **config)
         self.directory = DirectoryStore(client, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)

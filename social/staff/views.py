@@ -108,7 +108,7 @@ class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         try:
-            context["account"] = self.repo.moderation.account(
+            context["account"] = self.repo.staff_pages.account(
                 self.target_id, viewer_id=self.request.user.id
             )
         except UserNotFound:
@@ -182,9 +182,9 @@ class PostListView(StaffRequiredMixin, TemplateView):
             tag = context["tag"] = form.cleaned_data["tag"]
             number, per_page = self.page_number(), settings.RETWIS_LIST_PAGE_SIZE
             if tag:
-                context["page"] = self.repo.moderation.staff_tag_page(tag, number, per_page)
+                context["page"] = self.repo.staff_pages.staff_tag_page(tag, number, per_page)
             else:
-                context["page"] = self.repo.moderation.staff_posts_page(number, per_page)
+                context["page"] = self.repo.staff_pages.staff_posts_page(number, per_page)
         return context
 
 
@@ -217,7 +217,7 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
 
     def confirm(self, form: Form, status: int = 200) -> HttpResponse:
         ids = form.cleaned_data.get("id", []) if form.is_bound else form.initial["id"]
-        posts = self.repo.moderation.posts_by_ids(ids or [])
+        posts = self.repo.staff_pages.posts_by_ids(ids or [])
         back = self.safe_url(self.request.GET.get("next") or self.request.POST.get("next"))
         context = self.get_context_data(
             form=form,

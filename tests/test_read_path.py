@@ -1,0 +1,136 @@
+"""The one read path (social/repository/reader.py) and its visibility policy
+(visibility.py): each source reads its ids, and who sees what is decided in one place."""
+
+from __future__ import annotations
+
+import pytest
+
+from social.repository import ANONYMOUS, STAFF, PostNotFound, UserNotFound, Viewer
+from social.repository.reader import (
+    HomeFeed,
+    Liked,
+    Listed,
+    Mentions,
+    OwnPosts,
+    Replies,
+    TagPosts,
+    Timeline,
+)
+from tests.conftest import make_staff, make_user
+
+T0 = 1_700_000_000
+
+
+@pytest.fixture
+def scene(any_repo):
+    """alice follows bob. bob wrote 'one' (#redis), 'two' @alice, and a reply to 'one'
+    by alice; alice likes 'one'. sam is staff."""
+    repo = any_repo
+    alice, bob = make_user(repo, "alice"), make_user(repo, "bob")
+    sam = make_staff(repo, "sam")
+    repo.graph.follow(alice.id, bob.id, at=T0)
+    one = repo.posts.create_post(bob.id, "one #redis", at=T0 + 1)
+    two = repo.posts.create_post(bob.id, "two @alice", at=T0 + 2)
+    reply = repo.posts.create_post(alice.id, "re", reply_to=one, at=T0 + 3)
+    repo.likes.like(alice.id, one)
+    return repo, alice, bob, sam, one, two, reply
+
+
+def ids(read) -> list[int]:
+    return [p.id for p in read.page.items]
+
+
+def test_each_source_lists_its_posts_in_its_order(scene):
+    repo, alice, bob, sam, one, two, reply = scene
+    reader, me = repo.reader, Viewer(alice.id)
+
+    assert ids(reader.page(Timeline(), me)) == [reply, two, one]
+    assert ids(reader.page(HomeFeed(alice.id), me)) == [reply, two, one]
+    assert ids(reader.page(OwnPosts(bob.id), me)) == [two, one]
+    assert ids(reader.page(TagPosts("REDIS"), me)) == [one]
+    assert ids(reader.page(TagPosts("!!"), me)) == []  # nothing a tag may hold
+    assert ids(reader.page(Mentions(alice.id), me)) == [two]
+    assert ids(reader.page(Liked(alice.id), me)) == [one]
+    assert ids(reader.page(Replies(one), me)) == [reply]
+    assert ids(reader.page(Listed((one, 999, two)), me)) == [one, two]  # a missing id drops
+
+
+def test_a_page_carries_counts_and_the_readers_own_relation(scene):
+    repo, alice, bob, sam, one, two, reply = scene
+
+    for _ in range(2):  # cold, then with the counts read beside the ids (the guess)
+        counts = repo.reader.page(Timeline(), Viewer(alice.id)).page.counts
+        assert (counts[one].replies, counts[one].likes, counts[one].liked) == (1, 1, True)
+        assert not counts[two].liked and counts[two].actionable
+    as_bob = repo.reader.page(Timeline(), Viewer(bob.id)).page.counts
+    assert as_bob[one].likes == 1 and not as_bob[one].liked  # not alice's like for bob
+
+
+def test_paging_says_whether_more_follow(scene):
+    repo, alice, *_ = scene
+
+    first = repo.reader.page(Timeline(), ANONYMOUS, 1, 2).page
+    second = repo.reader.page(Timeline(), ANONYMOUS, 2, 2).page
+
+    assert len(first.items) == 2 and first.has_next
+    assert len(second.items) == 1 and not second.has_next
+
+
+def test_hidden_posts_are_listed_for_staff_only_where_staff_look(scene):
+    repo, alice, bob, sam, one, two, reply = scene
+    repo.moderation.suspend(bob.id, sam, "spam")
+    staff = Viewer(sam.id, is_staff=True)
+
+    assert ids(repo.reader.page(Timeline(), staff)) == [reply]  # feeds: for no one
+    assert ids(repo.reader.page(OwnPosts(bob.id), Viewer(alice.id))) == []
+    on_profile = repo.reader.page(OwnPosts(bob.id), staff).page  # the profile: staff see
+    assert [p.id for p in on_profile.items] == [two, one]
+    assert not on_profile.counts[one].actionable  # shown, but nothing to do with it
+    assert [p.id for p in repo.staff_pages.posts_by_ids([one, two])] == [one, two]
+    assert STAFF.is_staff and not STAFF.is_authenticated
+
+
+def test_a_post_removed_by_moderators_opens_for_its_author_and_staff_only(scene):
+    repo, alice, bob, sam, one, two, reply = scene
+    repo.moderation.delete_posts([two], sam, "rude")
+
+    assert repo.pages.conversation(two, Viewer(bob.id)).post.is_deleted
+    assert repo.pages.conversation(two, Viewer(sam.id, is_staff=True)).post.id == two
+    for viewer in (ANONYMOUS, Viewer(alice.id)):
+        with pytest.raises(PostNotFound):
+            repo.pages.conversation(two, viewer)
+    with pytest.raises(PostNotFound):  # its author sees it, but may not act on it
+        repo.pages.post(two, Viewer(bob.id), to_act=True)
+    assert not repo.pages.conversation(two, Viewer(bob.id)).can_reply
+
+
+def test_a_post_its_author_deleted_is_gone_for_the_author_too(scene):
+    repo, alice, bob, sam, one, two, reply = scene
+    repo.posts.delete_own_post(bob.id, two)
+
+    with pytest.raises(PostNotFound):
+        repo.pages.conversation(two, Viewer(bob.id))
+    assert repo.pages.conversation(two, Viewer(sam.id, is_staff=True)).post.deleted_by_author
+
+
+def test_a_suspended_account_is_absent_for_everyone_but_staff(scene):
+    repo, alice, bob, sam, *_ = scene
+    repo.moderation.suspend(bob.id, sam, "spam")
+
+    for viewer in (ANONYMOUS, Viewer(alice.id)):
+        with pytest.raises(UserNotFound):
+            repo.pages.profile(bob.id, viewer)
+        with pytest.raises(UserNotFound):
+            repo.pages.likes(bob.id, viewer)
+    assert repo.pages.profile(bob.id, Viewer(sam.id, is_staff=True)).user.is_suspended
+
+
+def test_the_welcome_page_fills_in_for_hidden_posts_from_its_spare_ids(scene):
+    repo, alice, bob, sam, one, two, reply = scene
+    extra = [repo.posts.create_post(alice.id, f"a{i}", at=T0 + 10 + i) for i in range(3)]
+    repo.moderation.suspend(alice.id, sam, "spam")  # hides the 3 newest and the reply
+
+    latest = repo.pages.latest(3)  # reads the 6 newest: 4 hidden
+
+    assert [p.id for p in latest.items] == [two, one]
+    assert not set(extra) & {p.id for p in latest.items}
