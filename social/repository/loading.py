@@ -102,8 +102,8 @@ COUNTS_SCRIPT = """
 local out = {}
 for i = 1, #KEYS do
   local f = redis.call('HMGET', KEYS[i], 'replies', 'likes')
-  out[#out + 1] = tonumber(f[1]) or 0
-  out[#out + 1] = tonumber(f[2]) or 0
+  out[#out + 1] = math.max(0, tonumber(f[1]) or 0)
+  out[#out + 1] = math.max(0, tonumber(f[2]) or 0)
 end
 return out
 """
@@ -129,10 +129,7 @@ def post_counts_from(got: dict, ids: Sequence[int]) -> dict[int, tuple[int, int]
         return {}
     if "counts" in got:
         flat = got["counts"]
-        return {
-            post_id: (max(0, int(r)), max(0, int(n)))
-            for post_id, r, n in zip(ids, flat[0::2], flat[1::2])
-        }
+        return dict(zip(ids, zip(flat[0::2], flat[1::2])))
     return {
         post_id: (count_of(got[f"counts:{post_id}"][0]), count_of(got[f"counts:{post_id}"][1]))
         for post_id in ids

@@ -15,8 +15,8 @@ moderation.py and reports.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import astuple, dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from social import keys
@@ -35,16 +35,17 @@ ThenReads = Callable[[NamedReads, dict], None]
 @dataclass(frozen=True)
 class Source:
     """Where a page's post ids come from: a list (or, `zset`, a sorted set read highest
-    score first) at `list_key()`. `key` names the source for what the process remembers a
-    page of it showing; `staff_sees_hidden` lists hidden posts for staff."""
+    score first) at `list_key()`; `staff_sees_hidden` lists hidden posts for staff."""
 
     staff_sees_hidden: ClassVar[bool] = False
     zset: ClassVar[bool] = False
     reads_ids: ClassVar[bool] = True  # False: the ids are given (Listed)
 
     @property
-    def key(self) -> tuple:
-        return (type(self).__name__, *astuple(self))
+    def remembered(self) -> bool:
+        """Whether the process remembers what a page of this source showed last (a frozen
+        dataclass: the source itself, hashed by its class and fields, is the key)."""
+        return True
 
     def list_key(self) -> str | None:
         """The Redis key of the ids (None: nothing to read)."""
@@ -136,8 +137,8 @@ class Listed(Source):
     reads_ids: ClassVar[bool] = False
 
     @property
-    def key(self) -> tuple:
-        return ()
+    def remembered(self) -> bool:
+        return False
 
     def list_key(self) -> None:
         return None
@@ -238,7 +239,7 @@ class PageReader(RepositoryBase):
     def remembers(self, source: Source, number: int, per_page: int) -> bool:
         """Whether this process remembers this page listing any post (so a builder can
         skip reads for an empty page: GraphStore's suggestions)."""
-        return bool(source.key and self.cache.shown.get((source.key, number, per_page)))
+        return bool(source.remembered and self.cache.shown.get((source, number, per_page)))
 
     def page(
         self,
@@ -265,7 +266,7 @@ class PageReader(RepositoryBase):
         first pipeline read (a profile's owner), so new posts need no round trip for them.
         """
         start, stop = page_bounds(number, per_page)
-        memo = (source.key, number, per_page) if source.key else None
+        memo = (source, number, per_page) if source.remembered else None
         guess = (self.cache.shown.get(memo) or ()) if memo else ()
         got: dict = {}
         if source.reads_ids or first is not None or guess:
@@ -320,10 +321,7 @@ class PageReader(RepositoryBase):
                 has_next=spare == 0 and len(ids) > per_page,
                 total=total(got) if total else None,
                 per_page=per_page,
-                counts={
-                    post.id: self._counts(post, numbers, relations, viewer)
-                    for post in by_id.values()
-                },
+                counts=self._counts(by_id.values(), numbers, relations, viewer),
             ),
             loaded=by_id,
             got=got,
@@ -355,13 +353,19 @@ class PageReader(RepositoryBase):
 
     @staticmethod
     def _counts(
-        post: Post, numbers: dict[int, tuple[int, int]], relations: Relations, viewer: Viewer
-    ) -> PostCounts:
-        replies, likes = numbers.get(post.id, (0, 0))
-        return PostCounts(
-            replies=replies,
-            likes=likes,
-            liked=post.id in relations.liked,
-            reported=post.id in relations.reported,
-            actionable=may_act(viewer, post),
-        )
+        posts: Iterable[Post],
+        numbers: dict[int, tuple[int, int]],
+        relations: Relations,
+        viewer: Viewer,
+    ) -> dict[int, PostCounts]:
+        """Each post's counts and the reader's relation to it, by id."""
+        liked, reported = relations.liked, relations.reported
+        return {
+            post.id: PostCounts(
+                *numbers.get(post.id, (0, 0)),
+                post.id in liked,
+                post.id in reported,
+                may_act(viewer, post),
+            )
+            for post in posts
+        }
