@@ -342,3 +342,36 @@ def name_trigrams_checked() -> str:
     "contains" search indexes the ids above it (and looks again at the 50 below it: a
     sign-up in flight). One integer."""
     return "{names}:checked"
+
+
+# --- Blocks and mutes (social/repository/relations.py) ------------------------------------
+# Each relation is kept from both sides: the reader's own set (read with every page they
+# read, RELATIONS_CAP entries at most) and the other account's reverse set (staff see how
+# many accounts block or mute an account; a blocked account is kept from the blocker).
+
+
+def blocks(user_id: int) -> str:
+    """Sorted set: ids of the accounts user_id blocks, scored by when; at most
+    RELATIONS_CAP (a block past it is refused)."""
+    return f"blocks:{int(user_id)}"
+
+
+def blocked_by(user_id: int) -> str:
+    """Sorted set: ids of the accounts that block user_id, scored by when. Bounded by
+    accounts."""
+    return f"blocked_by:{int(user_id)}"
+
+
+def mutes(user_id: int) -> str:
+    """Sorted set: ids of the accounts user_id mutes, scored by when; at most
+    RELATIONS_CAP."""
+    return f"mutes:{int(user_id)}"
+
+
+def muted_by(user_id: int) -> str:
+    """Sorted set: ids of the accounts that mute user_id, scored by when. Bounded by
+    accounts."""
+    return f"muted_by:{int(user_id)}"
+
+
+RELATIONS_CAP = 5000

@@ -5,6 +5,7 @@ from django.views.i18n import set_language
 
 from social import account_views, feeds, views
 from social.forms import TAG_NAME_RE, is_tag
+from social.relation_views import RelationListView, RelationView
 
 
 class TagConverter:
@@ -63,6 +64,12 @@ urlpatterns = [
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
     path("settings/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
     path("settings/delete/", account_views.DeleteAccountView.as_view(), name="delete_account"),
+    *(
+        path(f"u/<str:username>/{action}/", RelationView.as_view(action=action), name=action)
+        for action in RelationView.ACTIONS
+    ),
+    path("settings/blocks/", RelationListView.as_view(which="blocks"), name="blocks"),
+    path("settings/mutes/", RelationListView.as_view(which="mutes"), name="mutes"),
     # The footer's language switch: Django's own view (POST, CSRF; a safe `next`; the
     # language cookie).
     path("i18n/setlang/", set_language, name="set_language"),

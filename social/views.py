@@ -134,6 +134,9 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
                 ),
             )
             return self.form_invalid(form)
+        except NotAllowed as error:  # its author blocks the reader
+            form.add_error(None, gettext(str(error)))
+            return self.form_invalid(form, status=403)
         messages.success(self.request, gettext("Posted."))
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
@@ -248,6 +251,8 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
                 )
         except CannotFollowSelf:
             messages.error(request, gettext("You cannot follow yourself."))
+        except NotAllowed as error:  # across a block
+            messages.error(request, gettext(str(error)))
         except UserNotFound:
             raise Http404("No such user.") from None
         return HttpResponseRedirect(back)
@@ -344,6 +349,8 @@ class LikeView(LoginNextMixin, RepositoryMixin, View):
                 self.repo.likes.unlike(request.user.id, post_id)
         except PostNotFound:
             raise Http404("No such post.") from None
+        except NotAllowed as error:  # its author blocks the reader
+            messages.error(request, gettext(str(error)))
         return HttpResponseRedirect(back if "#" in back else f"{back}#post-{post_id}")
 
 

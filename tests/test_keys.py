@@ -65,6 +65,10 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.daily_active(date(2026, 1, 2)), "stats:active:20260102"),
         (keys.usernames_lower_checked(), "users_lower_checked"),
         (keys.owners(), "staff_owners"),
+        (keys.blocks(7), "blocks:7"),
+        (keys.blocked_by(7), "blocked_by:7"),
+        (keys.mutes(7), "mutes:7"),
+        (keys.muted_by(7), "muted_by:7"),
     ],
 )
 def test_it_names_the_additions_as_documented(built, expected):

@@ -1,12 +1,14 @@
 """The one repository: every Redis call the site makes goes through here.
 
 `Repository` is composed of small stores, one job each, each given the client, the feed
-shapes, the process cache and the other stores it uses, nothing more. Writing:
-`repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`, `repo.likes`,
-`repo.notices`, `repo.accounts`. Reading pages of posts: `repo.pages`, every one through the
-one read path `repo.reader` (reader.py, with visibility.py's policy). Staff and operators:
-`repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`, `repo.stats`, `repo.directory`,
-`repo.bulk`, `repo.repair`, `repo.backup`; and `repo.limits`, `repo.trending`.
+shapes, the process cache and the other stores it uses, nothing more.
+
+- Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
+  `repo.relations` (blocks, mutes), `repo.likes`, `repo.notices`, `repo.accounts`.
+- Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
+  (reader.py, with visibility.py's policy); `repo.trending`.
+- Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
+  `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from .notices import NoticeStore
 from .pages import Conversation, PageStore
 from .posts import PostStore
 from .reader import PageReader
+from .relations import RelationStore
 from .repair import RepairStore
 from .reports import ReportStore
 from .staff_pages import StaffPageStore
@@ -82,6 +85,7 @@ class Repository:
         self.fanouts = FanoutStore(client, **config)
         self.graph = GraphStore(client, **config)
         self.likes = LikeStore(client, **config)
+        self.relations = RelationStore(client, graph=self.graph, **config)
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)
         self.reader = PageReader(client, loader=loader, **config)

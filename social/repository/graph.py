@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.utils.translation import gettext_noop
+
 from social import keys
 
 from .base import (
@@ -14,8 +16,12 @@ from .base import (
     queue_users,
     users_from,
 )
-from .errors import CannotFollowSelf, UserNotFound
+from .errors import CannotFollowSelf, NotAllowed, UserNotFound
 from .models import FollowEntry, Page
+
+# Why a follow is refused across a block (said to the person, in their language).
+BLOCKED = gettext_noop("This account does not let you follow it.")
+BLOCKING = gettext_noop("You block this account. Unblock it first to follow it.")
 
 
 class GraphStore(RepositoryBase):
@@ -25,25 +31,29 @@ class GraphStore(RepositoryBase):
         """Make follower follow followee; merge followee's posts into the home feed
         (unless followee is a fan-out-on-read author, merged when the home page is read).
 
-        Return False when already following (a no-op). The two sorted sets belong to two
-        users, so they are written by one pipeline, not one MULTI: if the second ZADD is lost
-        the pair is half-linked, and following again (ZADD NX on both) completes it.
+        Return False when already following (a no-op). Raise UserNotFound, or NotAllowed
+        across a block either way (relations.py), before anything is written. The two
+        sorted sets belong to two users, so they are written by one pipeline, not one MULTI:
+        if the second ZADD is lost the pair is half-linked, and following again (ZADD NX on
+        both) completes it.
         """
         if follower_id == followee_id:
             raise CannotFollowSelf()
         ts = now() if at is None else at
         pipe = self._pipe()
         pipe.exists(keys.user(followee_id))
+        pipe.zscore(keys.blocks(followee_id), follower_id)
+        pipe.zscore(keys.blocks(follower_id), followee_id)
+        exists, blocked, blocking = pipe.execute()
+        if not exists:
+            raise UserNotFound(followee_id)
+        if blocked is not None or blocking is not None:
+            raise NotAllowed(BLOCKED if blocked is not None else BLOCKING)
+        pipe = self._pipe()
         pipe.zadd(keys.following(follower_id), {followee_id: ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {follower_id: ts}, nx=True)
         pipe.zscore(keys.celebrities(), followee_id)
-        exists, added, _, read_fanout = pipe.execute()
-        if not exists:  # undo both ZADDs: no follower list may name a missing user
-            pipe = self._pipe()
-            pipe.zrem(keys.following(follower_id), followee_id)
-            pipe.zrem(keys.followers(followee_id), follower_id)
-            pipe.execute()
-            raise UserNotFound(followee_id)
+        added, _, read_fanout = pipe.execute()
         if not added:
             return False
         if read_fanout is not None:  # their posts join the home page when it is read
@@ -113,7 +123,13 @@ class GraphStore(RepositoryBase):
         if viewer_id is not None and listed:
             reads.zmscore("viewer_follows", keys.following(viewer_id), listed)
             reads.zmscore("follows_viewer", keys.followers(viewer_id), listed)
+            # Accounts a block keeps apart from the reader are left out (relations.py).
+            reads.zmscore("blocks", keys.blocks(viewer_id), listed)
+            reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
         got = reads.execute()
+        none = [None] * len(listed)
+        mine, theirs = got.get("blocks") or none, got.get("blocked_by") or none
+        apart = {uid for uid, a, b in zip(listed, mine, theirs) if a is not None or b is not None}
         users = users_from(got, listed)
         follows = dict(zip(listed, got.get("viewer_follows") or [None] * len(listed)))
         followed_by = dict(zip(listed, got.get("follows_viewer") or [None] * len(listed)))
@@ -125,7 +141,7 @@ class GraphStore(RepositoryBase):
                 follows_viewer=followed_by[uid] is not None,
             )
             for uid, since in rows
-            if uid in users and not users[uid].is_suspended
+            if uid in users and not users[uid].is_suspended and uid not in apart
         ]
         return Page(
             items=entries,

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_noop
+
 from social import keys
 
 from .base import RepositoryBase, as_int, now, s
-from .errors import PostNotFound
+from .errors import NotAllowed, PostNotFound
 from .loading import HIDDEN_STATUSES
+
+LIKE_BLOCKED = gettext_noop("This account does not let you like its posts.")
 
 
 class LikeStore(RepositoryBase):
     """Liking and unliking posts."""
 
     def like(self, user_id: int, post_id: int, *, at: int | None = None) -> bool:
-        """Like a visible post; False if already liked (a no-op). Raise PostNotFound.
+        """Like a visible post; False if already liked (a no-op). Raise PostNotFound, or
+        NotAllowed when its author blocks user_id (nothing stored).
 
         The post's set first (the like counts once it is there), the liker's, then, only
         when the like is new, the post hash's `likes` counter: exact under any number of
         simultaneous likes. A process that dies between the two round trips leaves the
         counter one short, which `manage.py repair --counts` mends.
         """
-        self._visible_author(post_id)
+        self._visible_author(post_id, user_id)
         ts = now() if at is None else at
         pipe = self._pipe()
         pipe.zadd(keys.likes(post_id), {user_id: ts}, nx=True)
@@ -40,12 +45,19 @@ class LikeStore(RepositoryBase):
             self.r.hincrby(keys.post(post_id), "likes", -1)
         return bool(removed)
 
-    def _visible_author(self, post_id: int) -> int:
-        """Return the author id of a post anyone may see; raise PostNotFound otherwise."""
+    def _visible_author(self, post_id: int, user_id: int) -> int:
+        """Return the author id of a post user_id may like; raise PostNotFound (missing,
+        deleted, its author suspended) or NotAllowed (its author blocks user_id)."""
         author_id, deleted = self.r.hmget(keys.post(post_id), ["user_id", "deleted"])
         author = as_int(author_id)
         if author is None or s(deleted) == "1":
             raise PostNotFound(post_id)
-        if s(self.r.hget(keys.user(author), "status")) in HIDDEN_STATUSES:
+        pipe = self._pipe()
+        pipe.hget(keys.user(author), "status")
+        pipe.zscore(keys.blocks(author), user_id)
+        status, blocked = pipe.execute()
+        if s(status) in HIDDEN_STATUSES:
             raise PostNotFound(post_id)
+        if blocked is not None:
+            raise NotAllowed(LIKE_BLOCKED)
         return author

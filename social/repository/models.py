@@ -133,6 +133,8 @@ class PostCounts(NamedTuple):
     # The reader has an open report on it (post_reports:<post> names them): "Reported".
     reported: bool = False
     actionable: bool = True
+    # Shown folded (one click opens it), and why: "muted" (visibility.folded).
+    folded: str = ""
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,11 @@ class Profile:
     mutual_names: list[str]
     mutual_count: int
     follows_viewer: bool = False  # the user follows the reader ("Follows you")
+    # The reader's blocks and mutes of this account, and whether it blocks the reader
+    # (then the page says so and lists no posts).
+    viewer_blocks: bool = False
+    viewer_mutes: bool = False
+    blocks_viewer: bool = False
 
     @property
     def mutual_more(self) -> int:

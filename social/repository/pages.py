@@ -38,6 +38,8 @@ from .suggestions import Suggestions
 from .users import UserStore
 from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account
 
+# The reader's own relation sets the read path reads (reader._queue_viewer_sets).
+RELATION_SETS = ("blocks", "mutes", "blocked_by")
 # "Followed by people you follow" looks at this many of the viewer's newest followings.
 MUTUAL_SCAN_LIMIT = 2000
 
@@ -98,7 +100,9 @@ class PageStore(RepositoryBase):
         )
         if number != 1 or read.page.items:
             return home
-        return replace(home, suggestions=self.suggestions.for_reader(user_id, read.got, at=at))
+        suggested = self.suggestions.for_reader(user_id, read.got, at=at)
+        kept = read.relations.blocked
+        return replace(home, suggestions=[u for u in suggested if u.id not in kept])
 
     def timeline(
         self,
@@ -216,6 +220,7 @@ class PageStore(RepositoryBase):
         mutual = [c for c, score in zip(listed, scores) if score is not None]
         users = self._users_by_ids(mutual[:6])
         names = [users[m].username for m in mutual[:6] if m in users and not users[m].is_suspended]
+        own_sets = {name: {int(i) for i in read.got.get(name, ())} for name in RELATION_SETS}
         return Profile(
             user=owner,
             posts=read.page,
@@ -224,6 +229,9 @@ class PageStore(RepositoryBase):
             mutual_names=names[:3],
             mutual_count=len(mutual),
             follows_viewer=read.got.get("follows_viewer") is not None,
+            viewer_blocks=user_id in own_sets["blocks"],
+            viewer_mutes=user_id in own_sets["mutes"],
+            blocks_viewer=user_id in own_sets["blocked_by"],
         )
 
     # --- Conversations --------------------------------------------------------------------------
@@ -244,12 +252,12 @@ class PageStore(RepositoryBase):
             more_ids=lambda got: [*above(got), post_id],
         )  # fmt: skip
         post = read.loaded.get(post_id)
-        if post is None or not may_open(viewer, post):
+        if post is None or not may_open(viewer, post, read.relations):
             raise PostNotFound(post_id)
         ancestors = [read.loaded[i] for i in above(read.got) if i in read.loaded]
         return Conversation(
             post=post,
-            ancestors=[p for p in ancestors if may_list(viewer, p)],
+            ancestors=[p for p in ancestors if may_list(viewer, p, read.relations)],
             replies=read.page,
             counts=read.page.counts,
             can_reply=viewer.is_authenticated and read.counts_of(post_id).actionable,
@@ -264,7 +272,11 @@ class PageStore(RepositoryBase):
         read = self.reader.page(Listed((post_id,)), viewer, 1, 1)
         post = read.loaded.get(post_id)
         counts = read.counts_of(post_id)
-        if post is None or not may_open(viewer, post) or (to_act and not counts.actionable):
+        if (
+            post is None
+            or not may_open(viewer, post, read.relations)
+            or (to_act and not counts.actionable)
+        ):
             raise PostNotFound(post_id)
         return post, counts
 

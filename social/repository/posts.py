@@ -30,6 +30,7 @@ TRENDING_HOUR_TTL = 25 * 60 * 60
 # How long a form submission's token stands for its post (keys.post_token).
 POST_TOKEN_TTL = 24 * 60 * 60
 DELETED_BY_AUTHOR = "Deleted by its author."
+REPLY_BLOCKED = gettext_noop("This account does not let you reply to it.")
 
 
 def queue_visibility_version(pipe: Pipeline) -> None:
@@ -119,11 +120,17 @@ class PostStore(RepositoryBase):
         if names:  # accounts the reference Retwis wrote since names were last claimed?
             pipe.get(keys.usernames_lower_checked())
             pipe.get(keys.next_user_id())
+        if names or reply_to is not None:  # who block the author: not told, not answered
+            pipe.zrange(keys.blocked_by(author_id), 0, -1)
         if reply_to is not None:
             pipe.hmget(keys.post(reply_to), PARENT_FIELDS)
         new_id, listed, follower_count, *found = pipe.execute()
         post_id = int(new_id)
-        fields = self._reply_fields(reply_to, found.pop()) if reply_to is not None else {}
+        parent = found.pop() if reply_to is not None else None
+        blockers = {int(i) for i in found.pop()} if names or reply_to is not None else set()
+        if parent is not None and as_int(parent[0]) in blockers:
+            raise NotAllowed(REPLY_BLOCKED)
+        fields = self._reply_fields(reply_to, parent) if reply_to is not None else {}
         top = as_int(found.pop()) or 0 if names else 0  # next_user_id, then the claims' mark
         checked = as_int(found.pop()) or 0 if names else 0
         pairs = iter(found)
@@ -150,7 +157,8 @@ class PostStore(RepositoryBase):
         if fan_out:  # first: a post half-written is then always on record
             pipe.zadd(keys.fanouts_in_progress(), {post_id: ts})
         self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
-        self.queue_conversation(pipe, post_id, author_id, ts, reply_to, mentions, tags)
+        told = {name: uid for name, uid in mentions.items() if uid not in blockers}
+        self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
         pipe.lpush(keys.home_feed(author_id), post_id)
         pipe.ltrim(keys.home_feed(author_id), 0, self.home_feed_cap - 1)
         pipe.lpush(keys.timeline(), post_id)

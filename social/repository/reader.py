@@ -26,7 +26,7 @@ from .base import NamedReads, RepositoryBase, page_bounds
 from .cache import UNREAD
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
-from .visibility import NO_RELATIONS, Relations, Viewer, may_act, may_list
+from .visibility import NO_RELATIONS, Relations, Viewer, folded, may_act, may_list
 
 FirstReads = Callable[[NamedReads], None]
 ThenReads = Callable[[NamedReads, dict], None]
@@ -38,6 +38,8 @@ class Source:
     score first) at `list_key()`; `staff_sees_hidden` lists hidden posts for staff."""
 
     staff_sees_hidden: ClassVar[bool] = False
+    hides_muted: ClassVar[bool] = False  # the reader's muted accounts leave it
+    folds_muted: ClassVar[bool] = False  # ... or are shown folded (a conversation)
     zset: ClassVar[bool] = False
     reads_ids: ClassVar[bool] = True  # False: the ids are given (Listed)
 
@@ -68,6 +70,8 @@ class Source:
 class Timeline(Source):
     """The global timeline, newest first."""
 
+    hides_muted: ClassVar[bool] = True
+
     def list_key(self) -> str:
         return keys.timeline()
 
@@ -89,6 +93,7 @@ class TagPosts(Source):
     nothing lists nothing)."""
 
     tag: str
+    hides_muted: ClassVar[bool] = True
 
     def list_key(self) -> str | None:
         normal = normal_tag(self.tag)
@@ -101,6 +106,7 @@ class Mentions(Source):
 
     user_id: int
     zset: ClassVar[bool] = True
+    hides_muted: ClassVar[bool] = True
 
     def list_key(self) -> str:
         return keys.mentions(self.user_id)
@@ -122,6 +128,7 @@ class Replies(Source):
     """A post's direct replies, oldest first."""
 
     post_id: int
+    folds_muted: ClassVar[bool] = True
 
     def list_key(self) -> str:
         return keys.replies(self.post_id)
@@ -159,6 +166,7 @@ class HomeFeed(Source):
     """
 
     user_id: int
+    hides_muted: ClassVar[bool] = True
 
     def list_key(self) -> str:
         return keys.home_feed(self.user_id)
@@ -224,6 +232,7 @@ class PageRead:
     loaded: dict[int, Post] = field(default_factory=dict)
     got: dict = field(default_factory=dict)
     then: dict = field(default_factory=dict)
+    relations: Relations = NO_RELATIONS
 
     def counts_of(self, post_id: int) -> PostCounts:
         return self.page.counts.get(post_id, PostCounts())
@@ -269,10 +278,11 @@ class PageReader(RepositoryBase):
         memo = (source, number, per_page) if source.remembered else None
         guess = (self.cache.shown.get(memo) or ()) if memo else ()
         got: dict = {}
-        if source.reads_ids or first is not None or guess:
+        if source.reads_ids or first is not None or guess or viewer.id is not None:
             reads = self.reads()
             source.queue(reads, start, stop + spare, self)
             reads.get("version", keys.visibility_version())
+            self._queue_viewer_sets(reads, viewer)
             if guess:
                 self._queue_for_reader(reads, guess, viewer)
             if first is not None:
@@ -300,10 +310,10 @@ class PageReader(RepositoryBase):
         later = loaded.got
         if guessed:
             numbers = post_counts_from(got, wanted)
-            relations = self._relations(got, wanted, viewer)
+            relations = self._relations(got, got, wanted, viewer)
         else:
             numbers = loaded.counts
-            relations = self._relations(later, wanted, viewer)
+            relations = self._relations(got, later, wanted, viewer)
         if memo:
             self.cache.shown.put(memo, tuple(wanted))
         by_id = {post.id: post for post in loaded.posts}
@@ -312,7 +322,13 @@ class PageReader(RepositoryBase):
             post
             for post in loaded.posts
             if post.id in listed
-            and may_list(viewer, post, staff_sees_hidden=source.staff_sees_hidden)
+            and may_list(
+                viewer,
+                post,
+                relations,
+                staff_sees_hidden=source.staff_sees_hidden,
+                hides_muted=source.hides_muted,
+            )
         ][:per_page]
         return PageRead(
             page=Page(
@@ -321,11 +337,12 @@ class PageReader(RepositoryBase):
                 has_next=spare == 0 and len(ids) > per_page,
                 total=total(got) if total else None,
                 per_page=per_page,
-                counts=self._counts(by_id.values(), numbers, relations, viewer),
+                counts=self._counts(by_id.values(), numbers, relations, viewer, source.folds_muted),
             ),
             loaded=by_id,
             got=got,
             then=later,
+            relations=relations,
         )
 
     @staticmethod
@@ -341,14 +358,31 @@ class PageReader(RepositoryBase):
             reads.zmscore("reported", keys.user_reported(viewer.id), list(ids))
 
     @staticmethod
-    def _relations(got: dict, ids: Sequence[int], viewer: Viewer) -> Relations:
-        if viewer.id is None or not ids:
+    def _queue_viewer_sets(reads: NamedReads, viewer: Viewer) -> None:
+        """Queue the reader's own sets that decide what they see whatever the page: the
+        accounts they block and mute, and (but for staff: no one blocks staff) those that
+        block them. Each is bounded (keys.RELATIONS_CAP; blocked_by by the accounts)."""
+        if viewer.id is None:
+            return
+        reads.zrange("blocks", keys.blocks(viewer.id), 0, -1)
+        reads.zrange("mutes", keys.mutes(viewer.id), 0, -1)
+        if not viewer.is_staff:
+            reads.zrange("blocked_by", keys.blocked_by(viewer.id), 0, -1)
+
+    @staticmethod
+    def _relations(first: dict, got: dict, ids: Sequence[int], viewer: Viewer) -> Relations:
+        """The reader's relations: the sets from the first pipeline, and which of ids they
+        like and reported from `got` (the first pipeline when guessed, else the load's)."""
+        if viewer.id is None:
             return NO_RELATIONS
         liked = got.get("liked") or ()
         reported = got.get("reported") or ()
+        blocked = [*first.get("blocks", ()), *first.get("blocked_by", ())]
         return Relations(
             liked=frozenset(i for i, score in zip(ids, liked) if score is not None),
             reported=frozenset(i for i, score in zip(ids, reported) if score is not None),
+            blocked=frozenset(map(int, blocked)),
+            muted=frozenset(map(int, first.get("mutes", ()))),
         )
 
     @staticmethod
@@ -357,6 +391,7 @@ class PageReader(RepositoryBase):
         numbers: dict[int, tuple[int, int]],
         relations: Relations,
         viewer: Viewer,
+        folds_muted: bool,
     ) -> dict[int, PostCounts]:
         """Each post's counts and the reader's relation to it, by id."""
         liked, reported = relations.liked, relations.reported
@@ -366,6 +401,7 @@ class PageReader(RepositoryBase):
                 post.id in liked,
                 post.id in reported,
                 may_act(viewer, post),
+                folded(post, relations) if folds_muted else "",
             )
             for post in posts
         }

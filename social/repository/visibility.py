@@ -39,30 +39,57 @@ STAFF = Viewer(None, is_staff=True)
 
 @dataclass(frozen=True, slots=True)
 class Relations:
-    """The reader's own sets, as the read path read them for a page's posts: which the
-    reader likes and which they reported. Empty for a visitor."""
+    """The reader's own sets, as the read path read them with a page: which of its posts
+    the reader likes and reported, the accounts kept apart from the reader by a block
+    (either way; for staff only their own blocks) and those the reader mutes. Empty for
+    a visitor."""
 
     liked: frozenset[int] = field(default_factory=frozenset)
     reported: frozenset[int] = field(default_factory=frozenset)
+    blocked: frozenset[int] = field(default_factory=frozenset)
+    muted: frozenset[int] = field(default_factory=frozenset)
 
 
 NO_RELATIONS = Relations()
 
 
-def may_list(viewer: Viewer, post: Post, *, staff_sees_hidden: bool = False) -> bool:
+def may_list(
+    viewer: Viewer,
+    post: Post,
+    relations: Relations = NO_RELATIONS,
+    *,
+    staff_sees_hidden: bool = False,
+    hides_muted: bool = False,
+) -> bool:
     """Whether post appears in a list viewer reads. A hidden post (deleted, or by a
     suspended or deleted account) appears for no one, except for staff in the lists that
-    show hidden posts to staff (a profile, the staff pages: staff_sees_hidden)."""
+    show hidden posts to staff (a profile, the staff pages: staff_sees_hidden). A post by
+    an account a block keeps apart from the reader appears nowhere; one by an account the
+    reader mutes leaves the lists that hide muted accounts (home, timeline, tags,
+    mentions: hides_muted)."""
+    if post.author_id in relations.blocked:
+        return False
+    if hides_muted and post.author_id in relations.muted:
+        return False
     if not post.is_hidden:
         return True
     return staff_sees_hidden and viewer.is_staff
 
 
-def may_open(viewer: Viewer, post: Post) -> bool:
-    """Whether viewer may open post's permalink: staff always; a post removed by
-    moderators, its author too (with why); a post its author deleted, or by a suspended
-    or deleted account, no one else."""
-    if not post.is_hidden or viewer.is_staff:
+def folded(post: Post, relations: Relations) -> str:
+    """Why a post shown in a conversation is folded away (one click shows it), or ""."""
+    return "muted" if post.author_id in relations.muted else ""
+
+
+def may_open(viewer: Viewer, post: Post, relations: Relations = NO_RELATIONS) -> bool:
+    """Whether viewer may open post's permalink: staff always; not across a block; a post
+    removed by moderators, its author too (with why); a post its author deleted, or by a
+    suspended or deleted account, no one else."""
+    if viewer.is_staff:
+        return True
+    if post.author_id in relations.blocked:
+        return False
+    if not post.is_hidden:
         return True
     return (
         post.is_deleted
@@ -74,11 +101,13 @@ def may_open(viewer: Viewer, post: Post) -> bool:
 
 def may_act(viewer: Viewer, post: Post) -> bool:
     """Whether the post's card offers its actions (reply, like, report, delete): not on
-    a hidden post, which only its author or staff can see."""
+    a hidden post, which only its author or staff can see. (Across a block nothing is
+    shown at all: may_list, may_open.)"""
     return not post.is_hidden
 
 
 def may_see_account(viewer: Viewer, user: User) -> bool:
     """Whether viewer may see user's pages (profile, likes, follow lists, feed): a
-    suspended or deleted account is there for staff only."""
+    suspended or deleted account is there for staff only. (A profile across a block is
+    shown, saying so, without posts: pages.py.)"""
     return not user.is_suspended or viewer.is_staff

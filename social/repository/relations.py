@@ -1,0 +1,158 @@
+"""Blocks and mutes: what one account keeps from another.
+
+A block removes the follows both ways and keeps the two apart: neither sees the other's
+posts (staff excepted: no one blocks staff from anything), the blocked account cannot
+follow, reply to, like or mention the blocker to any effect. A mute only leaves the muted
+account's posts out of the reader's home, timeline, tags and mentions; the muted account
+notices nothing and may still follow. Both are kept from both sides (keys.blocks /
+keys.blocked_by, keys.mutes / keys.muted_by): the reader's own sets ride on the first
+pipeline of every page they read (reader.py), the reverse sets tell staff how many accounts
+block or mute an account, and keep a blocked account out.
+
+Writes are non-transactional pipelines (the two sides are two users' keys, on two cluster
+nodes): the reader's side first, so a partial failure leaves a block in force for the one
+who asked; blocking again (ZADD on both) completes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils.translation import gettext_noop
+
+from social import keys
+
+from .base import RepositoryBase, now, page_bounds, queue_users, users_from
+from .errors import NotAllowed, UserNotFound
+from .graph import GraphStore
+from .models import Page, User, as_datetime
+from .visibility import Viewer
+
+# The reader's own sets are read whole with every page: each is bounded.
+CAP_REACHED = gettext_noop("You can block or mute at most %(cap)s accounts. Undo some first.")
+SELF = gettext_noop("You cannot block or mute yourself.")
+
+
+@dataclass(frozen=True)
+class RelationEntry:
+    """An account in the reader's list of blocked or muted accounts, and since when."""
+
+    user: User
+    since: int
+
+    @property
+    def since_at(self) -> datetime | None:
+        return as_datetime(self.since)
+
+
+class RelationStore(RepositoryBase):
+    """Blocking and muting, and the lists of them."""
+
+    def __init__(self, client, *, graph: GraphStore, **config) -> None:
+        super().__init__(client, **config)
+        self.graph = graph
+
+    def block(self, user_id: int, target_id: int, *, at: int | None = None) -> bool:
+        """Block target_id for user_id: the follows both ways go. Return False when
+        already blocked (a no-op). Raise NotAllowed (oneself, the cap), UserNotFound."""
+        added = self._add(keys.blocks, keys.blocked_by, user_id, target_id, at)
+        if added:
+            self.graph.unfollow(user_id, target_id)
+            self.graph.unfollow(target_id, user_id)
+        return added
+
+    def unblock(self, user_id: int, target_id: int) -> bool:
+        """Lift a block; False when there was none."""
+        return self._remove(keys.blocks, keys.blocked_by, user_id, target_id)
+
+    def mute(self, user_id: int, target_id: int, *, at: int | None = None) -> bool:
+        """Mute target_id for user_id (follows stay). False when already muted."""
+        return self._add(keys.mutes, keys.muted_by, user_id, target_id, at)
+
+    def unmute(self, user_id: int, target_id: int) -> bool:
+        """Lift a mute; False when there was none."""
+        return self._remove(keys.mutes, keys.muted_by, user_id, target_id)
+
+    def _add(self, own, reverse, user_id: int, target_id: int, at: int | None) -> bool:
+        if user_id == target_id:
+            raise NotAllowed(SELF)
+        pipe = self._pipe()
+        pipe.exists(keys.user(target_id))
+        pipe.zscore(own(user_id), target_id)
+        pipe.zcard(own(user_id))
+        exists, already, size = pipe.execute()
+        if not exists:
+            raise UserNotFound(target_id)
+        if already is not None:
+            pipe = self._pipe()  # complete a half-written one (see the module docstring)
+            pipe.zadd(reverse(target_id), {user_id: already}, nx=True)
+            pipe.execute()
+            return False
+        if size >= keys.RELATIONS_CAP:
+            raise NotAllowed(CAP_REACHED)
+        ts = now() if at is None else at
+        pipe = self._pipe()
+        pipe.zadd(own(user_id), {target_id: ts}, nx=True)
+        pipe.zadd(reverse(target_id), {user_id: ts}, nx=True)
+        added, _ = pipe.execute()
+        return bool(added)
+
+    def _remove(self, own, reverse, user_id: int, target_id: int) -> bool:
+        pipe = self._pipe()
+        pipe.zrem(own(user_id), target_id)
+        pipe.zrem(reverse(target_id), user_id)
+        removed, _ = pipe.execute()
+        return bool(removed)
+
+    def between(self, user_id: int, other_id: int) -> tuple[bool, bool, bool]:
+        """Return (user blocks other, other blocks user, user mutes other) in one round
+        trip (the buttons of other's profile)."""
+        pipe = self._pipe()
+        pipe.zscore(keys.blocks(user_id), other_id)
+        pipe.zscore(keys.blocks(other_id), user_id)
+        pipe.zscore(keys.mutes(user_id), other_id)
+        return tuple(reply is not None for reply in pipe.execute())  # type: ignore[return-value]
+
+    def refuses(self, viewer: Viewer, author_id: int) -> bool:
+        """Whether author_id blocks viewer (who may then not follow, reply to or like
+        them). Staff are never refused."""
+        if viewer.is_staff or viewer.id is None:
+            return False
+        return self.r.zscore(keys.blocks(author_id), viewer.id) is not None
+
+    def blocks_page(self, user_id: int, number: int = 1, per_page: int = 50) -> Page:
+        """The accounts user_id blocks, newest first, paged."""
+        return self._page(keys.blocks(user_id), number, per_page)
+
+    def mutes_page(self, user_id: int, number: int = 1, per_page: int = 50) -> Page:
+        """The accounts user_id mutes, newest first, paged."""
+        return self._page(keys.mutes(user_id), number, per_page)
+
+    def _page(self, key: str, number: int, per_page: int) -> Page[RelationEntry]:
+        start, stop = page_bounds(number, per_page)
+        pipe = self._pipe()
+        pipe.zrevrange(key, start, stop, withscores=True)
+        pipe.zcard(key)
+        rows, total = pipe.execute()
+        listed = [(int(member), int(score)) for member, score in rows[:per_page]]
+        reads = self.reads()
+        queue_users(reads, [uid for uid, _ in listed])
+        users = users_from(reads.execute(), [uid for uid, _ in listed])
+        return Page(
+            items=[RelationEntry(users[uid], since) for uid, since in listed if uid in users],
+            number=number,
+            has_next=len(rows) > per_page,
+            total=total,
+            per_page=per_page,
+        )
+
+    def counts_against(self, user_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """Return {id: (accounts blocking it, accounts muting it)}: a signal for staff."""
+        pipe = self._pipe()
+        for user_id in user_ids:
+            pipe.zcard(keys.blocked_by(user_id))
+            pipe.zcard(keys.muted_by(user_id))
+        replies = pipe.execute() if user_ids else []
+        return {uid: (b, m) for uid, b, m in zip(user_ids, replies[0::2], replies[1::2])}
