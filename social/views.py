@@ -55,7 +55,10 @@ class HomeView(RepositoryMixin, TemplateView):
         user = self.request.user
         if user.is_authenticated:
             context["home"] = home = self.repo.pages.home(
-                user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+                user.id,
+                self.page_number(),
+                settings.RETWIS_FEED_PAGE_SIZE,
+                viewer=Viewer.of(user),
             )
             self.checked_page(home.feed)
             context.setdefault("post_form", PostForm())
@@ -147,7 +150,10 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
             self.template_name = "social/post_detail.html"
             context["page_url"] = reverse("social:post_detail", args=[reply_to])  # not /post/
         else:  # a post, or a reply to a post gone meanwhile: the text goes to the composer
-            home = self.repo.pages.home(self.request.user.id, 1, settings.RETWIS_FEED_PAGE_SIZE)
+            user = self.request.user
+            home = self.repo.pages.home(
+                user.id, 1, settings.RETWIS_FEED_PAGE_SIZE, viewer=Viewer.of(user)
+            )
             context = {"post_form": form, "home": home, "page_url": reverse("social:home")}
         return self.render_to_response(self.get_context_data(**context), status=status)
 
@@ -216,7 +222,7 @@ class FollowListView(UserPageMixin, TemplateView):
                 self.which,
                 self.page_number(),
                 settings.RETWIS_LIST_PAGE_SIZE,
-                viewer_id=viewer.id if viewer.is_authenticated else None,
+                viewer=Viewer.of(viewer),
             )
         )
         return context
@@ -393,7 +399,10 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["mentions"] = self.checked_page(
             self.repo.pages.mentions(
-                self.request.user.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+                self.request.user.id,
+                self.page_number(),
+                settings.RETWIS_FEED_PAGE_SIZE,
+                viewer=Viewer.of(self.request.user),
             )
         )
         context["mentions_seen"] = True  # the header's count was read before it cleared

@@ -194,3 +194,32 @@ def test_relations_need_a_login_and_a_post(repo, r, trio):
     assert login(Client(), repo, trio[0]).get("/u/bob/block/").status_code == 405
     assert Client().get("/settings/blocks/").status_code == 302
     assert r.exists(keys.blocks(trio[0].id)) == 0
+
+
+def test_a_reader_who_never_blocked_or_muted_reads_no_relation_sets(repo, r, trio):
+    alice, bob, carol, *_ = trio
+    assert not repo.users.get_user(carol.id).has_relations
+
+    repo.relations.mute(alice.id, carol.id)
+
+    assert repo.users.get_user(alice.id).has_relations  # the muter reads her sets now
+    assert not repo.users.get_user(carol.id).has_relations  # the muted is not told
+    repo.relations.block(bob.id, carol.id)
+    assert repo.users.get_user(carol.id).has_relations  # the blocked reads blocked_by
+    repo.relations.unblock(bob.id, carol.id)
+    assert repo.users.get_user(bob.id).has_relations  # the flag stays: reads, never misses
+
+
+def test_a_follow_list_leaves_out_accounts_a_block_keeps_apart(repo, trio):
+    alice, bob, carol, *_ = trio
+    repo.graph.follow(alice.id, carol.id, at=T0)
+    repo.relations.block(carol.id, bob.id)
+    seen_by_bob = Viewer.of(repo.users.get_user(bob.id))
+
+    followings = repo.graph.follow_list(alice.id, "following", viewer=seen_by_bob)
+
+    assert [e.user.username for e in followings.items] == ["bob"]  # carol blocks bob
+    assert {e.user.username for e in repo.graph.follow_list(alice.id, "following").items} == {
+        "bob",
+        "carol",
+    }

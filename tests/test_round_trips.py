@@ -224,3 +224,20 @@ def test_posting_through_the_site_costs_a_fixed_number_plus_one_per_batch(
     assert response.status_code == 302
     assert round_trips.count == alone + pin(3, 8)  # three batches; on the cluster, 8 nodes
     assert alone <= BUDGET
+
+
+# A reader who blocks or mutes someone (or is blocked) reads those sets with the page:
+# beside its ids when the process guesses the page (warm), else with its posts, which
+# reach every node the sets might be on. No page costs a round trip more, on either.
+@pytest.mark.parametrize(
+    ("url", "pinned"), [("/", HOME), ("/timeline/", TIMELINE), ("/u/bob/", PROFILE)]
+)
+def test_a_reader_with_blocks_and_mutes_pays_no_round_trip_more(
+    repo, network, alice_client, round_trips, url, pinned
+):
+    add_posts(repo, network, 20)
+    spammer = make_user(repo, "spammer")
+    repo.relations.block(network[0], spammer.id)
+    repo.relations.mute(network[0], network[2])
+
+    assert costs(alice_client, url, round_trips) == pinned

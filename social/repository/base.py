@@ -29,6 +29,7 @@ USER_FIELDS = (
     "last_login_ip",
     "suspended_reason",
     "unread_mentions",
+    "relations",
 )
 
 
@@ -70,6 +71,7 @@ def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
         last_login_ip=h.get("last_login_ip") or "",
         suspended_reason=h.get("suspended_reason") or "",
         unread_mentions=max(0, as_int(h.get("unread_mentions")) or 0),
+        has_relations=h.get("relations") == "1",
     )
 
 

@@ -18,6 +18,7 @@ from .base import (
 )
 from .errors import CannotFollowSelf, NotAllowed, UserNotFound
 from .models import FollowEntry, Page
+from .visibility import ANONYMOUS, Viewer
 
 # Why a follow is refused across a block (said to the person, in their language).
 BLOCKED = gettext_noop("This account does not let you follow it.")
@@ -101,13 +102,14 @@ class GraphStore(RepositoryBase):
         which: str,
         number: int = 1,
         per_page: int = 50,
-        viewer_id: int | None = None,
+        viewer: Viewer = ANONYMOUS,
     ) -> Page[FollowEntry]:
         """Return a page of followers or following ("followers"/"following"), newest first.
 
         Two round trips: the page of ids and the total; the listed accounts and, for a
         logged-in viewer, whether the viewer follows each and each follows the viewer
-        (one ZMSCORE each on the viewer's own two sets).
+        (one ZMSCORE each on the viewer's own two sets); accounts a block keeps apart from
+        the viewer are left out (two ZMSCOREs more, for a viewer who has any relations).
         """
         key = {"followers": keys.followers, "following": keys.following}[which](user_id)
         start, stop = page_bounds(number, per_page)
@@ -120,12 +122,14 @@ class GraphStore(RepositoryBase):
         listed = list(dict.fromkeys(uid for uid, _ in rows))
         reads = self.reads()
         queue_users(reads, listed)
+        viewer_id = viewer.id
         if viewer_id is not None and listed:
             reads.zmscore("viewer_follows", keys.following(viewer_id), listed)
             reads.zmscore("follows_viewer", keys.followers(viewer_id), listed)
-            # Accounts a block keeps apart from the reader are left out (relations.py).
-            reads.zmscore("blocks", keys.blocks(viewer_id), listed)
-            reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
+            if viewer.has_relations:  # accounts a block keeps apart (relations.py)
+                reads.zmscore("blocks", keys.blocks(viewer_id), listed)
+                if not viewer.is_staff:
+                    reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
         got = reads.execute()
         none = [None] * len(listed)
         mine, theirs = got.get("blocks") or none, got.get("blocked_by") or none

@@ -29,6 +29,10 @@ class User:
     suspended_reason: str = ""
     is_deleted: bool = False  # deleted by its owner (is_suspended is set too: hidden alike)
     unread_mentions: int = 0  # posts mentioning them since they last saw their mentions
+    # They block or mute someone, or someone blocks them (the user hash's `relations`
+    # flag, set before the first such write and never cleared): only then do their pages
+    # read those sets (reader.py).
+    has_relations: bool = False
 
     is_authenticated = True
     is_anonymous = False

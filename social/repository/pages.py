@@ -38,8 +38,6 @@ from .suggestions import Suggestions
 from .users import UserStore
 from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account
 
-# The reader's own relation sets the read path reads (reader._queue_viewer_sets).
-RELATION_SETS = ("blocks", "mutes", "blocked_by")
 # "Followed by people you follow" looks at this many of the viewer's newest followings.
 MUTUAL_SCAN_LIMIT = 2000
 
@@ -76,13 +74,19 @@ class PageStore(RepositoryBase):
     # --- Home, timeline, welcome ------------------------------------------------------------
 
     def home(
-        self, user_id: int, number: int = 1, per_page: int = 10, *, at: float | None = None
+        self,
+        user_id: int,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        at: float | None = None,
+        viewer: Viewer | None = None,
     ) -> HomePage:
         """Return the logged-in home page: the feed (with fan-out-on-read authors merged
         in), the reader's counts and notices, and people to follow when its first page is
         empty (Suggestions). One round trip warm (the posts remembered, the same page as
         last time); see reader.py for the rest."""
-        viewer = Viewer(user_id)
+        viewer = viewer or Viewer(user_id)
         source = HomeFeed(user_id)
         maybe_empty = number == 1 and not self.reader.remembers(source, number, per_page)
 
@@ -220,7 +224,6 @@ class PageStore(RepositoryBase):
         mutual = [c for c, score in zip(listed, scores) if score is not None]
         users = self._users_by_ids(mutual[:6])
         names = [users[m].username for m in mutual[:6] if m in users and not users[m].is_suspended]
-        own_sets = {name: {int(i) for i in read.got.get(name, ())} for name in RELATION_SETS}
         return Profile(
             user=owner,
             posts=read.page,
@@ -229,9 +232,9 @@ class PageStore(RepositoryBase):
             mutual_names=names[:3],
             mutual_count=len(mutual),
             follows_viewer=read.got.get("follows_viewer") is not None,
-            viewer_blocks=user_id in own_sets["blocks"],
-            viewer_mutes=user_id in own_sets["mutes"],
-            blocks_viewer=user_id in own_sets["blocked_by"],
+            viewer_blocks=user_id in read.relations.blocks,
+            viewer_mutes=user_id in read.relations.muted,
+            blocks_viewer=user_id in read.relations.blocked_by,
         )
 
     # --- Conversations --------------------------------------------------------------------------
@@ -280,11 +283,13 @@ class PageStore(RepositoryBase):
             raise PostNotFound(post_id)
         return post, counts
 
-    def mentions(self, user_id: int, number: int = 1, per_page: int = 10) -> Page[Post]:
+    def mentions(
+        self, user_id: int, number: int = 1, per_page: int = 10, *, viewer: Viewer | None = None
+    ) -> Page[Post]:
         """Return a page of the posts mentioning user_id, newest first, and mark them seen
         (the unread count clears). Two round trips warm."""
         read = self.reader.page(
-            Mentions(user_id), Viewer(user_id), number, per_page,
+            Mentions(user_id), viewer or Viewer(user_id), number, per_page,
             first=lambda reads: reads.hset("seen", keys.user(user_id), "unread_mentions", 0),
         )  # fmt: skip
         return read.page

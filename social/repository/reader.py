@@ -276,14 +276,16 @@ class PageReader(RepositoryBase):
         """
         start, stop = page_bounds(number, per_page)
         memo = (source, number, per_page) if source.remembered else None
-        guess = (self.cache.shown.get(memo) or ()) if memo else ()
+        # What the page listed last time (None: not remembered; (): it was empty).
+        guess = self.cache.shown.get(memo) if memo else None
         got: dict = {}
-        if source.reads_ids or first is not None or guess or viewer.id is not None:
+        reads_sets = viewer.id is not None and viewer.has_relations
+        if source.reads_ids or first is not None or guess is not None or reads_sets:
             reads = self.reads()
             source.queue(reads, start, stop + spare, self)
             reads.get("version", keys.visibility_version())
-            self._queue_viewer_sets(reads, viewer)
-            if guess:
+            if guess is not None:  # likely no load to come: the reader's sets come now
+                self._queue_viewer_sets(reads, viewer)
                 self._queue_for_reader(reads, guess, viewer)
             if first is not None:
                 first(reads)
@@ -292,9 +294,11 @@ class PageReader(RepositoryBase):
         ids = source.ids(got, start, stop + spare, self)
         candidates = ids[: per_page + spare]
         wanted = list(dict.fromkeys([*(more_ids(got) if more_ids else ()), *candidates]))
-        guessed = bool(guess) and tuple(wanted) == guess
+        guessed = guess is not None and tuple(wanted) == guess
 
         def reader_reads(later: NamedReads) -> None:
+            if guess is None:  # with the posts, which reach every node the sets might be on
+                self._queue_viewer_sets(later, viewer)
             if not guessed:
                 self._queue_for_reader(later, wanted, viewer, counts=False)
             if then is not None:
@@ -308,12 +312,13 @@ class PageReader(RepositoryBase):
             authors=authors(got) if authors else None,
         )
         later = loaded.got
+        sets = got if guess is not None else later
         if guessed:
             numbers = post_counts_from(got, wanted)
-            relations = self._relations(got, got, wanted, viewer)
+            relations = self._relations(sets, got, wanted, viewer)
         else:
             numbers = loaded.counts
-            relations = self._relations(got, later, wanted, viewer)
+            relations = self._relations(sets, later, wanted, viewer)
         if memo:
             self.cache.shown.put(memo, tuple(wanted))
         by_id = {post.id: post for post in loaded.posts}
@@ -361,8 +366,10 @@ class PageReader(RepositoryBase):
     def _queue_viewer_sets(reads: NamedReads, viewer: Viewer) -> None:
         """Queue the reader's own sets that decide what they see whatever the page: the
         accounts they block and mute, and (but for staff: no one blocks staff) those that
-        block them. Each is bounded (keys.RELATIONS_CAP; blocked_by by the accounts)."""
-        if viewer.id is None:
+        block them. Each is bounded (keys.RELATIONS_CAP; blocked_by by the accounts). A
+        reader whose user hash says they have none (the `relations` flag) reads none: most
+        readers, whose pages then reach no more keys than before blocks existed."""
+        if viewer.id is None or not viewer.has_relations:
             return
         reads.zrange("blocks", keys.blocks(viewer.id), 0, -1)
         reads.zrange("mutes", keys.mutes(viewer.id), 0, -1)
@@ -370,19 +377,23 @@ class PageReader(RepositoryBase):
             reads.zrange("blocked_by", keys.blocked_by(viewer.id), 0, -1)
 
     @staticmethod
-    def _relations(first: dict, got: dict, ids: Sequence[int], viewer: Viewer) -> Relations:
-        """The reader's relations: the sets from the first pipeline, and which of ids they
-        like and reported from `got` (the first pipeline when guessed, else the load's)."""
+    def _relations(sets: dict, got: dict, ids: Sequence[int], viewer: Viewer) -> Relations:
+        """The reader's relations: the sets from `sets` (the pipeline that read them), and
+        which of ids they like and reported from `got` (the first pipeline when guessed,
+        else the load's)."""
         if viewer.id is None:
             return NO_RELATIONS
         liked = got.get("liked") or ()
         reported = got.get("reported") or ()
-        blocked = [*first.get("blocks", ()), *first.get("blocked_by", ())]
+        blocks = frozenset(map(int, sets.get("blocks", ())))
+        blocked_by = frozenset(map(int, sets.get("blocked_by", ())))
         return Relations(
             liked=frozenset(i for i, score in zip(ids, liked) if score is not None),
             reported=frozenset(i for i, score in zip(ids, reported) if score is not None),
-            blocked=frozenset(map(int, blocked)),
-            muted=frozenset(map(int, first.get("mutes", ()))),
+            blocked=blocks | blocked_by,
+            muted=frozenset(map(int, sets.get("mutes", ()))),
+            blocks=blocks,
+            blocked_by=blocked_by,
         )
 
     @staticmethod

@@ -94,9 +94,14 @@ class RelationStore(RepositoryBase):
             raise NotAllowed(CAP_REACHED)
         ts = now() if at is None else at
         pipe = self._pipe()
+        # First the flags that make both read the sets from now on (reader.py): a flag
+        # left set by a failure costs reads, never a relation unread.
+        pipe.hset(keys.user(user_id), "relations", 1)
+        if own is keys.blocks:
+            pipe.hset(keys.user(target_id), "relations", 1)
         pipe.zadd(own(user_id), {target_id: ts}, nx=True)
         pipe.zadd(reverse(target_id), {user_id: ts}, nx=True)
-        added, _ = pipe.execute()
+        *_, added, _ = pipe.execute()
         return bool(added)
 
     def _remove(self, own, reverse, user_id: int, target_id: int) -> bool:

@@ -15,17 +15,23 @@ from .models import Post, User
 
 @dataclass(frozen=True, slots=True)
 class Viewer:
-    """Who reads: a user (their id, whether staff) or a visitor (id None)."""
+    """Who reads: a user (their id, whether staff, whether their blocks and mutes must be
+    read: unknown means yes) or a visitor (id None)."""
 
     id: int | None = None
     is_staff: bool = False
+    has_relations: bool = True
 
     @classmethod
     def of(cls, user: object) -> Viewer:
         """Return the viewer for a request's user (a User, AnonymousUser or None)."""
         if user is None or not getattr(user, "is_authenticated", False):
             return ANONYMOUS
-        return cls(getattr(user, "id", None), bool(getattr(user, "is_staff", False)))
+        return cls(
+            getattr(user, "id", None),
+            bool(getattr(user, "is_staff", False)),
+            bool(getattr(user, "has_relations", True)),
+        )
 
     @property
     def is_authenticated(self) -> bool:
@@ -46,8 +52,10 @@ class Relations:
 
     liked: frozenset[int] = field(default_factory=frozenset)
     reported: frozenset[int] = field(default_factory=frozenset)
-    blocked: frozenset[int] = field(default_factory=frozenset)
+    blocked: frozenset[int] = field(default_factory=frozenset)  # either way
     muted: frozenset[int] = field(default_factory=frozenset)
+    blocks: frozenset[int] = field(default_factory=frozenset)  # the reader's own blocks
+    blocked_by: frozenset[int] = field(default_factory=frozenset)
 
 
 NO_RELATIONS = Relations()
