@@ -2,7 +2,7 @@
 
 Usage (from the repository root):  .venv/bin/python bench/http_bench.py [--duration 10]
     [--connections 50,100] [--warmup 2]
-    [--pages home,timeline,profile,welcome,permalink,login,timeline_anon]
+    [--pages home,timeline,profile,welcome,permalink,login,timeline_anon,home_guarded]
 
 1. Starts a redis-server of its own on a free port (never 6379, never the machine's Redis)
    with its data in var/bench/ under a dump named after the data set (e.g.
@@ -52,7 +52,17 @@ from social import keys  # noqa: E402  (key names only: no Django needed)
 from tests.redis_server import free_port, server_binary  # noqa: E402
 
 VAR = ROOT / "var" / "bench"
-PAGE_NAMES = ("home", "timeline", "profile", "welcome", "permalink", "login", "timeline_anon")
+PAGE_NAMES = (
+    "home",
+    "timeline",
+    "profile",
+    "welcome",
+    "permalink",
+    "login",
+    "timeline_anon",
+    "home_guarded",
+)
+GUARDED_BLOCKS = GUARDED_MUTES = 100  # the persona who blocks and mutes (issue 17)
 WRK_THREADS = 2
 # Not a page's cost: the bench's own INFO, connection set-up, redis-py's idle health check.
 NOT_COUNTED = {"info", "hello", "auth", "select", "ping"}
@@ -217,6 +227,8 @@ class Personas:
     post_id: int
     profile: str
     profile_followers: int
+    guarded_secret: str = ""
+    guarded_following: int = 0
 
 
 # A well-formed CSRF cookie (32 characters of Django's alphabet), as a browser keeps it.
@@ -261,13 +273,40 @@ def pick_personas(r: redis.Redis) -> Personas:
         pipe.zcard(keys.followers(user_id))
     ranked = sorted(zip(pipe.execute(), sample))
     followers, typical = ranked[len(ranked) // 2]
+    guarded = ranked[-1][1]  # the most followed of the sample
     return Personas(
         secret=secret,
         demo_following=r.zcard(keys.following(int(demo_id))),
         post_id=int(newest),
         profile=r.hget(keys.user(typical), "username"),
         profile_followers=followers,
+        guarded_secret=guard(r, guarded, ids),
+        guarded_following=r.zcard(keys.following(guarded)),
     )
+
+
+def guard(r: redis.Redis, user_id: int, ids: list[int]) -> str:
+    """Give user_id GUARDED_BLOCKS blocks and GUARDED_MUTES mutes of other accounts (the
+    keys relations.py writes, on the bench's own Redis; the same ones every run) and
+    return its auth secret."""
+    others = random.Random(2).sample([i for i in ids if i != user_id], GUARDED_BLOCKS * 2)
+    blocked, muted = others[:GUARDED_BLOCKS], others[GUARDED_BLOCKS:]
+    pipe = r.pipeline(transaction=False)
+    pipe.hset(keys.user(user_id), "relations", 1)
+    pipe.zadd(keys.blocks(user_id), dict.fromkeys(blocked, 1))
+    pipe.zadd(keys.mutes(user_id), dict.fromkeys(muted, 1))
+    for other in blocked:
+        pipe.zadd(keys.blocked_by(other), {user_id: 1})
+        pipe.hset(keys.user(other), "relations", 1)
+    for other in muted:
+        pipe.zadd(keys.muted_by(other), {user_id: 1})
+    pipe.execute()
+    secret = r.hget(keys.user(user_id), "auth")
+    if not secret:  # never logged in: give it a secret as a login would
+        secret = f"bench-guarded-{user_id:032d}"
+        r.hset(keys.user(user_id), "auth", secret)
+        r.hset(keys.auths(), secret, user_id)
+    return secret
 
 
 def build_pages(who: Personas, names: list[str]) -> list[Page]:
@@ -287,6 +326,12 @@ def build_pages(who: Personas, names: list[str]) -> list[Page]:
         "login": Page("login", "/login/, anonymous (no Redis)", "/login/", None),
         "timeline_anon": Page(
             "timeline_anon", "timeline (50 posts), anonymous", "/timeline/", None
+        ),
+        "home_guarded": Page(
+            "home_guarded",
+            f"home of a reader with {GUARDED_BLOCKS} blocks and {GUARDED_MUTES} mutes",
+            "/",
+            who.guarded_secret,
         ),
     }
     return [pages[name] for name in names]
