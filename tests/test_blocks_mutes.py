@@ -223,3 +223,17 @@ def test_a_follow_list_leaves_out_accounts_a_block_keeps_apart(repo, trio):
         "bob",
         "carol",
     }
+
+
+def test_staff_see_how_many_accounts_block_and_mute_an_account(repo, trio, sam_client):
+    alice, bob, carol, *_ = trio
+    repo.relations.block(alice.id, bob.id)
+    repo.relations.block(carol.id, bob.id)
+    repo.relations.mute(carol.id, alice.id)
+
+    account = repo.staff_pages.account(bob.id)
+    html = sam_client.get("/staff/users/bob/").content.decode()
+
+    assert (account.blocked_by, account.muted_by) == (2, 0)
+    assert "Blocked by" in html and "2 accounts" in html
+    assert repo.staff_pages.account(alice.id).muted_by == 1

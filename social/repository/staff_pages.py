@@ -66,6 +66,9 @@ class Account:
     history: list[AuditEntry] = field(default_factory=list)
     is_owner: bool = False
     viewer_is_owner: bool = False  # whether the staff member looking may grant and revoke
+    # How many accounts block and mute this one: a signal for moderation (relations.py).
+    blocked_by: int = 0
+    muted_by: int = 0
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,8 @@ class StaffPageStore(RepositoryBase):
             reads.zcard("n_reports", keys.user_reports(user_id))
             reads.lrange("notes", keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
             reads.zrevrange("log", keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
+            reads.zcard("blocked_by", keys.blocked_by(user_id))
+            reads.zcard("muted_by", keys.muted_by(user_id))
 
         def then(reads: NamedReads, got: dict) -> None:
             for report_id in got["report_ids"]:
@@ -153,6 +158,8 @@ class StaffPageStore(RepositoryBase):
             history=entries_from_xranges(read.then[f"log:{s(i)}"] for i in got["log"]),
             is_owner=got["owner"] is not None,
             viewer_is_owner=got.get("viewer_owner") is not None,
+            blocked_by=got["blocked_by"],
+            muted_by=got["muted_by"],
         )
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:
