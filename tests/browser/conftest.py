@@ -192,6 +192,11 @@ class SiteTour:
         repo.moderation.add_note(carol.id, sam, "Watch for more spam.")
         repo.moderation.suspend(self.newcomer.id, sam, "Testing the log")
         repo.moderation.unsuspend(self.newcomer.id, sam, "Back again")
+        # ada blocks a troll and mutes dan, whose reply in the thread is folded for her.
+        self.troll, dan = person("troll"), person("dan")
+        posts.create_post(dan.id, "A reply ada has muted", reply_to=self.thread)
+        repo.relations.block(ada.id, self.troll.id)
+        repo.relations.mute(ada.id, dan.id)
 
     def pages(self, audience: str) -> list[tuple[str, object]]:
         if audience == "visitor":
@@ -220,6 +225,9 @@ class SiteTour:
                 ("following", "/u/carol/following/"),
                 ("tag", "/tag/redis/"),
                 ("settings: password", "/settings/password/"),
+                ("settings: blocks", "/settings/blocks/"),
+                ("settings: mutes", "/settings/mutes/"),
+                ("a blocked profile", "/u/troll/"),
                 ("settings: delete", "/settings/delete/"),
                 ("delete-post confirmation", f"/p/{self.own}/delete/"),
             ]
