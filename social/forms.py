@@ -13,6 +13,7 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, ngettext, ngettext_lazy
 
 from social import auth
+from social.keys import FILTER_MAX
 from social.repository import Repository, User
 from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
@@ -442,3 +443,41 @@ class DeleteAccountForm(CurrentPasswordForm):
 
     def clean_password(self) -> str:
         return self.check_current(self.cleaned_data["password"])
+
+
+class FilterForm(forms.Form):
+    """A word filter: a word or phrase (hashtags too) and how long it acts."""
+
+    phrase = forms.CharField(
+        label=gettext_lazy("Word or phrase"),
+        # No maxlength: a browser would silently cut a longer paste (clean_phrase says).
+        strip=True,
+        error_messages={"required": gettext_lazy("Type a word or a phrase to filter.")},
+        help_text=lazy_text(
+            lambda: (
+                gettext(
+                    "Case does not matter; whole words only; #tags too. Up to %(num)s characters."
+                )
+                % {"num": FILTER_MAX}
+            )
+        ),
+    )
+    expiry = forms.ChoiceField(
+        label=gettext_lazy("For"),
+        choices=[
+            ("1h", gettext_lazy("1 hour")),
+            ("1d", gettext_lazy("1 day")),
+            ("7d", gettext_lazy("7 days")),
+            ("30d", gettext_lazy("30 days")),
+            ("never", gettext_lazy("Until I delete it")),
+        ],
+        initial="never",
+    )
+
+    def clean_phrase(self) -> str:
+        phrase = " ".join(self.cleaned_data["phrase"].split())
+        if not phrase.strip("#"):
+            raise ValidationError(gettext("Type a word or a phrase to filter."), code="required")
+        if len(phrase) > FILTER_MAX:
+            raise ValidationError(too_long(len(phrase), FILTER_MAX), code="max_length")
+        return phrase

@@ -375,3 +375,15 @@ def muted_by(user_id: int) -> str:
 
 
 RELATIONS_CAP = 5000
+
+
+def filters(user_id: int) -> str:
+    """Sorted set: user_id's word filters as "<id>|<phrase>" (the phrase case-folded),
+    scored by when each expires (unix seconds; +inf: never). Read with the reader's pages
+    from now on (an expired one stops acting by itself and is dropped when the list is next
+    written). At most FILTERS_CAP."""
+    return f"filters:{int(user_id)}"
+
+
+FILTERS_CAP = 100
+FILTER_MAX = 100  # characters of one phrase

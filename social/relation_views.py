@@ -1,18 +1,21 @@
-"""Blocking and muting an account (POST from its profile or a post's card) and the reader's
-lists of the accounts they block and mute (/settings/blocks/, /settings/mutes/)."""
+"""Blocking and muting an account (POST from its profile), the reader's lists of the
+accounts they block and mute (/settings/blocks/, /settings/mutes/), and their word
+filters (/settings/filters/)."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views import View
-from django.views.generic import TemplateView
+from django.views.generic import FormView, TemplateView
 
 from social import auth
-from social.keys import RELATIONS_CAP
+from social.forms import FilterForm
+from social.keys import FILTERS_CAP, RELATIONS_CAP
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.repository import NotAllowed, UserNotFound
 
@@ -79,3 +82,51 @@ class RelationListView(LoginNextMixin, RepositoryMixin, TemplateView):
             )
         )
         return context
+
+
+class FilterView(LoginNextMixin, RepositoryMixin, FormView):
+    """/settings/filters/: the reader's word filters, each with its delete button, and the
+    form that adds one (POST: back here with a message; a bad phrase keeps what was typed)."""
+
+    form_class = FilterForm
+    template_name = "social/filters.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["filters"] = self.repo.filters.filters(self.request.user.id)
+        context["cap"] = FILTERS_CAP
+        return context
+
+    def form_valid(self, form: FilterForm) -> HttpResponse:
+        self.repo.limits.enforce(
+            auth.relation_limits(self.request.user.id),
+            gettext("You have blocked and muted a lot in a short time."),
+        )
+        phrase = form.cleaned_data["phrase"]
+        try:
+            self.repo.filters.add(self.request.user.id, phrase, form.cleaned_data["expiry"])
+        except NotAllowed as error:  # a duplicate, or the cap
+            form.add_error("phrase", gettext(str(error)) % {"phrase": phrase, "cap": FILTERS_CAP})
+            return self.form_invalid(form)
+        messages.success(
+            self.request,
+            gettext("Posts with “%(phrase)s” stay out of your feeds now.") % {"phrase": phrase},
+        )
+        return redirect("social:filters")
+
+    def form_invalid(self, form: FilterForm) -> HttpResponse:
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
+
+class FilterDeleteView(LoginNextMixin, RepositoryMixin, View):
+    """POST /settings/filters/<id>/delete/: idempotent; back to the list."""
+
+    http_method_names = ["post"]
+
+    def login_next(self) -> str:
+        return reverse("social:filters")
+
+    def post(self, request: HttpRequest, filter_id: int) -> HttpResponse:
+        if self.repo.filters.delete(request.user.id, filter_id):
+            messages.success(request, gettext("The filter is deleted."))
+        return redirect("social:filters")

@@ -5,7 +5,12 @@ from django.views.i18n import set_language
 
 from social import account_views, feeds, views
 from social.forms import TAG_NAME_RE, is_tag
-from social.relation_views import RelationListView, RelationView
+from social.relation_views import (
+    FilterDeleteView,
+    FilterView,
+    RelationListView,
+    RelationView,
+)
 
 
 class TagConverter:
@@ -70,6 +75,12 @@ urlpatterns = [
     ),
     path("settings/blocks/", RelationListView.as_view(which="blocks"), name="blocks"),
     path("settings/mutes/", RelationListView.as_view(which="mutes"), name="mutes"),
+    path("settings/filters/", FilterView.as_view(), name="filters"),
+    path(
+        "settings/filters/<int:filter_id>/delete/",
+        FilterDeleteView.as_view(),
+        name="filter_delete",
+    ),
     # The footer's language switch: Django's own view (POST, CSRF; a safe `next`; the
     # language cookie).
     path("i18n/setlang/", set_language, name="set_language"),

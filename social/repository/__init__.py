@@ -4,7 +4,7 @@
 shapes, the process cache and the other stores it uses, nothing more.
 
 - Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
-  `repo.relations` (blocks, mutes), `repo.likes`, `repo.notices`, `repo.accounts`.
+  `repo.relations` (blocks, mutes), `repo.filters`, `repo.likes`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, with visibility.py's policy); `repo.trending`.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
@@ -34,6 +34,7 @@ from .errors import (
     UserNotFound,
 )
 from .fanout import FanoutStore
+from .filters import FilterStore
 from .graph import GraphStore
 from .likes import LikeStore
 from .limits import LimitStore
@@ -86,6 +87,7 @@ class Repository:
         self.graph = GraphStore(client, **config)
         self.likes = LikeStore(client, **config)
         self.relations = RelationStore(client, graph=self.graph, **config)
+        self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)
         self.reader = PageReader(client, loader=loader, **config)

@@ -15,6 +15,7 @@ moderation.py and reports.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -24,6 +25,7 @@ from social.text import normal_tag
 
 from .base import NamedReads, RepositoryBase, page_bounds
 from .cache import UNREAD
+from .filters import active_phrases
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
 from .visibility import NO_RELATIONS, Relations, Viewer, folded, may_act, may_list
@@ -365,14 +367,16 @@ class PageReader(RepositoryBase):
     @staticmethod
     def _queue_viewer_sets(reads: NamedReads, viewer: Viewer) -> None:
         """Queue the reader's own sets that decide what they see whatever the page: the
-        accounts they block and mute, and (but for staff: no one blocks staff) those that
-        block them. Each is bounded (keys.RELATIONS_CAP; blocked_by by the accounts). A
-        reader whose user hash says they have none (the `relations` flag) reads none: most
-        readers, whose pages then reach no more keys than before blocks existed."""
+        accounts they block and mute, their word filters, and (but for staff: no one
+        blocks staff) those that block them. Each is bounded (keys.RELATIONS_CAP,
+        keys.FILTERS_CAP; blocked_by by the accounts). A reader whose user hash says they
+        have none (the `relations` flag) reads none: most readers, whose pages then reach
+        no more keys than before blocks existed."""
         if viewer.id is None or not viewer.has_relations:
             return
         reads.zrange("blocks", keys.blocks(viewer.id), 0, -1)
         reads.zrange("mutes", keys.mutes(viewer.id), 0, -1)
+        reads.zrange("filters", keys.filters(viewer.id), 0, -1, withscores=True)
         if not viewer.is_staff:
             reads.zrange("blocked_by", keys.blocked_by(viewer.id), 0, -1)
 
@@ -394,6 +398,7 @@ class PageReader(RepositoryBase):
             muted=frozenset(map(int, sets.get("mutes", ()))),
             blocks=blocks,
             blocked_by=blocked_by,
+            filters=active_phrases(sets.get("filters") or [], time.time()),
         )
 
     @staticmethod

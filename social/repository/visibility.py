@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .filters import matching
 from .models import Post, User
 
 
@@ -56,6 +57,7 @@ class Relations:
     muted: frozenset[int] = field(default_factory=frozenset)
     blocks: frozenset[int] = field(default_factory=frozenset)  # the reader's own blocks
     blocked_by: frozenset[int] = field(default_factory=frozenset)
+    filters: tuple[str, ...] = ()  # the reader's word filters that still act (filters.py)
 
 
 NO_RELATIONS = Relations()
@@ -77,7 +79,9 @@ def may_list(
     mentions: hides_muted)."""
     if post.author_id in relations.blocked:
         return False
-    if hides_muted and post.author_id in relations.muted:
+    if hides_muted and (
+        post.author_id in relations.muted or matching(relations.filters, post.body)
+    ):
         return False
     if not post.is_hidden:
         return True
@@ -85,8 +89,11 @@ def may_list(
 
 
 def folded(post: Post, relations: Relations) -> str:
-    """Why a post shown in a conversation is folded away (one click shows it), or ""."""
-    return "muted" if post.author_id in relations.muted else ""
+    """Why a post shown in a conversation is folded away (one click shows it): "muted",
+    or the filtered phrase it contains; "" when it is not."""
+    if post.author_id in relations.muted:
+        return "muted"
+    return matching(relations.filters, post.body)
 
 
 def may_open(viewer: Viewer, post: Post, relations: Relations = NO_RELATIONS) -> bool:

@@ -197,6 +197,7 @@ class SiteTour:
         posts.create_post(dan.id, "A reply ada has muted", reply_to=self.thread)
         repo.relations.block(ada.id, self.troll.id)
         repo.relations.mute(ada.id, dan.id)
+        repo.filters.add(ada.id, "spoilers", "7d")
 
     def pages(self, audience: str) -> list[tuple[str, object]]:
         if audience == "visitor":
@@ -227,6 +228,7 @@ class SiteTour:
                 ("settings: password", "/settings/password/"),
                 ("settings: blocks", "/settings/blocks/"),
                 ("settings: mutes", "/settings/mutes/"),
+                ("settings: filters", "/settings/filters/"),
                 ("a blocked profile", "/u/troll/"),
                 ("settings: delete", "/settings/delete/"),
                 ("delete-post confirmation", f"/p/{self.own}/delete/"),
