@@ -387,3 +387,10 @@ def filters(user_id: int) -> str:
 
 FILTERS_CAP = 100
 FILTER_MAX = 100  # characters of one phrase
+
+
+def tag_index() -> str:
+    """Sorted set: every tag a post was filed under (social.text.normal_tag), all scored 0,
+    for search by prefix (ZRANGEBYLEX). Filed with the post; `manage.py repair` adds the
+    tags of posts written before it existed. Bounded by the tags in use."""
+    return "tags_lex"

@@ -447,3 +447,15 @@ class LikesView(UserPageMixin, TemplateView):
         context["owner"] = owner
         context["likes"] = self.checked_page(likes)
         return context
+
+
+class SearchView(RepositoryMixin, TemplateView):
+    """/search/?q=: people and tags by name (bounded work per query: SearchStore)."""
+
+    template_name = "social/search.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        query = self.request.GET.get("q", "")
+        context["results"] = self.repo.search.search(query, Viewer.of(self.request.user))
+        return context

@@ -6,7 +6,7 @@ shapes, the process cache and the other stores it uses, nothing more.
 - Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
   `repo.relations` (blocks, mutes), `repo.filters`, `repo.likes`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
-  (reader.py, with visibility.py's policy); `repo.trending`.
+  (reader.py, with visibility.py's policy); `repo.trending`, `repo.search`.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
 """
@@ -58,6 +58,7 @@ from .reader import PageReader
 from .relations import RelationStore
 from .repair import RepairStore
 from .reports import ReportStore
+from .search import SearchStore
 from .staff_pages import StaffPageStore
 from .stats import StatsStore
 from .suggestions import Suggestions
@@ -109,6 +110,7 @@ class Repository:
         )
         self.stats = StatsStore(client, **config)
         self.directory = DirectoryStore(client, **config)
+        self.search = SearchStore(client, directory=self.directory, users=self.users, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
         self.accounts = AccountStore(client, audit=self.audit, users=self.users, **config)

@@ -263,6 +263,7 @@ class PostStore(RepositoryBase):
             pipe.lpush(keys.tag_posts(tag), post_id)
             pipe.ltrim(keys.tag_posts(tag), 0, keys.TAG_CAP - 1)
             pipe.zincrby(hour, 1, tag)
+            pipe.zadd(keys.tag_index(), {tag: 0})  # found by search from now
         if tags:
             pipe.expire(hour, TRENDING_HOUR_TTL)
 

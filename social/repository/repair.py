@@ -223,3 +223,20 @@ class RepairStore(RepositoryBase):
                 pipe.hset(keys.post(post_id), mapping={"replies": n_replies, "likes": n_likes})
             pipe.execute()
         return len(wrong)
+
+    def unindexed_tags(self) -> list[str]:
+        """Return the tags with a post list (tag:<tag>) that the search index (tags_lex)
+        lacks: tags filed before it existed. SCAN, in batches."""
+        missing: list[str] = []
+        found = (s(k).removeprefix("tag:") for k in self.r.scan_iter("tag:*", count=SCAN_COUNT))
+        for batch in batched(found, SCAN_COUNT):
+            scores = self.r.zmscore(keys.tag_index(), batch)
+            missing += [tag for tag, score in zip(batch, scores) if score is None]
+        return missing
+
+    def index_tags(self, tags: Sequence[str]) -> int:
+        """Add tags to the search index; return how many were new."""
+        added = 0
+        for batch in batched(tags, SCAN_COUNT):
+            added += self.r.zadd(keys.tag_index(), dict.fromkeys(batch, 0))
+        return added

@@ -211,6 +211,7 @@ class SiteTour:
                 ("tag", "/tag/redis/"),
                 ("followers", "/u/ada/followers/"),
                 ("404", "/u/nobody_here/"),
+                ("search", "/search/?q=redis"),
             ]
         if audience == "reader":
             return [
@@ -229,6 +230,7 @@ class SiteTour:
                 ("settings: blocks", "/settings/blocks/"),
                 ("settings: mutes", "/settings/mutes/"),
                 ("settings: filters", "/settings/filters/"),
+                ("search", "/search/?q=bo"),
                 ("a blocked profile", "/u/troll/"),
                 ("settings: delete", "/settings/delete/"),
                 ("delete-post confirmation", f"/p/{self.own}/delete/"),

@@ -21,10 +21,11 @@ Why it exists: two kinds of damage have no other way back.
    lacks the post gets it in its place, and the record goes.
 6. Usernames the reference Retwis allowed that no URL can hold ("a/b", "", ".."): reported
    only. Pages show them unlinked; staff open those accounts by id (/staff/users/id/<id>/).
-7. Posts whose reply and like counters (fields of post:<id>) differ from their lists
+7. Tags filed before the search's tag index (tags_lex) existed are indexed.
+8. Posts whose reply and like counters (fields of post:<id>) differ from their lists
    (replies:<id>, likes:<id>): written before the counters existed, or a process died
    between a like and its counter. Set from the lists.
-8. Accounts their owners deleted more than keys.DELETED_ACCOUNT_GRACE_DAYS ago are purged:
+9. Accounts their owners deleted more than keys.DELETED_ACCOUNT_GRACE_DAYS ago are purged:
    the posts' text, the account's lists and the name go (docs/data-layout.md).
 
 --dry-run only reports. Safe to run on a live site.
@@ -99,6 +100,9 @@ class Command(BaseCommand):
                     f"  post {post_id}: counters should say {n_replies} replies, {n_likes} likes"
                 )
         mended = 0 if dry_run else repo.repair.mend_counts(wrong)
+        tags = repo.repair.unindexed_tags()
+        if not dry_run:  # the search's tag index, for tags filed before it existed
+            repo.repair.index_tags(tags)
         if not dry_run:  # the staff's "contains" search index, caught up in one run
             repo.directory.index_new_names(limit=None)
         odd = repo.repair.names_without_url()

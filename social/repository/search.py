@@ -1,0 +1,137 @@
+"""Search: people by name (the exact name first, then names starting with the query, then
+names holding it; legacy names included; suspended, deleted and blocked accounts absent)
+and tags by prefix, each with what a result row shows. Bounded work whatever the data size:
+every read is an index range of at most SEARCH_LIMIT + 1 entries (users_lex by prefix, the
+staff's trigram index for "contains", tags_lex by prefix), then one pipeline for those rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from social import keys
+from social.text import normal_tag
+
+from .base import RepositoryBase, as_int, queue_users, s, users_from
+from .directory import CONTAINS_MIN, CONTAINS_RE, PREFIX_RE, DirectoryStore
+from .models import User
+from .users import UserStore
+from .visibility import Viewer
+
+SEARCH_LIMIT = 20  # people, and tags, shown for one query
+QUERY_MAX = 50
+
+
+@dataclass(frozen=True)
+class PersonResult:
+    """An account found: its counts and the reader's relation to it."""
+
+    user: User
+    posts: int
+    followers: int
+    viewer_follows: bool = False
+
+
+@dataclass(frozen=True)
+class TagResult:
+    """A tag found and how many recent posts it has (its list keeps keys.TAG_CAP)."""
+
+    tag: str
+    posts: int
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    query: str
+    people: list[PersonResult] = field(default_factory=list)
+    tags: list[TagResult] = field(default_factory=list)
+
+
+class SearchStore(RepositoryBase):
+    """People and tags by name."""
+
+    def __init__(self, client, *, directory: DirectoryStore, users: UserStore, **config) -> None:
+        super().__init__(client, **config)
+        self.directory = directory
+        self.users = users
+
+    def search(self, query: str, viewer: Viewer) -> SearchResults:
+        """Return the people and tags for query ("@name", "#tag" or a bare word)."""
+        text = query.strip()[:QUERY_MAX]
+        name = text.lstrip("@").strip()
+        tag = normal_tag(text.lstrip("#")) if text.lstrip("#") else ""
+        people = [] if text.startswith("#") else self._people(name, viewer)
+        tags = [] if text.startswith("@") or not tag else self._tags(tag)
+        return SearchResults(query=text, people=people, tags=tags)
+
+    def _people(self, name: str, viewer: Viewer) -> list[PersonResult]:
+        if not name:
+            return []
+        lower = name.lower()
+        reads = self.reads()
+        reads.get("checked", keys.usernames_lower_checked())
+        reads.get("top", keys.next_user_id())
+        got = reads.execute()
+        if (as_int(got["top"]) or 0) > (as_int(got["checked"]) or 0):
+            self.users.claim_legacy_names()  # accounts the reference wrote: findable too
+        reads = self.reads()
+        reads.hget("exact", keys.users(), name)  # a legacy name, as the reference wrote it
+        reads.hget("claimed", keys.usernames_lower(), lower)
+        if PREFIX_RE.match(lower):
+            low = b"[" + lower.encode()
+            reads.zrangebylex("prefix", keys.username_index(), low, low + b"\xff", 0, SEARCH_LIMIT)
+        got = reads.execute()
+        names = [s(n) for n in got.get("prefix") or []]
+        if len(lower) >= CONTAINS_MIN and CONTAINS_RE.fullmatch(lower):
+            contains = self.directory.users_page(lower, match="contains", per_page=SEARCH_LIMIT)
+            names += [row.user.username.lower() for row in contains.items]
+        ids = [as_int(got["exact"]), as_int(got["claimed"])]
+        if names:
+            pipe = self._pipe()
+            for found in names:
+                pipe.hget(keys.usernames_lower(), found)
+            ids += [as_int(i) for i in pipe.execute()]
+        ordered = list(dict.fromkeys(i for i in ids if i is not None))[: SEARCH_LIMIT * 2]
+        return self._rows(ordered, viewer)[:SEARCH_LIMIT]
+
+    def _rows(self, ids: list[int], viewer: Viewer) -> list[PersonResult]:
+        """The accounts among ids a reader may find, with their counts (one round trip)."""
+        if not ids:
+            return []
+        reads = self.reads()
+        queue_users(reads, ids)
+        for user_id in ids:
+            reads.llen(f"posts:{user_id}", keys.own_posts(user_id))
+            reads.zcard(f"followers:{user_id}", keys.followers(user_id))
+        if viewer.id is not None:
+            reads.zmscore("follows", keys.following(viewer.id), ids)
+            if viewer.has_relations:
+                reads.zmscore("blocks", keys.blocks(viewer.id), ids)
+                reads.zmscore("blocked_by", keys.blocked_by(viewer.id), ids)
+        got = reads.execute()
+        users = users_from(got, ids)
+        none = [None] * len(ids)
+        follows = dict(zip(ids, got.get("follows") or none))
+        apart = {
+            i
+            for i, a, b in zip(ids, got.get("blocks") or none, got.get("blocked_by") or none)
+            if a is not None or (b is not None and not viewer.is_staff)
+        }
+        return [
+            PersonResult(users[i], got[f"posts:{i}"], got[f"followers:{i}"], follows[i] is not None)
+            for i in ids
+            if i in users and not users[i].is_suspended and i not in apart
+        ]
+
+    def _tags(self, prefix: str) -> list[TagResult]:
+        """Tags starting with prefix, with their posts (two round trips)."""
+        low = b"[" + prefix.encode()
+        found = [
+            s(t) for t in self.r.zrangebylex(keys.tag_index(), low, low + b"\xff", 0, SEARCH_LIMIT)
+        ]
+        if not found:
+            return []
+        pipe = self._pipe()
+        for tag in found:
+            pipe.llen(keys.tag_posts(tag))
+        return [TagResult(t, n) for t, n in zip(found, pipe.execute()) if n]
