@@ -259,6 +259,8 @@ RETWIS_SECRET_CACHE_SIZE = envint("RETWIS_SECRET_CACHE_SIZE", 10_000)
 # ride on the page's next first pipeline): social/repository/cache.py.
 RETWIS_NAME_CACHE_SIZE = envint("RETWIS_NAME_CACHE_SIZE", 10_000)
 RETWIS_SHOWN_CACHE_SIZE = envint("RETWIS_SHOWN_CACHE_SIZE", 10_000)
+# Rendered pages a visitor sees alike, by what they show (social/remembered.py).
+RETWIS_PAGE_CACHE_SIZE = envint("RETWIS_PAGE_CACHE_SIZE", 256)
 RETWIS_FEED_PAGE_SIZE = 10
 RETWIS_TIMELINE_PAGE_SIZE = 50
 RETWIS_LIST_PAGE_SIZE = 50

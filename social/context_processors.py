@@ -11,6 +11,7 @@ from django.utils.translation import get_language
 from markupsafe import Markup
 
 from social import templating
+from social.remembered import csrf_field
 from social.repository import AnonymousUser
 
 
@@ -38,6 +39,9 @@ class CsrfInput:
 
     def __html__(self) -> Markup:
         if self.html is None:
+            slot = csrf_field(self.request)  # a remembered page: its token goes in later
+            if slot is not None:
+                return slot
             self.html = Markup(
                 '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
             ).format(get_token(self.request))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Hashable
 from functools import cached_property
 
 from django.conf import settings
@@ -24,6 +26,7 @@ from social.forms import (
 )
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.redis_client import ping_within
+from social.remembered import RememberedPageMixin, posts_fingerprint
 from social.repository import (
     CannotFollowSelf,
     Conversation,
@@ -41,7 +44,7 @@ from social.text import normal_tag
 REPLIES_PAGE_SIZE = 20  # replies under a permalink, oldest first
 
 
-class HomeView(RepositoryMixin, TemplateView):
+class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
     """/: welcome and forms for visitors; the home feed for a logged-in user (people to
     follow when its first page is empty)."""
 
@@ -67,6 +70,11 @@ class HomeView(RepositoryMixin, TemplateView):
             context["login_form"] = LoginForm()
             context["latest"] = self.repo.pages.latest(5)
         return context
+
+    def remembered_fingerprint(self, context: dict) -> Hashable | None:
+        """A visitor's welcome page shows its latest posts and nothing else that changes."""
+        latest = context.get("latest")
+        return None if latest is None else posts_fingerprint(latest, time.time())
 
 
 class ConversationMixin(RepositoryMixin):
@@ -166,7 +174,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
             return None
 
 
-class TimelineView(RepositoryMixin, TemplateView):
+class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
     """/timeline/: the global latest posts, the newest sign-ups and the trending tags."""
 
     template_name = "social/timeline.html"
@@ -179,6 +187,16 @@ class TimelineView(RepositoryMixin, TemplateView):
         self.checked_page(timeline.posts)
         context["trending"] = self.repo.trending.trending()
         return context
+
+    def remembered_fingerprint(self, context: dict) -> Hashable | None:
+        """The timeline shows its posts, the newest sign-ups and the trending tags."""
+        timeline = context["timeline"]
+        return (
+            posts_fingerprint(timeline.posts, time.time()),
+            timeline.posts.has_next,
+            tuple(timeline.latest_users),
+            tuple(context["trending"]),
+        )
 
 
 class ProfileView(RepositoryMixin, TemplateView):

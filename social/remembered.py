@@ -1,0 +1,78 @@
+"""Pages that are the same for every visitor, answered from memory while nothing they show
+has changed.
+
+The welcome page and the timeline, for a visitor (no user, no flash message), show only
+what the page's own read returned: the posts, their counts, the newest sign-ups, the
+trending tags. So the rendered page is remembered under a fingerprint of exactly that (and
+of the language, host, path and each card's shown age, which changes with the clock), with
+a slot where each request's own masked CSRF token goes (the forms of the welcome page and
+the footer): the read still happens on every request (one round trip), the rendering only
+when the fingerprint is new. Bounded (RETWIS_PAGE_CACHE_SIZE), oldest first out.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Hashable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.utils.translation import get_language
+from markupsafe import Markup
+
+from social.repository.cache import BoundedCache
+from social.repository.models import Page, Post
+from social.templating import age
+
+# Where a remembered page's CSRF token goes: random per process, so no text can forge it.
+CSRF_SLOT = f"csrf-slot-{secrets.token_hex(16)}"
+PAGES: BoundedCache[tuple, tuple[bytes, str]] = BoundedCache(settings.RETWIS_PAGE_CACHE_SIZE)
+
+
+def csrf_field(request: HttpRequest) -> Markup | None:
+    """The CSRF field while a remembered page renders (the slot), else None."""
+    if getattr(request, "remembering", False):
+        return Markup('<input type="hidden" name="csrfmiddlewaretoken" value="%s">') % CSRF_SLOT
+    return None
+
+
+def posts_fingerprint(page: Page[Post], now: float) -> tuple:
+    """What a page of posts shows: each post (frozen: its text, flags, author), its counts
+    and its shown age."""
+    return tuple((post, page.counts.get(post.id), age(post.created, now)) for post in page.items)
+
+
+class RememberedPageMixin:
+    """A TemplateView whose page for a visitor is remembered (see the module docstring).
+    Subclasses say what the page shows in remembered_fingerprint(context), or None."""
+
+    request: HttpRequest
+
+    def remembered_fingerprint(self, context: dict) -> Hashable | None:
+        raise NotImplementedError
+
+    def render_to_response(self, context: dict, **response_kwargs) -> HttpResponse:
+        request = self.request
+        if (
+            request.user.is_authenticated
+            or "messages" in request.COOKIES  # a flash message to show once
+            or (shown := self.remembered_fingerprint(context)) is None
+        ):
+            return super().render_to_response(context, **response_kwargs)  # type: ignore[misc]
+        key = (request.get_host(), request.get_full_path(), get_language(), shown)
+        found = PAGES.get(key)
+        if found is None:
+            request.remembering = True
+            try:
+                response = super().render_to_response(context, **response_kwargs)  # type: ignore[misc]
+                response.render()
+            finally:
+                request.remembering = False
+            if response.status_code != 200:
+                return response
+            found = (response.content, response["Content-Type"])
+            PAGES.put(key, found)
+        body, content_type = found
+        token = get_token(request).encode()  # masked afresh; sets the cookie when new
+        return HttpResponse(body.replace(CSRF_SLOT.encode(), token), content_type=content_type)

@@ -1,0 +1,95 @@
+"""The welcome page and the timeline a visitor sees are answered from memory while nothing
+they show has changed (social/remembered.py), each with its own CSRF token."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from social import remembered
+from tests.conftest import PASSWORD, make_user
+
+T0 = 1_700_000_000
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+@pytest.fixture(autouse=True)
+def forget():
+    remembered.PAGES.clear()
+    yield
+    remembered.PAGES.clear()
+
+
+@pytest.fixture
+def posted(repo, alice):
+    return alice, repo.posts.create_post(alice.id, "hello from alice", at=T0)
+
+
+def renders(monkeypatch) -> list:
+    """Count the renderings of remembered pages."""
+    seen: list = []
+    real = remembered.PAGES.put
+    monkeypatch.setattr(remembered.PAGES, "put", lambda k, v: (seen.append(k), real(k, v)))
+    return seen
+
+
+@pytest.mark.parametrize("url", ["/", "/timeline/"])
+def test_a_visitors_page_renders_once_while_nothing_changes(repo, posted, monkeypatch, url):
+    seen = renders(monkeypatch)
+
+    first = Client().get(url).content.decode()
+    second = Client().get(url).content.decode()
+
+    assert len(seen) == 1
+    assert "hello from alice" in first and "hello from alice" in second
+    assert remembered.CSRF_SLOT not in first + second
+
+
+def test_each_visitor_gets_a_working_token_of_their_own(repo, posted, r):
+    Client().get("/")  # remembered now
+    one, two = Client(enforce_csrf_checks=True), Client(enforce_csrf_checks=True)
+
+    tokens = [TOKEN.findall(c.get("/").content.decode()) for c in (one, two)]
+    response = two.post(
+        "/login/",
+        {"username": "alice", "password": PASSWORD, "csrfmiddlewaretoken": tokens[1][0]},
+    )
+
+    assert all(len(set(t)) == 1 for t in tokens)  # one token for all the page's forms
+    assert tokens[0][0] != tokens[1][0]
+    assert one.cookies["csrftoken"].value != two.cookies["csrftoken"].value
+    assert response.status_code == 302 and "auth" in response.cookies
+
+
+def test_a_change_it_shows_is_rendered_at_once(repo, posted, monkeypatch):
+    alice, post_id = posted
+    Client().get("/")
+    bob = make_user(repo, "bob")
+    repo.likes.like(bob.id, post_id)  # the count changes: a new fingerprint
+
+    html = Client().get("/").content.decode()
+
+    assert '<span class="action likes"><span aria-hidden="true">♥</span> 1 like</span>' in html
+
+
+def test_a_logged_in_reader_or_a_flash_message_is_never_served_from_memory(
+    repo, posted, alice_client, monkeypatch
+):
+    seen = renders(monkeypatch)
+    alice_client.get("/timeline/")
+    visitor = Client()
+    visitor.cookies["messages"] = "anything"
+    visitor.get("/timeline/")
+
+    assert seen == []
+
+
+def test_each_language_has_its_own(repo, posted, monkeypatch):
+    seen = renders(monkeypatch)
+
+    english = Client().get("/timeline/").content.decode()
+    chinese = Client(headers={"accept-language": "zh-hans"}).get("/timeline/").content.decode()
+
+    assert len(seen) == 2 and english != chinese
