@@ -8,7 +8,7 @@ from django.test import Client
 
 from social import keys
 from social.repository import ANONYMOUS, Viewer
-from tests.conftest import login, make_staff, make_user
+from tests.conftest import CLUSTER, login, make_staff, make_user
 
 T0 = 1_700_000_000
 
@@ -90,4 +90,6 @@ def test_the_work_per_query_is_bounded_whatever_the_data(repo, world, round_trip
     repo.search.search("redis", ANONYMOUS)
 
     assert len(found.people) == 20
-    assert first <= 16 and round_trips.count <= 8  # indexes caught up: steady state
+    # On a cluster a pipeline costs a round trip per node it reaches (at most 3 here).
+    nodes = 3 if CLUSTER else 1
+    assert first <= 16 * nodes and round_trips.count <= 8 * nodes  # steady state
