@@ -13,6 +13,8 @@ shapes, the process cache and the other stores it uses, nothing more.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import redis
 from django.conf import settings
 
@@ -21,6 +23,7 @@ from social.redis_client import get_redis
 from .accounts import AccountStore
 from .audit import AuditStore
 from .backup import BackupStore
+from .base import FeedShape, StoreSettings
 from .bulk import BulkStore
 from .cache import ProcessCache
 from .directory import DirectoryStore
@@ -71,7 +74,7 @@ class Repository:
     """All reads and writes of the site's state, store by store."""
 
     def __init__(
-        self, client: redis.Redis, *, cache: ProcessCache | None = None, **shape: int
+        self, client: redis.Redis, *, cache: ProcessCache | None = None, **shape: Unpack[FeedShape]
     ) -> None:
         """Build every store on client; `shape` is the feed shapes RepositoryBase takes
         (home_feed_cap, timeline_cap, fanout_batch, fanout_read_threshold), its defaults
@@ -80,7 +83,7 @@ class Repository:
         # One cache for all the stores; a repository made without one gets its own, so
         # nothing is shared by accident (get_repository passes the process's).
         self.cache = cache if cache is not None else ProcessCache()
-        config = {**shape, "cache": self.cache}
+        config: StoreSettings = {**shape, "cache": self.cache}
         self.users = UserStore(client, **config)
         self.notices = NoticeStore(client, **config)
         self.posts = PostStore(client, notices=self.notices, users=self.users, **config)

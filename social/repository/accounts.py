@@ -13,6 +13,8 @@ dangling and are skipped.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import redis
 from django.utils.translation import gettext_noop
 from redis.client import Pipeline
@@ -20,7 +22,16 @@ from redis.client import Pipeline
 from social import keys
 
 from .audit import AuditDraft, AuditStore
-from .base import STATUS_DELETED, RepositoryBase, as_int, decode_hash, now, queue_hiding, s
+from .base import (
+    STATUS_DELETED,
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    decode_hash,
+    now,
+    queue_hiding,
+    s,
+)
 from .errors import NotAllowed, UserNotFound
 from .models import User
 from .posts import queue_post_deletion
@@ -35,7 +46,12 @@ class AccountStore(RepositoryBase):
     """What a user does to their own account."""
 
     def __init__(
-        self, client: redis.Redis, *, audit: AuditStore, users: UserStore, **config
+        self,
+        client: redis.Redis,
+        *,
+        audit: AuditStore,
+        users: UserStore,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit

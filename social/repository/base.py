@@ -6,6 +6,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import TypedDict
 
 import redis
 
@@ -170,6 +171,22 @@ def users_from(got: Mapping, ids: Sequence[int]) -> dict[int, User]:
 def counts_from(got: Mapping) -> Counts:
     """Return the Counts that queue_counts read."""
     return Counts(followers=got["followers"], following=got["following"], posts=got["posts"])
+
+
+class FeedShape(TypedDict, total=False):
+    """The feed shapes (settings.RETWIS_*): RepositoryBase.__init__ says what each is."""
+
+    home_feed_cap: int
+    timeline_cap: int
+    fanout_batch: int
+    fanout_read_threshold: int
+
+
+class StoreSettings(FeedShape, total=False):
+    """What every store is given besides its client (RepositoryBase.__init__): the feed
+    shapes and the process cache. Stores pass it on as **config."""
+
+    cache: ProcessCache | None
 
 
 class RepositoryBase:

@@ -19,14 +19,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 import redis
 
 from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
-from .base import RepositoryBase, utc_day
+from .base import RepositoryBase, StoreSettings, utc_day
 from .errors import PostNotFound, UserNotFound
 from .models import User
 from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore, queue_visibility_version
@@ -138,7 +138,12 @@ class BulkStore(RepositoryBase):
     """
 
     def __init__(
-        self, client: redis.Redis, *, posts: PostStore, users: UserStore, **config
+        self,
+        client: redis.Redis,
+        *,
+        posts: PostStore,
+        users: UserStore,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.posts = posts

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Unpack
 
 import redis
 from django.utils.translation import gettext, gettext_noop
@@ -30,6 +31,7 @@ from .base import (
     STATUS_SUSPENDED,
     NamedReads,
     RepositoryBase,
+    StoreSettings,
     as_int,
     decode_hash,
     queue_hiding,
@@ -117,7 +119,7 @@ class ModerationStore(RepositoryBase):
         reports: ReportStore,
         users: UserStore,
         reader: PageReader,
-        **config,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Unpack
 
 import redis
 
@@ -14,6 +15,7 @@ from social import keys
 
 from .base import (
     RepositoryBase,
+    StoreSettings,
     counts_from,
     decode_hash,
     queue_counts,
@@ -64,7 +66,7 @@ class PageStore(RepositoryBase):
         reader: PageReader,
         users: UserStore,
         suggestions: Suggestions,
-        **config,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.reader = reader

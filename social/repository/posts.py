@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from typing import Unpack
 
 import redis
 from django.utils.translation import gettext_noop
@@ -14,7 +15,7 @@ from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
 from .audit import REASON_MAX
-from .base import RepositoryBase, as_int, now, queue_hiding, s
+from .base import RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
 from .errors import NotAllowed, PostNotFound, PostPending
 from .loading import HIDDEN_STATUSES
 from .models import User
@@ -65,7 +66,12 @@ class PostStore(RepositoryBase):
     """
 
     def __init__(
-        self, client: redis.Redis, *, notices: NoticeStore, users: UserStore, **config
+        self,
+        client: redis.Redis,
+        *,
+        notices: NoticeStore,
+        users: UserStore,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.notices = notices

@@ -18,12 +18,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 from social import keys
 from social.text import normal_tag
 
-from .base import NamedReads, RepositoryBase, page_bounds
+from .base import NamedReads, RepositoryBase, StoreSettings, page_bounds
 from .cache import UNREAD
 from .filters import active_phrases
 from .loading import PostLoader, post_counts_from, queue_post_counts
@@ -243,7 +243,7 @@ class PageRead:
 class PageReader(RepositoryBase):
     """The one read seam: pages of posts from a source, for a viewer."""
 
-    def __init__(self, client, *, loader: PostLoader, **config) -> None:
+    def __init__(self, client, *, loader: PostLoader, **config: Unpack[StoreSettings]) -> None:
         super().__init__(client, **config)
         self.loader = loader
 

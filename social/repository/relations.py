@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Unpack
 
 from django.utils.translation import gettext_noop
 
 from social import keys
 
-from .base import RepositoryBase, now, page_bounds, queue_users, users_from
+from .base import RepositoryBase, StoreSettings, now, page_bounds, queue_users, users_from
 from .errors import NotAllowed, UserNotFound
 from .graph import GraphStore
 from .models import Page, User, as_datetime
@@ -50,7 +51,7 @@ class RelationEntry:
 class RelationStore(RepositoryBase):
     """Blocking and muting, and the lists of them."""
 
-    def __init__(self, client, *, graph: GraphStore, **config) -> None:
+    def __init__(self, client, *, graph: GraphStore, **config: Unpack[StoreSettings]) -> None:
         super().__init__(client, **config)
         self.graph = graph
 

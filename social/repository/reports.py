@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from time import monotonic
+from typing import Unpack
 
 import redis
 from django.utils.translation import gettext, gettext_noop
@@ -20,7 +21,17 @@ from redis.client import Pipeline
 from social import keys
 
 from .audit import AuditDraft, AuditStore
-from .base import NamedReads, RepositoryBase, as_int, decode_hash, now, page_bounds, s, utc_day
+from .base import (
+    NamedReads,
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    decode_hash,
+    now,
+    page_bounds,
+    s,
+    utc_day,
+)
 from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 from .posts import PostStore
@@ -147,7 +158,7 @@ class ReportStore(RepositoryBase):
         audit: AuditStore,
         posts: PostStore,
         reader: PageReader,
-        **config,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit

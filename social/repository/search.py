@@ -8,11 +8,12 @@ staff's trigram index for "contains", tags_lex by prefix), then one pipeline for
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Unpack
 
 from social import keys
 from social.text import normal_tag
 
-from .base import RepositoryBase, as_int, queue_users, s, users_from
+from .base import RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
 from .directory import CONTAINS_MIN, CONTAINS_RE, PREFIX_RE, DirectoryStore
 from .models import User
 from .users import UserStore
@@ -50,7 +51,14 @@ class SearchResults:
 class SearchStore(RepositoryBase):
     """People and tags by name."""
 
-    def __init__(self, client, *, directory: DirectoryStore, users: UserStore, **config) -> None:
+    def __init__(
+        self,
+        client,
+        *,
+        directory: DirectoryStore,
+        users: UserStore,
+        **config: Unpack[StoreSettings],
+    ) -> None:
         super().__init__(client, **config)
         self.directory = directory
         self.users = users

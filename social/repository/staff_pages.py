@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Unpack
 
 import redis
 
@@ -18,6 +19,7 @@ from .audit import AuditEntry, entries_from_xranges
 from .base import (
     NamedReads,
     RepositoryBase,
+    StoreSettings,
     as_int,
     counts_from,
     decode_hash,
@@ -95,7 +97,12 @@ class StaffPageStore(RepositoryBase):
     """The staff's reads of accounts and posts."""
 
     def __init__(
-        self, client: redis.Redis, *, reports: ReportStore, reader: PageReader, **config
+        self,
+        client: redis.Redis,
+        *,
+        reports: ReportStore,
+        reader: PageReader,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.reports = reports

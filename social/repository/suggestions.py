@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Unpack
 
 import redis
 
 from social import keys
 
-from .base import NamedReads, RepositoryBase
+from .base import NamedReads, RepositoryBase, StoreSettings
 from .loading import PostLoader
 from .models import User
 from .users import name_has_url
@@ -37,7 +38,9 @@ SUGGESTIONS_SHOWN = 5
 class Suggestions(RepositoryBase):
     """People to follow for a reader whose home page is empty."""
 
-    def __init__(self, client: redis.Redis, *, loader: PostLoader, **config) -> None:
+    def __init__(
+        self, client: redis.Redis, *, loader: PostLoader, **config: Unpack[StoreSettings]
+    ) -> None:
         super().__init__(client, **config)
         self.loader = loader
 
