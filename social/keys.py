@@ -394,3 +394,16 @@ def tag_index() -> str:
     for search by prefix (ZRANGEBYLEX). Filed with the post; `manage.py repair` adds the
     tags of posts written before it existed. Bounded by the tags in use."""
     return "tags_lex"
+
+
+def notifications(user_id: int) -> str:
+    """List: the user's notifications, newest first, each "<kind>|<actor id>|<post id or
+    empty>|<unix time>" (kind: follow, like, reply, mention); grouped per post and kind
+    when read. The newest NOTIFICATIONS_CAP (LTRIM on every push); older than
+    NOTIFICATIONS_DAYS are not shown. The user hash's `unread_notifications` counts the
+    pushes since the page was last seen."""
+    return f"notifications:{int(user_id)}"
+
+
+NOTIFICATIONS_CAP = 1000
+NOTIFICATIONS_DAYS = 90

@@ -65,6 +65,7 @@ urlpatterns = [
     path("p/<int:post_id>/delete/", views.DeletePostView.as_view(), name="delete_post"),
     path("mentions/", views.MentionsView.as_view(), name="mentions"),
     path("search/", views.SearchView.as_view(), name="search"),
+    path("notifications/", views.NotificationsView.as_view(), name="notifications"),
     path("tag/<tag:tag>/", views.TagView.as_view(), name="tag"),
     path("tag/<tag:tag>/feed/", feeds.TagFeed(), name="tag_feed"),
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),

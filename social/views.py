@@ -477,3 +477,18 @@ class SearchView(RepositoryMixin, TemplateView):
         query = self.request.GET.get("q", "")
         context["results"] = self.repo.search.search(query, Viewer.of(self.request.user))
         return context
+
+
+class NotificationsView(LoginNextMixin, RepositoryMixin, TemplateView):
+    """/notifications/: follows, likes, replies and mentions, grouped per post and kind,
+    newest first; seeing them clears the count in the navigation."""
+
+    template_name = "social/notifications.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["notifications"] = self.checked_page(
+            self.repo.notifications.page(Viewer.of(self.request.user), self.page_number())
+        )
+        context["notifications_seen"] = True  # the header's count was read before it cleared
+        return context

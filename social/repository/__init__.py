@@ -4,7 +4,8 @@
 shapes, the process cache and the other stores it uses, nothing more.
 
 - Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
-  `repo.relations` (blocks, mutes), `repo.filters`, `repo.likes`, `repo.notices`, `repo.accounts`.
+  `repo.relations` (blocks, mutes), `repo.filters`, `repo.notifications`, `repo.likes`,
+  `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, with visibility.py's policy); `repo.trending`, `repo.search`.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
@@ -55,6 +56,7 @@ from .models import (
 )
 from .moderation import ModerationStore
 from .notices import NoticeStore
+from .notifications import NotificationStore
 from .pages import Conversation, PageStore
 from .posts import PostStore
 from .reader import PageReader
@@ -95,6 +97,7 @@ class Repository:
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)
         self.reader = PageReader(client, loader=loader, **config)
+        self.notifications = NotificationStore(client, reader=self.reader, **config)
         self.pages = PageStore(
             client, reader=self.reader, users=self.users,
             suggestions=Suggestions(client, loader=loader, **config), **config,

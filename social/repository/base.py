@@ -31,6 +31,7 @@ USER_FIELDS = (
     "suspended_reason",
     "unread_mentions",
     "relations",
+    "unread_notifications",
 )
 
 
@@ -73,6 +74,7 @@ def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
         suspended_reason=h.get("suspended_reason") or "",
         unread_mentions=max(0, as_int(h.get("unread_mentions")) or 0),
         has_relations=h.get("relations") == "1",
+        unread_notifications=max(0, as_int(h.get("unread_notifications")) or 0),
     )
 
 

@@ -18,6 +18,7 @@ from .base import (
 )
 from .errors import CannotFollowSelf, NotAllowed, UserNotFound
 from .models import FollowEntry, Page
+from .notifications import queue_notification
 from .visibility import ANONYMOUS, Viewer
 
 # Why a follow is refused across a block (said to the person, in their language).
@@ -58,12 +59,16 @@ class GraphStore(RepositoryBase):
         if not added:
             return False
         if read_fanout is not None:  # their posts join the home page when it is read
-            self.r.incr(keys.follows_total())
+            pipe = self._pipe()
+            pipe.incr(keys.follows_total())
+            queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
+            pipe.execute()
             return True
         pipe = self._pipe()
         pipe.incr(keys.follows_total())  # the dashboard's total: only a new edge counts
+        queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
         pipe.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
-        theirs = [int(i) for i in pipe.execute()[1]]
+        theirs = [int(i) for i in pipe.execute()[-1]]
         self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))
         return True
 

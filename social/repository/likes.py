@@ -9,6 +9,7 @@ from social import keys
 from .base import RepositoryBase, as_int, now, s
 from .errors import NotAllowed, PostNotFound
 from .loading import HIDDEN_STATUSES
+from .notifications import queue_notification
 
 LIKE_BLOCKED = gettext_noop("This account does not let you like its posts.")
 
@@ -25,14 +26,17 @@ class LikeStore(RepositoryBase):
         simultaneous likes. A process that dies between the two round trips leaves the
         counter one short, which `manage.py repair --counts` mends.
         """
-        self._visible_author(post_id, user_id)
+        author = self._visible_author(post_id, user_id)
         ts = now() if at is None else at
         pipe = self._pipe()
         pipe.zadd(keys.likes(post_id), {user_id: ts}, nx=True)
         pipe.zadd(keys.user_likes(user_id), {post_id: ts}, nx=True)
         added, _ = pipe.execute()
         if added:
-            self.r.hincrby(keys.post(post_id), "likes", 1)
+            pipe = self._pipe()
+            pipe.hincrby(keys.post(post_id), "likes", 1)
+            queue_notification(pipe, author, "like", user_id, post_id, ts)
+            pipe.execute()
         return bool(added)
 
     def unlike(self, user_id: int, post_id: int) -> bool:

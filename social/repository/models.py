@@ -33,6 +33,7 @@ class User:
     # flag, set before the first such write and never cleared): only then do their pages
     # read those sets (reader.py).
     has_relations: bool = False
+    unread_notifications: int = 0  # events since they last saw their notifications
 
     is_authenticated = True
     is_anonymous = False

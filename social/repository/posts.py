@@ -20,6 +20,7 @@ from .errors import NotAllowed, PostNotFound, PostPending
 from .loading import HIDDEN_STATUSES
 from .models import User
 from .notices import NoticeStore
+from .notifications import queue_notification
 from .users import UserStore
 
 # What a reply reads of the post it answers.
@@ -165,6 +166,12 @@ class PostStore(RepositoryBase):
         self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
         told = {name: uid for name, uid in mentions.items() if uid not in blockers}
         self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
+        for mentioned in dict.fromkeys(told.values()):
+            queue_notification(pipe, mentioned, "mention", author_id, post_id, ts)
+        if reply_to is not None:  # the parent's author, told of a reply to their post
+            parent_author = int(fields["reply_to_user"])
+            if parent_author not in told.values():
+                queue_notification(pipe, parent_author, "reply", author_id, reply_to, ts)
         pipe.lpush(keys.home_feed(author_id), post_id)
         pipe.ltrim(keys.home_feed(author_id), 0, self.home_feed_cap - 1)
         pipe.lpush(keys.timeline(), post_id)

@@ -223,6 +223,7 @@ class SiteTour:
                 ("permalink of a long word", f"/p/{self.long_post}/"),
                 ("report form", f"/p/{self.spam}/report/"),
                 ("mentions", "/mentions/"),
+                ("notifications", "/notifications/"),
                 ("likes tab", "/u/ada/likes/"),
                 ("following", "/u/carol/following/"),
                 ("tag", "/tag/redis/"),

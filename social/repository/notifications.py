@@ -1,0 +1,127 @@
+"""Notifications: follows, likes, replies and mentions of the reader's posts, newest first,
+grouped per post and kind ("alice and 3 others liked your post").
+
+Each event is pushed on the recipient's list (keys.notifications) by the write that makes
+it, in that write's pipeline (queue_notification), and counted in their user hash's
+`unread_notifications` (cleared when the page is seen). Reading takes the whole capped
+list (at most NOTIFICATIONS_CAP short strings), groups it, and loads the posts through the
+read path's loader: groups from accounts a block keeps apart or the reader mutes, or about
+posts the reader may not see or filters, are left out (visibility.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Unpack
+
+from redis.client import Pipeline
+
+from social import keys
+
+from .base import RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
+from .models import Page, Post, User, as_datetime
+from .reader import Listed, PageReader
+from .visibility import Viewer, may_list
+
+KINDS = ("follow", "like", "reply", "mention")
+NAMES_SHOWN = 3  # actors named in a group; the rest are counted ("and 3 others")
+
+
+def queue_notification(
+    pipe: Pipeline, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
+) -> None:
+    """Queue one event for recipient (never for their own actions)."""
+    if recipient == actor:
+        return
+    pipe.lpush(keys.notifications(recipient), f"{kind}|{actor}|{post_id or ''}|{ts}")
+    pipe.ltrim(keys.notifications(recipient), 0, keys.NOTIFICATIONS_CAP - 1)
+    pipe.hincrby(keys.user(recipient), "unread_notifications", 1)
+
+
+@dataclass(frozen=True)
+class NotificationGroup:
+    """Events of one kind about one post (or, for follows, one day), newest first."""
+
+    kind: str
+    post: Post | None
+    actors: list[User]  # the newest NAMES_SHOWN
+    others: int  # how many more
+    time: int
+
+    @property
+    def created(self) -> datetime | None:
+        return as_datetime(self.time)
+
+
+class NotificationStore(RepositoryBase):
+    """The reader's notifications."""
+
+    def __init__(self, client, *, reader: PageReader, **config: Unpack[StoreSettings]) -> None:
+        super().__init__(client, **config)
+        self.reader = reader
+
+    def page(
+        self, viewer: Viewer, number: int = 1, per_page: int = 20, *, at: float | None = None
+    ) -> Page[NotificationGroup]:
+        """A page of the reader's notification groups, newest first; marks them seen. Three
+        round trips: the list (and the unread count cleared), the posts (the read path's
+        load, with the reader's sets), the actors."""
+        assert viewer.id is not None
+        clock = time.time() if at is None else at
+        oldest = clock - keys.NOTIFICATIONS_DAYS * 86400
+        pipe = self._pipe()
+        pipe.lrange(keys.notifications(viewer.id), 0, -1)
+        pipe.hset(keys.user(viewer.id), "unread_notifications", 0)
+        raw, _ = pipe.execute()
+        groups: dict[tuple, list[tuple[int, int]]] = {}
+        for item in raw:
+            parts = (s(item) or "").split("|")
+            if len(parts) != 4:
+                continue  # not ours
+            kind, actor, post, ts = parts
+            when, actor_id = as_int(ts) or 0, as_int(actor)
+            if kind not in KINDS or actor_id is None or when < oldest:
+                continue
+            key = (kind, as_int(post) if kind != "follow" else when // 86400)
+            groups.setdefault(key, []).append((actor_id, when))
+        ordered = list(groups.items())  # newest first: the list is
+        start = (max(1, number) - 1) * per_page
+        shown = ordered[start : start + per_page]
+        post_ids = tuple(k[1] for (k, _) in shown if k[0] != "follow" and k[1] is not None)
+        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)))
+        actor_ids = list(dict.fromkeys(a for _, events in shown for a, _ in events))
+        reads = self.reads()
+        queue_users(reads, actor_ids)
+        users = users_from(reads.execute(), actor_ids)
+        kept_apart, muted = read.relations.blocked, read.relations.muted
+        items = []
+        for (kind, ref), events in shown:
+            actors = [
+                users[a]
+                for a in dict.fromkeys(a for a, _ in events)
+                if a in users and not users[a].is_suspended and a not in kept_apart | muted
+            ]
+            post = read.loaded.get(ref) if kind != "follow" else None
+            if not actors or (
+                kind != "follow" and (post is None or not self._shows(viewer, post, read))
+            ):
+                continue
+            items.append(
+                NotificationGroup(
+                    kind,
+                    post,
+                    actors[:NAMES_SHOWN],
+                    len(actors) - NAMES_SHOWN if len(actors) > NAMES_SHOWN else 0,
+                    events[0][1],
+                )
+            )
+        return Page(
+            items=items, number=number, has_next=len(ordered) > start + per_page, per_page=per_page
+        )
+
+    @staticmethod
+    def _shows(viewer: Viewer, post: Post, read) -> bool:
+        """A notification about a post the reader would see in their mentions."""
+        return may_list(viewer, post, read.relations, hides_muted=True)
