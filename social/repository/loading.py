@@ -36,8 +36,12 @@ HIDDEN_STATUSES = (STATUS_SUSPENDED, STATUS_DELETED)
 # how many replies (LLEN replies:<id>) and likes (ZCARD likes:<id>) it has, kept in step
 # by the writes and mended by `manage.py repair --counts`. Absent means 0.
 COUNT_FIELDS = ("replies", "likes")
-# What a page reads of a post it remembers: the checks (author, time), the flag, the counts.
-POST_CHECK_FIELDS = ("user_id", "time", "deleted", "deleted_reason", "deleted_by", *COUNT_FIELDS)
+# What a page reads of a post it remembers when the version moved: the checks (author,
+# time, text: a database replaced under the process, or a purge, shows as a difference),
+# the flag, the counts.
+POST_CHECK_FIELDS = (
+    "user_id", "time", "body", "deleted", "deleted_reason", "deleted_by", *COUNT_FIELDS
+)  # fmt: skip
 # What it reads of that post's author: the name (a check) and the status (suspended?).
 AUTHOR_CHECK_FIELDS = ("username", "status")
 
@@ -211,13 +215,14 @@ class PostLoader(RepositoryBase):
             if k is None:
                 rows.append(decode_hash(reply))
                 continue
-            user_id, ts, deleted, reason, deleted_by, n_replies, n_likes = map(s, reply)
+            user_id, ts, body, deleted, reason, deleted_by, n_replies, n_likes = map(s, reply)
             name, status = author_state[k.post.author_id]
             was = k.post
             if (
                 as_int(user_id) != was.author_id
                 or as_int(ts) != was.time
                 or name != was.author_name
+                or (body or "") != was.body
             ):
                 self.cache.posts.discard(was.id)  # another database: read it afresh
                 rows.append(None)
