@@ -237,3 +237,16 @@ def test_staff_see_how_many_accounts_block_and_mute_an_account(repo, trio, sam_c
     assert (account.blocked_by, account.muted_by) == (2, 0)
     assert "Blocked by" in html and "2 accounts" in html
     assert repo.staff_pages.account(alice.id).muted_by == 1
+
+
+def test_a_card_mutes_its_author_and_comes_back_to_the_page(repo, r, trio):
+    alice, bob, carol, a, b, c = trio
+    client = login(Client(), repo, alice)
+    timeline = client.get("/timeline/").content.decode()
+    assert 'action="/u/carol/mute/"' in timeline and 'action="/u/alice/mute/"' not in timeline
+
+    response = client.post("/u/carol/mute/", {"next": "/timeline/"})
+
+    assert response.status_code == 302 and response["Location"] == "/timeline/"
+    assert r.zscore(keys.mutes(alice.id), carol.id) is not None
+    assert "carol replies" not in client.get("/timeline/").content.decode()
