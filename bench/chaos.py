@@ -334,6 +334,7 @@ def check(r: redis.Redis, res: Results) -> dict:
         if post_id >= oldest_listed and post_id not in timeline:
             missing_timeline += 1
         for follower in r.zrange(keys.followers(author), 0, -1):
+            assert isinstance(follower, bytes)  # no scores asked for: members only
             feed = [int(i) for i in r.lrange(keys.home_feed(int(follower)), 0, -1)]
             if post_id not in feed and not (len(feed) >= 1000 and post_id < min(feed)):
                 missing_feeds += 1
@@ -342,8 +343,8 @@ def check(r: redis.Redis, res: Results) -> dict:
     lists += [keys.home_feed(a) for a in authors]
     listed_twice = 0
     for key in lists:
-        ids = r.lrange(key, 0, -1)
-        listed_twice += len(ids) - len(set(ids))
+        listed = r.lrange(key, 0, -1)
+        listed_twice += len(listed) - len(set(listed))
     return {
         "acknowledged": len(res.acked),
         "not acknowledged": len(res.unacked),

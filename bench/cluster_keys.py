@@ -116,14 +116,18 @@ def prepare() -> dict:
 
     repo = get_repository()
     user_ids = [int(i) for _, i in repo.r.hscan_iter("users")]
-    names = {uid: repo.users.get_user(uid).username for uid in user_ids}
+    users = [repo.users.get_user(uid) for uid in user_ids]
+    names = {user.id: user.username for user in users if user is not None}
     followed = {uid: repo.r.zrandmember(f"following:{uid}") for uid in user_ids}
     PROCESS_CACHE.clear()  # the web process starts cold
     return {
         "user_ids": user_ids,
         "names": names,
         "cookies": {uid: repo.users.record_login(uid, "127.0.0.1") for uid in user_ids},
-        "followed": {uid: names[int(f)] for uid, f in followed.items() if f is not None},
+        # One member (no count asked for), or None when the account follows no one.
+        "followed": {
+            uid: names[int(f)] for uid, f in followed.items() if isinstance(f, (bytes, str))
+        },
         "recent": [int(i) for i in repo.r.lrange("timeline", 0, 99)],
     }
 

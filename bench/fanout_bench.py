@@ -92,9 +92,10 @@ def make_graph(client: redis.Redis, followers: int) -> tuple[int, list[int]]:
     for i in range(0, followers, GRAPH_BATCH):
         chunk = ids[i : i + GRAPH_BATCH]
         pipe = client.pipeline(transaction=False)
-        pipe.zadd(keys.followers(author), {f: T0 for f in chunk})
+        # Members as str: what Redis stores for an int, and what redis-py's types accept.
+        pipe.zadd(keys.followers(author), {str(f): T0 for f in chunk})
         for f in chunk:
-            pipe.zadd(keys.following(f), {author: T0})
+            pipe.zadd(keys.following(f), {str(author): T0})
         pipe.execute()
     return author, ids
 

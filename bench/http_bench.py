@@ -254,6 +254,12 @@ class Page:
         return {"Cookie": f"auth={self.secret}; csrftoken={BENCH_CSRF_COOKIE}"}
 
 
+def text(reply: bytes | str | None) -> str:
+    """Return a reply as str ("" for none): the bench's client decodes replies already, but
+    redis-py's types do not know it."""
+    return reply.decode() if isinstance(reply, bytes) else reply or ""
+
+
 def pick_personas(r: redis.Redis) -> Personas:
     """Read demo's secret, the newest post and a median-followed user from the data."""
     demo_id = r.hget(keys.users(), "demo")
@@ -275,10 +281,10 @@ def pick_personas(r: redis.Redis) -> Personas:
     followers, typical = ranked[len(ranked) // 2]
     guarded = ranked[-1][1]  # the most followed of the sample
     return Personas(
-        secret=secret,
+        secret=text(secret),
         demo_following=r.zcard(keys.following(int(demo_id))),
         post_id=int(newest),
-        profile=r.hget(keys.user(typical), "username"),
+        profile=text(r.hget(keys.user(typical), "username")),
         profile_followers=followers,
         guarded_secret=guard(r, guarded, ids),
         guarded_following=r.zcard(keys.following(guarded)),
@@ -293,15 +299,16 @@ def guard(r: redis.Redis, user_id: int, ids: list[int]) -> str:
     blocked, muted = others[:GUARDED_BLOCKS], others[GUARDED_BLOCKS:]
     pipe = r.pipeline(transaction=False)
     pipe.hset(keys.user(user_id), "relations", 1)
-    pipe.zadd(keys.blocks(user_id), dict.fromkeys(blocked, 1))
-    pipe.zadd(keys.mutes(user_id), dict.fromkeys(muted, 1))
+    # Members as str: what Redis stores for an int, and what redis-py's types accept.
+    pipe.zadd(keys.blocks(user_id), dict.fromkeys(map(str, blocked), 1))
+    pipe.zadd(keys.mutes(user_id), dict.fromkeys(map(str, muted), 1))
     for other in blocked:
-        pipe.zadd(keys.blocked_by(other), {user_id: 1})
+        pipe.zadd(keys.blocked_by(other), {str(user_id): 1})
         pipe.hset(keys.user(other), "relations", 1)
     for other in muted:
-        pipe.zadd(keys.muted_by(other), {user_id: 1})
+        pipe.zadd(keys.muted_by(other), {str(user_id): 1})
     pipe.execute()
-    secret = r.hget(keys.user(user_id), "auth")
+    secret = text(r.hget(keys.user(user_id), "auth"))
     if not secret:  # never logged in: give it a secret as a login would
         secret = f"bench-guarded-{user_id:032d}"
         r.hset(keys.user(user_id), "auth", secret)

@@ -40,12 +40,19 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from social import keys  # noqa: E402
-from social.repository import get_repository  # noqa: E402
+from social.repository import User, get_repository  # noqa: E402
 from social.repository.moderation import SYSTEM_ACTOR  # noqa: E402
 from tests.counting import CountingConnection, RoundTrips  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
 SIZES = ["--users", "10000", "--follows", "500000", "--posts", "200000", "--seed", "1"]
+
+
+def found(user: User | None) -> User:
+    """Return user: the seeded data always holds the users the bench reads."""
+    if user is None:
+        raise SystemExit("A user the bench reads is missing from the seeded data.")
+    return user
 
 
 def measure(client: Client, method: str, path: str, n: int, data=None) -> tuple[int, list]:
@@ -84,22 +91,25 @@ def main() -> None:
         call_command("seed", *SIZES, verbosity=0)
         repo = get_repository()
         r = repo.r
-        demo = repo.users.get_user_by_name("demo")
+        demo = found(repo.users.get_user_by_name("demo"))
         ids = [int(i) for i in r.hvals(keys.users())]
         pipe = r.pipeline(transaction=False)
         for user_id in ids:
             pipe.zcard(keys.followers(user_id))  # to find the most-followed user
         followers = dict(zip(ids, pipe.execute()))
-        ranked = sorted(ids, key=followers.get)
+        ranked = sorted(ids, key=followers.__getitem__)
         star, typical = (
-            repo.users.get_user(ranked[-1]),
-            repo.users.get_user(ranked[len(ranked) // 2]),
+            found(repo.users.get_user(ranked[-1])),
+            found(repo.users.get_user(ranked[len(ranked) // 2])),
         )
-        staff = repo.users.get_user(ranked[0])
+        staff = found(repo.users.get_user(ranked[0]))
         repo.moderation.grant_staff(staff.id, SYSTEM_ACTOR)
-        post_id = int(r.lindex(keys.timeline(), 0))
+        newest = r.lindex(keys.timeline(), 0)
+        if newest is None:
+            raise SystemExit("The seeded timeline is empty.")
+        post_id = int(newest)
 
-        def client_for(user) -> Client:
+        def client_for(user: User) -> Client:
             client = Client()
             client.cookies["auth"] = repo.users.record_login(user.id, "127.0.0.1")
             return client

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -165,7 +166,7 @@ REDIS_HEALTH_TIMEOUT = envseconds("REDIS_HEALTH_TIMEOUT", 0.5)
 # RedisCluster (social/redis_client.py, docs/scaling.md). The cache below is not used then.
 REDIS_CLUSTER = envbool("REDIS_CLUSTER", "false")
 REDIS_CLUSTER_OPTIONS: dict = {}  # more RedisCluster keyword arguments (tests count with it)
-CACHES = {
+CACHES: dict[str, dict[str, Any]] = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": REDIS_URL,

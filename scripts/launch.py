@@ -249,19 +249,20 @@ def main() -> int:
     redis_process = server = None
     try:
         env = site_env(args.dev)
-        argv = None if args.dev else server_argv(port, access_log=args.access_log)
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        if args.dev:
+            argv = [*manage, "runserver", f"127.0.0.1:{port}"]
+        else:  # before Redis starts: a bad worker setting stops here
+            argv = server_argv(port, access_log=args.access_log)
         if env.get("REDIS_URL"):
             say("Using REDIS_URL from the environment (no Redis started).")
         else:
             lock = lock_data_dir()  # noqa: F841 - held for the life of the process
             redis_process, env["REDIS_URL"] = start_redis()
             say(f"REDIS_URL={env['REDIS_URL']}  (set it to run manage.py commands on this data)")
-        manage = [sys.executable, str(ROOT / "manage.py")]
         if not args.no_seed:
             subprocess.run([*manage, "seed", "--if-empty"], cwd=ROOT, env=env, check=True)
-        if args.dev:
-            argv = [*manage, "runserver", f"127.0.0.1:{port}"]
-        else:
+        if not args.dev:
             # Hashed, compressed copies in staticfiles/ for WhiteNoise (only changed files).
             subprocess.run(
                 [*manage, "collectstatic", "--noinput", "--verbosity", "0"],

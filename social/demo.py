@@ -149,9 +149,9 @@ class DemoData:
             if need <= 0:
                 break
             k = need + need // 4 + 10
-            followers = self.rng.choices(range(n), cum_weights=by_activity, k=k)
-            followees = self.rng.choices(range(n), cum_weights=by_pop, k=k)
-            for pair in zip(followers, followees):
+            sources = self.rng.choices(range(n), cum_weights=by_activity, k=k)
+            targets = self.rng.choices(range(n), cum_weights=by_pop, k=k)
+            for pair in zip(sources, targets):
                 if pair[0] != pair[1] and pair not in pairs:
                     pairs[pair] = None
                     if len(pairs) == target:

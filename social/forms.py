@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib.auth import password_validation
@@ -18,6 +19,9 @@ from social.repository import Repository, User
 from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
 from social.text import normal_tag
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 # The characters a username may hold; its length (3 to 20) is checked by min/max_length.
 USERNAME_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -70,6 +74,15 @@ def password_user(username: str) -> SimpleNamespace:
     return SimpleNamespace(username=username, _meta=SimpleNamespace(get_field=_no_field))
 
 
+def validate_new_password(password: str, username: str) -> None:
+    """Run Django's password validators on password for the account username; raise
+    ValidationError when one refuses it."""
+    # The stubs want an AUTH_USER_MODEL instance; the validators only read attributes, and
+    # this site's users are no Django model: password_user() gives them what they read.
+    user = password_user(username)
+    password_validation.validate_password(password, user)  # type: ignore[arg-type]
+
+
 class RegisterForm(forms.Form):
     """Sign-up: username, password twice; passwords checked by Django's validators."""
 
@@ -88,16 +101,15 @@ class RegisterForm(forms.Form):
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         password, password2 = data.get("password"), data.get("password2")
         if password and password2 and password != password2:
             self.add_error("password2", gettext("The two passwords do not match."))
         elif password:
             try:
-                password_validation.validate_password(
-                    password, password_user(data.get("username") or "")
-                )
+                validate_new_password(password, data.get("username") or "")
             except ValidationError as error:
                 self.add_error("password", error)
         return data
@@ -129,7 +141,7 @@ class LoginForm(forms.Form):
         self.user_cache: User | None = None
         self.retry_after = 0  # seconds, when throttled
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         """Authenticate, as Django's AuthenticationForm does: count the attempt first (a
         throttled one checks no password), then the password, then the account's standing.
 
@@ -137,7 +149,8 @@ class LoginForm(forms.Form):
         (username, address) count, so the owner is never locked out by someone else's
         guesses from other addresses (auth.login_limits).
         """
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         username, password = data.get("username"), data.get("password")
         if not username or password is None or self.repo is None:
             return data
@@ -397,7 +410,7 @@ class CurrentPasswordForm(forms.Form):
         return self.has_error(self.current_field, "throttled")
 
 
-def password_field(label: str, autocomplete: str, **kwargs) -> forms.CharField:
+def password_field(label: StrOrPromise, autocomplete: str, **kwargs: Any) -> forms.CharField:
     """Return a password input as every form here has it (never stripped, bounded)."""
     return forms.CharField(
         label=label,
@@ -423,14 +436,15 @@ class PasswordChangeForm(CurrentPasswordForm):
     def clean_old_password(self) -> str:
         return self.check_current(self.cleaned_data["old_password"])
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         new1, new2 = data.get("new_password1"), data.get("new_password2")
         if new1 and new2 and new1 != new2:
             self.add_error("new_password2", gettext("The two passwords do not match."))
         elif new1:
             try:
-                password_validation.validate_password(new1, password_user(self.user.username))
+                validate_new_password(new1, self.user.username)
             except ValidationError as error:
                 self.add_error("new_password1", error)
         return data

@@ -6,9 +6,10 @@ from functools import cached_property
 
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponseRedirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.repository import Page, Repository, User, Viewer, get_repository, may_see_account
 
 MAX_PAGE = 1000  # a page number past the capped lists is never useful
@@ -30,7 +31,7 @@ class RepositoryMixin:
     it has nothing to show and nothing after it.
     """
 
-    request: HttpRequest
+    request: SiteHttpRequest
 
     @cached_property
     def repo(self) -> Repository:
@@ -76,10 +77,14 @@ class LoginNextMixin(LoginRequiredMixin):
     logging in, a browser GETs `next`, and the action's own URL would answer 405.
     """
 
+    # What the view's handlers see: dispatch() lets only a logged-in user past. (In
+    # login_next() and handle_no_permission() the user may still be a visitor.)
+    request: AuthenticatedHttpRequest
+
     def login_next(self) -> str:
         return self.request.get_full_path()
 
-    def handle_no_permission(self) -> HttpResponse:
+    def handle_no_permission(self) -> HttpResponseRedirect:
         if self.request.user.is_authenticated:
             return super().handle_no_permission()
         return redirect_to_login(self.login_next(), self.get_login_url())

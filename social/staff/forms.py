@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -122,8 +123,9 @@ class UserSearchForm(forms.Form):
     def clean_match(self) -> str:
         return self.cleaned_data["match"] or "prefix"
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         query = data.get("q") or ""
         if data.get("match") == "contains" and 0 < len(query) < CONTAINS_MIN:
             data["match"] = "prefix"
@@ -162,9 +164,10 @@ class AuditFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.repo = repo
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         """Resolve the names to user ids in one round trip; an unknown name is an error."""
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         names = {f: data[f] for f in ("actor", "target") if data.get(f)}
         ids = self.repo.users.user_ids_for_names(list(names.values()))
         for field, user_id in zip(names, ids):

@@ -115,6 +115,7 @@ class Command(BaseCommand):
         # The sign-up form's own checks (Django's password validators, similarity included).
         form = RegisterForm({"username": username, "password": password, "password2": password})
         if not form.is_valid():
-            errors = [e for field in ("username", "password") for e in form.errors.get(field, [])]
+            fields = ("username", "password")
+            errors = [str(e) for field in fields for e in form.errors.get(field, [])]
             raise CommandError("Password refused: " + " ".join(errors))
         return password

@@ -21,12 +21,20 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
 from social.repository.backup import BATCH
+
+
+def _text_writer(path: str, *, gz: bool) -> TextIO:
+    """Return path opened for writing ASCII text, gzipped (level 6) when gz."""
+    if gz:
+        return gzip.open(path, "wt", encoding="ascii", compresslevel=6)
+    return open(path, "w", encoding="ascii")
 
 
 class Command(BaseCommand):
@@ -84,9 +92,7 @@ class Command(BaseCommand):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
         os.close(fd)
         try:
-            gz = path.suffix == ".gz"
-            opener, extra = (gzip.open, {"compresslevel": 6}) if gz else (open, {})
-            with opener(tmp, "wt", encoding="ascii", **extra) as out:
+            with _text_writer(tmp, gz=path.suffix == ".gz") as out:
                 counts = self._write(lines, out.write)
             os.replace(tmp, path)
         except BaseException:

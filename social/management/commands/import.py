@@ -67,7 +67,7 @@ class Command(BaseCommand):
         self.started = time.monotonic()
         dry_run, source = options["dry_run"], options["input"]
         backup = get_repository().backup
-        stream = self._open(source, options.get("stdin", sys.stdin))
+        stream = self._open(source, options.get("stdin") or sys.stdin)
         try:
             summary = backup.import_lines(
                 stream,
