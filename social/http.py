@@ -19,6 +19,9 @@ class SiteHttpRequest(HttpRequest):
 
     # The stubs' type is contrib.auth's user, which this site never sets: not a subtype.
     user: User | AnonymousUser  # type: ignore[assignment]
+    # True while social.remembered renders a page to remember (its CSRF field is then a
+    # slot); never set on most requests, so read it with getattr(request, "remembering").
+    remembering: bool
 
 
 class AuthenticatedHttpRequest(SiteHttpRequest):
