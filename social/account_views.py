@@ -21,6 +21,7 @@ from social.forms import (
     PasswordChangeForm,
     RegisterForm,
 )
+from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.keys import DELETED_ACCOUNT_GRACE_DAYS
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.repository import NotAllowed, UsernameTaken, UserNotFound
@@ -29,6 +30,8 @@ from social.repository.limits import wait_phrase
 
 class RegisterView(RepositoryMixin, FormView):
     """/register/: create the account, log in, go home."""
+
+    request: SiteHttpRequest
 
     form_class = RegisterForm
     template_name = "social/register.html"
@@ -65,6 +68,8 @@ class RegisterView(RepositoryMixin, FormView):
 class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
     """/login/: set the `auth` cookie and go to a safe `next`, or home."""
 
+    request: SiteHttpRequest
+
     form_class = LoginForm
     template_name = "social/login.html"
     next_page = settings.LOGIN_REDIRECT_URL
@@ -95,6 +100,8 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
 class LogoutView(RepositoryMixin, View):
     """POST /logout/: rotate the secret (every device logs out) and clear the cookie."""
 
+    request: SiteHttpRequest
+
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest) -> HttpResponse:
@@ -108,18 +115,22 @@ class LogoutView(RepositoryMixin, View):
 class DismissNoticesView(LoginNextMixin, RepositoryMixin, View):
     """POST /notices/dismiss/: clear the notices on the home page (e.g. a removed post)."""
 
+    request: AuthenticatedHttpRequest
+
     http_method_names = ["post"]
 
     def login_next(self) -> str:
         return reverse("social:home")
 
-    def post(self, request: HttpRequest) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest) -> HttpResponse:
         self.repo.notices.dismiss_notices(request.user.id)
         return redirect("social:home")
 
 
 class AccountFormView(LoginNextMixin, RepositoryMixin, FormView):
     """A settings page whose form checks the current password (CurrentPasswordForm)."""
+
+    request: AuthenticatedHttpRequest
 
     def get_form_kwargs(self) -> dict:
         kwargs = super().get_form_kwargs()
@@ -142,6 +153,8 @@ class PasswordChangeView(AccountFormView):
     """/settings/password/: the current password and a new one; every other device is
     logged out, this one gets the new secret."""
 
+    request: AuthenticatedHttpRequest
+
     form_class = PasswordChangeForm
     template_name = "social/password_change.html"
 
@@ -159,6 +172,8 @@ class PasswordChangeView(AccountFormView):
 class DeleteAccountView(AccountFormView):
     """/settings/delete/: with the password, delete the account, log out, go to the
     welcome page. Staff accounts are refused (an owner revokes staff first)."""
+
+    request: AuthenticatedHttpRequest
 
     form_class = DeleteAccountForm
     template_name = "social/delete_account.html"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -15,6 +15,7 @@ from django.views.generic import FormView, TemplateView
 
 from social import auth
 from social.forms import FilterForm
+from social.http import AuthenticatedHttpRequest
 from social.keys import FILTERS_CAP, RELATIONS_CAP
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.repository import NotAllowed, UserNotFound
@@ -24,6 +25,8 @@ class RelationView(LoginNextMixin, UserPageMixin, View):
     """POST /u/<username>/block/, /unblock/, /mute/, /unmute/: idempotent; back to the
     page it came from with a message."""
 
+    request: AuthenticatedHttpRequest
+
     ACTIONS = ("block", "unblock", "mute", "unmute")
     http_method_names = ["post"]
     action = "block"
@@ -31,7 +34,7 @@ class RelationView(LoginNextMixin, UserPageMixin, View):
     def login_next(self) -> str:
         return reverse("social:profile", args=[self.kwargs["username"]])
 
-    def post(self, request: HttpRequest, username: str) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, username: str) -> HttpResponse:
         back = self.safe_back_url(reverse("social:profile", args=[username]))
         target = self.target_user  # 404 for a missing or suspended account, as its profile
         self.repo.limits.enforce(
@@ -69,6 +72,8 @@ class RelationListView(LoginNextMixin, RepositoryMixin, TemplateView):
     """/settings/blocks/ and /settings/mutes/: the accounts the reader blocks or mutes,
     newest first, paged, each with its undo button."""
 
+    request: AuthenticatedHttpRequest
+
     template_name = "social/relations.html"
     which = "blocks"
 
@@ -87,6 +92,8 @@ class RelationListView(LoginNextMixin, RepositoryMixin, TemplateView):
 class FilterView(LoginNextMixin, RepositoryMixin, FormView):
     """/settings/filters/: the reader's word filters, each with its delete button, and the
     form that adds one (POST: back here with a message; a bad phrase keeps what was typed)."""
+
+    request: AuthenticatedHttpRequest
 
     form_class = FilterForm
     template_name = "social/filters.html"
@@ -121,12 +128,14 @@ class FilterView(LoginNextMixin, RepositoryMixin, FormView):
 class FilterDeleteView(LoginNextMixin, RepositoryMixin, View):
     """POST /settings/filters/<id>/delete/: idempotent; back to the list."""
 
+    request: AuthenticatedHttpRequest
+
     http_method_names = ["post"]
 
     def login_next(self) -> str:
         return reverse("social:filters")
 
-    def post(self, request: HttpRequest, filter_id: int) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, filter_id: int) -> HttpResponse:
         if self.repo.filters.delete(request.user.id, filter_id):
             messages.success(request, gettext("The filter is deleted."))
         return redirect("social:filters")

@@ -21,6 +21,7 @@ from django.middleware.csrf import get_token
 from django.utils.translation import get_language
 from markupsafe import Markup
 
+from social.http import SiteHttpRequest
 from social.repository.cache import BoundedCache
 from social.repository.models import Page, Post
 from social.templating import age
@@ -47,7 +48,7 @@ class RememberedPageMixin:
     """A TemplateView whose page for a visitor is remembered (see the module docstring).
     Subclasses say what the page shows in remembered_fingerprint(context), or None."""
 
-    request: HttpRequest
+    request: SiteHttpRequest
 
     def remembered_fingerprint(self, context: dict) -> Hashable | None:
         raise NotImplementedError

@@ -24,6 +24,7 @@ from social.forms import (
     ReplyForm,
     ReportPostForm,
 )
+from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.redis_client import ping_within
 from social.remembered import RememberedPageMixin, posts_fingerprint
@@ -47,6 +48,8 @@ REPLIES_PAGE_SIZE = 20  # replies under a permalink, oldest first
 class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
     """/: welcome and forms for visitors; the home feed for a logged-in user (people to
     follow when its first page is empty)."""
+
+    request: SiteHttpRequest
 
     def get_template_names(self) -> list[str]:
         if self.request.user.is_authenticated:
@@ -80,6 +83,8 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
 class ConversationMixin(RepositoryMixin):
     """Load a post in its conversation as this reader may see it, or 404."""
 
+    request: SiteHttpRequest
+
     def visible_conversation(self, post_id: int, number: int = 1) -> Conversation:
         """Return post_id with its ancestors and a page of replies, or raise Http404 when
         this reader may not see it (the repository's visibility policy decides)."""
@@ -104,6 +109,8 @@ class ConversationMixin(RepositoryMixin):
 class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
     """POST /post/: publish a status or a reply (`reply_to`); on error re-show the page it
     came from (the home page, or the permalink replied to) with what was typed."""
+
+    request: AuthenticatedHttpRequest
 
     form_class = PostForm
     template_name = "social/home.html"
@@ -177,6 +184,8 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
 class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
     """/timeline/: the global latest posts, the newest sign-ups and the trending tags."""
 
+    request: SiteHttpRequest
+
     template_name = "social/timeline.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -203,6 +212,8 @@ class ProfileView(RepositoryMixin, TemplateView):
     """/u/<username>/: the user's own posts, counts, follow button, mutual followers, and
     "Follows you" when the user follows the reader."""
 
+    request: SiteHttpRequest
+
     template_name = "social/profile.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -225,6 +236,8 @@ class FollowListView(UserPageMixin, TemplateView):
     """/u/<username>/followers/ and /following/: paged, newest first. A logged-in reader
     gets a Follow or Unfollow button on every row but their own (it comes back to this
     page), and "Follows you" on the people who follow them."""
+
+    request: SiteHttpRequest
 
     template_name = "social/follow_list.html"
     which = "followers"
@@ -249,13 +262,15 @@ class FollowListView(UserPageMixin, TemplateView):
 class FollowView(LoginNextMixin, UserPageMixin, View):
     """POST /u/<username>/follow/ and /unfollow/: change the graph, go back."""
 
+    request: AuthenticatedHttpRequest
+
     http_method_names = ["post"]
     action = "follow"
 
     def login_next(self) -> str:
         return reverse("social:profile", args=[self.kwargs["username"]])
 
-    def post(self, request: HttpRequest, username: str) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, username: str) -> HttpResponse:
         back = self.safe_back_url(reverse("social:profile", args=[username]))
         target = self.target_user  # 404 for a suspended account, as its profile
         limits = auth.follow_limits(request.user.id)
@@ -286,6 +301,8 @@ class PostDetailView(ConversationMixin, TemplateView):
     """/p/<id>/: the post in its conversation: the posts above it, a reply form, and its
     replies, oldest first, paged."""
 
+    request: SiteHttpRequest
+
     template_name = "social/post_detail.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -309,6 +326,8 @@ class HealthView(View):
 
 class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
     """/p/<id>/report/: GET shows the permalink with the report form; POST files a report."""
+
+    request: AuthenticatedHttpRequest
 
     form_class = ReportPostForm
     template_name = "social/post_detail.html"
@@ -358,13 +377,15 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
 class LikeView(LoginNextMixin, RepositoryMixin, View):
     """POST /p/<id>/like/ and /unlike/: idempotent; back to the page, at the post."""
 
+    request: AuthenticatedHttpRequest
+
     http_method_names = ["post"]
     action = "like"
 
     def login_next(self) -> str:
         return reverse("social:post_detail", args=[self.kwargs["post_id"]])
 
-    def post(self, request: HttpRequest, post_id: int) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, post_id: int) -> HttpResponse:
         back = self.safe_back_url(reverse("social:post_detail", args=[post_id]))
         try:
             if self.action == "like":
@@ -381,6 +402,8 @@ class LikeView(LoginNextMixin, RepositoryMixin, View):
 class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
     """/p/<id>/delete/: GET asks to confirm; POST deletes the reader's own post and goes
     home. Someone else's post: 403 (it is there, but not theirs); a missing one: 404."""
+
+    request: AuthenticatedHttpRequest
 
     template_name = "social/delete_post.html"
 
@@ -411,6 +434,8 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
     """/mentions/: the posts that mention the reader, newest first; seeing them clears the
     unread count in the navigation."""
 
+    request: AuthenticatedHttpRequest
+
     template_name = "social/mentions.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -430,6 +455,8 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
 class TagView(RepositoryMixin, TemplateView):
     """/tag/<tag>/: the newest posts with #tag (the URL's converter refuses non-tags)."""
 
+    request: SiteHttpRequest
+
     template_name = "social/tag.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -448,6 +475,8 @@ class TagView(RepositoryMixin, TemplateView):
 
 class LikesView(UserPageMixin, TemplateView):
     """/u/<username>/likes/: the posts the user liked, most recently liked first."""
+
+    request: SiteHttpRequest
 
     template_name = "social/likes.html"
 
@@ -470,6 +499,8 @@ class LikesView(UserPageMixin, TemplateView):
 class SearchView(RepositoryMixin, TemplateView):
     """/search/?q=: people and tags by name (bounded work per query: SearchStore)."""
 
+    request: SiteHttpRequest
+
     template_name = "social/search.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -482,6 +513,8 @@ class SearchView(RepositoryMixin, TemplateView):
 class NotificationsView(LoginNextMixin, RepositoryMixin, TemplateView):
     """/notifications/: follows, likes, replies and mentions, grouped per post and kind,
     newest first; seeing them clears the count in the navigation."""
+
+    request: AuthenticatedHttpRequest
 
     template_name = "social/notifications.html"
 

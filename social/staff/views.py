@@ -16,6 +16,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from social.forms import TagSearchForm
+from social.http import AuthenticatedHttpRequest
 from social.mixins import UserPageMixin
 from social.repository import NotAllowed, UserNotFound
 from social.repository.reports import OPEN, Report, ReportNotFound, group_by_post
@@ -69,6 +70,8 @@ USER_ACTIONS = {
 class DashboardView(StaffRequiredMixin, TemplateView):
     """/staff/: totals, 30-day charts against the 30 days before, sign-ups, server health."""
 
+    request: AuthenticatedHttpRequest
+
     template_name = "staff/dashboard.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -82,6 +85,8 @@ class DashboardView(StaffRequiredMixin, TemplateView):
 class UserListView(StaffRequiredMixin, TemplateView):
     """/staff/users/: accounts newest first; ?q= a username search (?match=prefix, the
     default, or contains), ?status= filter."""
+
+    request: AuthenticatedHttpRequest
 
     template_name = "staff/users.html"
 
@@ -103,6 +108,8 @@ class UserListView(StaffRequiredMixin, TemplateView):
 class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
     """/staff/users/<username>/: the account's file, with the actions staff can take."""
 
+    request: AuthenticatedHttpRequest
+
     template_name = "staff/user_detail.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -123,6 +130,8 @@ class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
 
 class UserActionView(UserDetailView):
     """POST /staff/users/<username>/<action>/: one action, logged; back to the account."""
+
+    request: AuthenticatedHttpRequest
 
     http_method_names = ["post"]
     action = ""
@@ -172,6 +181,8 @@ class PostListView(StaffRequiredMixin, TemplateView):
     """/staff/posts/: the newest posts site-wide, deleted ones marked, to select and delete;
     ?tag= lists those with that hashtag instead."""
 
+    request: AuthenticatedHttpRequest
+
     template_name = "staff/posts.html"
 
     def get_context_data(self, **kwargs) -> dict:
@@ -190,6 +201,8 @@ class PostListView(StaffRequiredMixin, TemplateView):
 
 class DeletePostsView(StaffRequiredMixin, TemplateView):
     """/staff/posts/delete/: GET ?id=... confirms what will go; POST deletes and logs."""
+
+    request: AuthenticatedHttpRequest
 
     template_name = "staff/delete_posts.html"
 
@@ -231,6 +244,8 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
 class ReportListView(StaffRequiredMixin, TemplateView):
     """/staff/reports/ (open, oldest first) and /staff/reports/resolved/ (newest first)."""
 
+    request: AuthenticatedHttpRequest
+
     template_name = "staff/reports.html"
     status = OPEN
 
@@ -251,12 +266,14 @@ class ReportListView(StaffRequiredMixin, TemplateView):
 class ResolveReportView(StaffRequiredMixin, View):
     """POST /staff/reports/<id>/resolve/: dismiss, or delete the post; closes its reports."""
 
+    request: AuthenticatedHttpRequest
+
     http_method_names = ["post"]
 
     def login_next(self) -> str:
         return reverse("staff:reports")
 
-    def post(self, request: HttpRequest, report_id: int) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, report_id: int) -> HttpResponse:
         back = self.safe_back_url(reverse("staff:reports"))
         form = forms.ResolveReportForm(request.POST)
         if not form.is_valid():
@@ -326,6 +343,8 @@ class ReportActionView(StaffRequiredMixin, TemplateView):
     """GET /staff/reports/<id>/delete/ or /suspend/: the reported post, its author and a
     reason to confirm with; POST (CSRF) acts, logs it, closes the post's open reports and
     goes back to the queue. As /staff/posts/delete/, nothing changes on a GET."""
+
+    request: AuthenticatedHttpRequest
 
     template_name = "staff/report_action.html"
     action = ""  # a key of REPORT_ACTIONS
@@ -408,6 +427,8 @@ class ReportActionView(StaffRequiredMixin, TemplateView):
 
 class AuditLogView(StaffRequiredMixin, TemplateView):
     """/staff/log/: every staff action, newest first; filter by staff, action, target."""
+
+    request: AuthenticatedHttpRequest
 
     template_name = "staff/log.html"
 
