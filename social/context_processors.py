@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest
-from django.middleware.csrf import get_token
 from django.urls import get_script_prefix
 from django.utils.functional import empty
 from django.utils.translation import get_language
 from markupsafe import Markup
 
 from social import templating
+from social.csrf import get_token
 from social.remembered import csrf_field
 from social.repository import AnonymousUser
 
@@ -28,7 +28,8 @@ class CsrfInput:
 
     Django's Jinja2 backend masks a new token for every `{{ csrf_input }}` on a page (the
     logged-in header has a log-out form, feeds a composer or a follow button): 32 random
-    characters each. One masked token per response is what BREACH protection needs.
+    characters each. One masked token per response is what BREACH protection needs, and it
+    is masked by social.csrf.get_token (Django's, one urandom read instead of 64).
     """
 
     __slots__ = ("request", "html")
