@@ -395,6 +395,86 @@ class PostCards:
         return card
 
 
+# Where a remembered part's forms take the page's own CSRF field (see FORM_FIELDS).
+CSRF_SLOT = Markup("<!--csrf-field-->")
+NAV_ITEMS = {"social:home": "home", "social:timeline": "timeline"}
+ACCOUNT_NAV_ITEMS = {"social:mentions": "mentions", "social:notifications": "notifications"}
+
+
+class Layout:
+    """site_head(), site_nav() and site_footer(): the parts of base.html, remembered.
+
+    The head's links, the header and the footer are the same on every page in a language
+    (the footer's selected language included), except for the few things that are the key:
+    which nav item is the current page, and for a logged-in reader their name, unread
+    counts and staff link. So each part is rendered (a macro of _layout.html, in a module
+    made for the page's language) once per key, bounded, oldest let go; the page's CSRF
+    field goes into CSRF_SLOT afterwards. Not remembered while templates auto-reload.
+    """
+
+    def __init__(self, env: Environment, size: int = 4096) -> None:
+        self.env = env
+        self.parts: BoundedCache[tuple, Markup] = BoundedCache(size)
+        self.modules: dict[str, object] = {}
+        self.current: dict[str, dict[str, str]] = {}  # prefix -> {path: nav item}
+
+    def part(self, name: str, language: str, *args) -> Markup:
+        """Return the macro `name` of _layout.html rendered with args in language."""
+        key = (name, language, getattr(_local, "prefix", "/"), args)
+        html = None if self.env.auto_reload else self.parts.get(key)
+        if html is None:
+            module = self.modules.get(language)
+            if module is None or self.env.auto_reload:
+                template = self.env.get_template("_layout.html")
+                module = template.make_module({"LANGUAGE_CODE": language})
+                self.modules[language] = module
+            html = getattr(module, name)(*args)
+            if not self.env.auto_reload:
+                self.parts.put(key, html)
+        return html
+
+    @pass_context
+    def head(self, context: Context) -> Markup:
+        """The head's links: color scheme, icon, style sheet, script."""
+        return self.part("head_links", _page_language(context))
+
+    @pass_context
+    def nav(self, context: Context) -> Markup:
+        """The header: the site's links, and the reader's (or a visitor's log-in links)."""
+        user = context.get("user")
+        if user is None or not user.is_authenticated:
+            account = None
+        else:
+            unread = 0 if context.get("mentions_seen") else user.unread_mentions
+            fresh = 0 if context.get("notifications_seen") else user.unread_notifications
+            reports = open_report_count() if user.is_staff else 0
+            account = (user.username, unread, fresh, user.is_staff, reports)
+        html = self.part("nav", _page_language(context), self.item(context), account, CSRF_SLOT)
+        return with_csrf(html, context) if account else html
+
+    @pass_context
+    def footer(self, context: Context) -> Markup:
+        """The footer: the site's links and the language switch (a form)."""
+        return with_csrf(self.part("footer", _page_language(context), CSRF_SLOT), context)
+
+    def item(self, context: Context) -> str:
+        """Return the nav item of the page shown ("home"...), or "" for any other page."""
+        request = context.get("request")
+        if request is None:
+            return ""
+        prefix = getattr(_local, "prefix", "/")
+        items = self.current.get(prefix)
+        if items is None:
+            named = NAV_ITEMS | ACCOUNT_NAV_ITEMS
+            items = self.current[prefix] = {url(name): item for name, item in named.items()}
+        return items.get(request.path, "")
+
+
+def with_csrf(html: Markup, context: Context) -> Markup:
+    """Return html with the page's CSRF field in CSRF_SLOT (nothing on a page without one)."""
+    return Markup(html.replace(CSRF_SLOT, escape(context.get("csrf_input", ""))))
+
+
 def submission_token() -> Markup:
     """A hidden input with a one-off token for a form whose submission must take effect
     once: a retried POST (a reload after a timeout or a 503) sends the same token, and the
@@ -514,6 +594,8 @@ def environment(**options) -> Environment:
     cards = PostCards(env)
     env.globals.update(post_card=cards.one, post_cards=cards.many)
     env.globals.update(open_report_count=open_report_count)
+    layout = Layout(env)
+    env.globals.update(site_head=layout.head, site_nav=layout.nav, site_footer=layout.footer)
     env.filters.update(
         intcomma=intcomma,
         date=date,

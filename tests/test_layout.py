@@ -1,0 +1,110 @@
+"""The page's layout (base.html's head links, header and footer) is rendered once per
+language and what it shows (social/templating.py Layout), and never shows one reader's
+name, counts or CSRF token to another."""
+
+from __future__ import annotations
+
+from django.template import engines
+from django.test import RequestFactory
+from markupsafe import Markup
+
+from social import templating
+from social.repository import AnonymousUser, User
+
+ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+
+
+def layout() -> templating.Layout:
+    """The site's Layout (what site_nav and site_footer are bound to)."""
+    return engines["jinja2"].env.globals["site_nav"].__self__
+
+
+class Token:
+    """A page's CSRF input."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __html__(self) -> Markup:
+        return Markup('<input type="hidden" name="csrfmiddlewaretoken" value="{}">').format(
+            self.value
+        )
+
+
+def page(user, path: str = "/", token: str = "t0", **context) -> str:
+    """Render a page extending base.html for user at path, with token as its CSRF field."""
+    template = engines["jinja2"].env.from_string(
+        '{% extends "base.html" %}{% block content %}<p>body</p>{% endblock %}'
+    )
+    request = RequestFactory().get(path)
+    return template.render(user=user, request=request, csrf_input=Token(token), **context)
+
+
+def remembered() -> list[str]:
+    return [str(html) for html in layout().parts._data.values()]
+
+
+def test_the_nav_marks_the_page_shown_as_current(client):
+    timeline = client.get("/timeline/").content.decode()
+    login = client.get("/login/").content.decode()
+
+    assert '<a href="/timeline/" aria-current="page">Timeline</a>' in timeline
+    assert '<a href="/" aria-current="page">' not in timeline
+    assert 'aria-current="page"' not in login
+
+
+def test_a_part_is_rendered_once_and_the_same_for_every_visitor():
+    first = layout().part("footer", "en", templating.CSRF_SLOT)
+
+    assert layout().part("footer", "en", templating.CSRF_SLOT) is first
+    assert layout().part("footer", "zh-hans", templating.CSRF_SLOT) is not first
+
+
+def test_a_readers_header_shows_their_name_and_counts_and_the_pages_own_token():
+    alice = User(id=1, username="alice", unread_mentions=3, unread_notifications=120)
+    bob = User(id=2, username="bob")
+
+    as_alice = page(alice, "/mentions/", token="AAA")
+    as_bob = page(bob, token="BBB")
+    again = page(alice, "/mentions/", token="CCC")
+
+    assert '<a href="/u/alice/">@alice</a>' in as_alice and "@alice" not in as_bob
+    assert 'aria-current="page" title="3 new mentions">Mentions' in as_alice
+    assert '<span class="count-badge">99+' in as_alice
+    assert "count-badge" not in as_bob
+    assert 'value="BBB"' in as_bob and "AAA" not in as_bob
+    assert 'value="CCC"' in again and "AAA" not in again
+    assert not any(t in html for html in remembered() for t in ("AAA", "BBB", "CCC"))
+
+
+def test_a_pages_token_reaches_the_log_out_and_language_forms_and_no_slot_is_left():
+    html = page(User(id=1, username="alice"), token="TTT")
+
+    assert html.count('value="TTT"') == 2  # the header's log-out and the footer's switch
+    assert str(templating.CSRF_SLOT) not in html
+    assert str(templating.CSRF_SLOT) not in page(AnonymousUser())
+
+
+def test_a_visitors_header_offers_log_in_and_sign_up_and_no_form_but_the_footers():
+    html = page(AnonymousUser(), token="VVV")
+
+    assert '<a href="/login/">Log in</a>' in html and "Log out" not in html
+    assert html.count('value="VVV"') == 1
+
+
+def test_the_layout_is_in_the_pages_language_with_its_own_selected(client):
+    chinese = client.get("/login/", **ZH).content.decode()
+    english = client.get("/login/").content.decode()
+
+    assert '<html lang="zh-hans">' in chinese and '<html lang="en">' in english
+    assert ">首页</a>" in chinese and ">Home</a>" in english
+    assert '<option value="zh-hans" lang="zh-hans" selected>' in chinese
+    assert '<option value="en" lang="en" selected>' in english
+
+
+def test_while_templates_auto_reload_each_part_is_rendered_afresh(monkeypatch):
+    monkeypatch.setattr(layout().env, "auto_reload", True)
+
+    first = layout().part("head_links", "en")
+
+    assert "css/site" in first and layout().part("head_links", "en") is not first
