@@ -11,9 +11,10 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
 from django.contrib.humanize.templatetags import humanize
@@ -569,6 +570,20 @@ def static_url(path: str) -> str:
     return found
 
 
+class SiteEnvironment(Environment):
+    """Jinja2's Environment, except that a template's globals are a plain dict (the
+    environment's, the template's own over them) rather than a ChainMap of the two.
+
+    Every render copies the globals into the page's context and every {% from %} or
+    {% import %} compares their names, which over a ChainMap of the ~45 site globals runs in
+    Python: ~25 us a page. A copy is right as long as the globals are set before templates
+    load, as Jinja2 asks; environment() sets them all at once.
+    """
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        return {**self.globals, **(d or {})}
+
+
 def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function).
 
@@ -578,7 +593,7 @@ def environment(**options) -> Environment:
     %-format, so a literal percent sign is written %%. scripts/messages extracts them.
     """
     options["extensions"] = [*options.get("extensions", ()), "jinja2.ext.i18n"]
-    env = Environment(**options)
+    env = SiteEnvironment(**options)
     env.install_gettext_callables(  # type: ignore[attr-defined]
         page_gettext,
         page_ngettext,

@@ -379,3 +379,12 @@ def test_with_auto_id_gives_a_form_its_own_ids_and_its_own_remembered_widgets():
     assert 'id="login_username"' in templating.widget(login["username"])
     assert login["password"].id_for_label == "login_password"
     assert 'id="id_username"' in templating.widget(LoginForm()["username"])
+
+
+def test_a_templates_globals_are_the_sites_with_its_own_over_them_never_changing_the_sites():
+    env = engines["jinja2"].env
+    own = env.from_string("{{ url('social:home') }} {{ answer }}", globals={"answer": 42})
+
+    assert type(env.get_template("base.html").globals) is dict  # no ChainMap to copy per page
+    assert own.render() == "/ 42"
+    assert "answer" not in env.globals and env.from_string("{{ answer }}").render() == ""
