@@ -281,22 +281,26 @@ def widget(bound) -> Markup:
     return html
 
 
-# Where a card's forms (Like, Unlike) take the page's hidden fields: the CSRF token and the
-# page to come back to, which differ per reader and page, so a remembered card cannot hold
-# them. Every text a card shows is escaped, so no post or name can contain this marker.
-FORM_FIELDS = Markup("<!--form-fields-->")
 NO_COUNTS = PostCounts()
+# Set in a page's context when it shows a reader cards (whose buttons need #card-actions).
+CARDS_SHOWN = "card_actions_wanted"
 
 
-def form_fields(context: Context) -> Markup:
-    """Return the hidden fields of this page's card forms: its CSRF input and `next`, the
-    page itself (or context["page_url"], the page's own URL when it is shown at another,
-    as the home page re-shown at /post/ after a bad post)."""
+@pass_context
+def card_actions(context: Context) -> Markup:
+    """Return the form the cards' buttons submit (form="card-actions"): the page's CSRF
+    field and `next`, the page itself (or context["page_url"], the page's own URL when it is
+    shown at another, as the home page re-shown at /post/ after a bad post). Only on a page
+    that showed a reader cards: another page's own URL is not echoed (a login page's
+    off-site `next`)."""
+    if not context.vars.get(CARDS_SHOWN):
+        return Markup("")
     request = context.get("request")
     back = context.get("page_url") or (request.get_full_path() if request else "")
-    return Markup('{}<input type="hidden" name="next" value="{}">').format(
-        context.get("csrf_input", ""), back
-    )
+    return Markup(
+        '<form id="card-actions" method="post" hidden>{}'
+        '<input type="hidden" name="next" value="{}"></form>'
+    ).format(context.get("csrf_input", ""), back)
 
 
 class PostCards:
@@ -311,8 +315,8 @@ class PostCards:
     whether a report form is open, the post's age as shown ("3h", age()) or its exact
     time, the language and the script prefix. Those are the key, so a card is rendered
     once per distinct key (bounded, oldest let go); the age in the key is the one the card
-    shows. The card's forms hold FORM_FIELDS where the page's CSRF token and `next` go in
-    afterwards: those belong to one reader and are never remembered. Not remembered while
+    shows. A card holds nothing of one reader's page: its buttons submit the page's own
+    #card-actions form (base.html: the CSRF token and `next`). Not remembered while
     templates auto-reload (DEBUG), so edits show at once.
     """
 
@@ -330,32 +334,28 @@ class PostCards:
     def one(
         self, context: Context, post, user, counts=None, report_form=None, exact_time=False
     ) -> Markup:
-        """post_card(post, user, counts, report_form=None, exact_time=False): one card,
-        the page's fields in."""
-        html = self.card(post, user, counts, report_form, exact_time)
-        return self.with_fields(html, context)
+        """post_card(post, user, counts, report_form=None, exact_time=False): one card."""
+        if user.is_authenticated:
+            context.vars[CARDS_SHOWN] = True
+        return self.card(post, user, counts, report_form, exact_time)
 
     @pass_context
     def many(self, context: Context, posts, user, counts) -> Markup:
         """post_cards(posts, user, counts): the cards of a feed, in one call (one per post
         costs a template function call each, which a 50-post timeline feels)."""
-        return self.with_fields(self.cards_of(posts, user, counts), context)
-
-    def with_fields(self, html: Markup, context: Context) -> Markup:
-        """Return html with the page's form fields where the cards left room for them."""
-        if FORM_FIELDS not in html:  # a visitor's cards have no forms: no CSRF token made
-            return html
-        return Markup(html.replace(FORM_FIELDS, form_fields(context)))
+        if user.is_authenticated and posts:
+            context.vars[CARDS_SHOWN] = True
+        return self.cards_of(posts, user, counts)
 
     def card(self, post, user, counts=None, report_form=None, exact_time=False) -> Markup:
-        """Return one card with FORM_FIELDS left in (what the template globals fill)."""
+        """Return one card."""
         now = time.time()
         return self._card(
             post, user, self._counts(post, counts), report_form, now, get_language(), exact_time
         )
 
     def cards_of(self, posts, user, counts) -> Markup:
-        """Return the cards of posts with FORM_FIELDS left in."""
+        """Return the cards of posts."""
         now, language = time.time(), get_language()  # once per feed, not per card
         return Markup("").join(
             [self._card(p, user, self._counts(p, counts), None, now, language) for p in posts]
@@ -377,7 +377,7 @@ class PostCards:
     ) -> Markup:
         shown = "" if exact_time else age(post.created, now)
         if self.env.auto_reload:
-            return self.macro()(post, user, counts, report_form, FORM_FIELDS, shown, exact_time)
+            return self.macro()(post, user, counts, report_form, shown, exact_time)
         key = (
             post,
             counts,
@@ -391,12 +391,13 @@ class PostCards:
         )
         card = self.cards.get(key)
         if card is None:
-            card = self.macro()(post, user, counts, report_form, FORM_FIELDS, shown, exact_time)
+            card = self.macro()(post, user, counts, report_form, shown, exact_time)
             self.cards.put(key, card)
         return card
 
 
-# Where a remembered part's forms take the page's own CSRF field (see FORM_FIELDS).
+# Where a remembered part's forms take the page's own CSRF field: no text a page shows
+# contains it, since every text is escaped.
 CSRF_SLOT = Markup("<!--csrf-field-->")
 NAV_ITEMS = {"social:home": "home", "social:timeline": "timeline"}
 ACCOUNT_NAV_ITEMS = {"social:mentions": "mentions", "social:notifications": "notifications"}
@@ -607,7 +608,7 @@ def environment(**options) -> Environment:
     env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)
     env.globals.update(with_auto_id=with_auto_id)
     cards = PostCards(env)
-    env.globals.update(post_card=cards.one, post_cards=cards.many)
+    env.globals.update(post_card=cards.one, post_cards=cards.many, card_actions=card_actions)
     env.globals.update(open_report_count=open_report_count)
     layout = Layout(env)
     env.globals.update(site_head=layout.head, site_nav=layout.nav, site_footer=layout.footer)

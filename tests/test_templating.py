@@ -156,32 +156,60 @@ def test_post_cards_renders_a_feed_in_order_as_the_single_cards_would():
     assert "2 replies" in single[0] and 'title="7 likes">7<' in single[1]
 
 
-def test_a_remembered_card_never_shows_one_readers_like_or_csrf_token_to_another():
+def test_a_card_holds_no_readers_token_its_buttons_submit_the_pages_one_form():
     post = Post(id=3, author_id=9, author_name="zed", time=T0, body="hello")
     alice = User(id=1, username="alice")
     bob = User(id=2, username="bob")
+    tokens = [Token("AAA"), Token("BBB")]
 
-    as_alice = page_card(post, alice, {3: PostCounts(likes=1, liked=True)}, token=Token("AAA"))
-    as_bob = page_card(post, bob, {3: PostCounts(likes=1, liked=False)}, token=Token("BBB"))
-    again = page_card(post, bob, {3: PostCounts(likes=1, liked=False)}, token=Token("CCC"))
+    as_alice = page_card(post, alice, {3: PostCounts(likes=1, liked=True)}, token=tokens[0])
+    as_bob = page_card(post, bob, {3: PostCounts(likes=1, liked=False)}, token=tokens[1])
 
-    assert 'action="/p/3/unlike/"' in as_alice and "Liked" in as_alice
-    assert 'action="/p/3/like/"' in as_bob and "Liked" not in as_bob
-    assert 'value="BBB"' in as_bob and "AAA" not in as_bob
-    assert 'value="CCC"' in again and "BBB" not in again  # the remembered card had no token
-    remembered = [str(html) for html in cards().cards._data.values()]
-    assert not any(token in html for html in remembered for token in ("AAA", "BBB", "CCC"))
+    assert 'form="card-actions" formaction="/p/3/unlike/"' in as_alice and "Liked" in as_alice
+    assert 'form="card-actions" formaction="/p/3/like/"' in as_bob and "Liked" not in as_bob
+    assert 'form="card-actions" formaction="/u/zed/mute/"' in as_bob
+    assert "<form" not in as_bob and "csrfmiddlewaretoken" not in as_alice + as_bob
+    assert not any(token.used for token in tokens)
 
 
-def test_a_cards_like_form_comes_back_to_the_page_it_is_on():
-    post = Post(id=4, author_id=9, author_name="zed", time=T0, body="hello")
+def page_as(user, path: str, posts=(), **context) -> str:
+    """Render a page extending base.html with posts' cards for user at path, with a CSRF
+    field "t9"."""
+    template = engines["jinja2"].env.from_string(
+        '{% extends "base.html" %}{% block content %}{{ post_cards(posts, user, {}) }}'
+        "{% endblock %}"
+    )
+    request = RequestFactory().get(path)
+    return template.render(
+        user=user, request=request, csrf_input=Token("t9"), posts=list(posts), **context
+    )
+
+
+def test_a_page_of_cards_has_one_card_actions_form_that_comes_back_to_the_page():
     bob = User(id=2, username="bob")
+    posts = [Post(id=i, author_id=9, author_name="zed", time=T0, body="hi") for i in (8, 9)]
 
-    on_page_two = page_card(post, bob, path="/timeline/?page=2")
-    shown_elsewhere = page_card(post, bob, path="/post/", page_url="/p/4/")
+    on_page_two = page_as(bob, "/timeline/?page=2", posts)
+    shown_elsewhere = page_as(bob, "/post/", posts, page_url="/p/4/")
 
-    assert '<input type="hidden" name="next" value="/timeline/?page=2">' in on_page_two
-    assert '<input type="hidden" name="next" value="/p/4/">' in shown_elsewhere
+    form = (
+        '<form id="card-actions" method="post" hidden><input type="hidden" '
+        'name="csrfmiddlewaretoken" value="t9"><input type="hidden" name="next" value="{}"></form>'
+    )
+    assert form.format("/timeline/?page=2") in on_page_two
+    assert form.format("/p/4/") in shown_elsewhere
+    assert on_page_two.count('id="card-actions"') == 1
+    assert on_page_two.count('form="card-actions" formaction="/p/9/like/"') == 1
+
+
+def test_a_page_without_a_readers_cards_has_no_card_actions_form_nor_echoes_its_url():
+    posts = [Post(id=8, author_id=9, author_name="zed", time=T0, body="hi")]
+
+    no_cards = page_as(User(id=2, username="bob"), "/login/?next=https://evil.example/")
+    a_visitors = page_as(AnonymousUser(), "/timeline/?x=evil.example", posts)
+
+    assert 'id="card-actions"' not in no_cards + a_visitors
+    assert "evil.example" not in no_cards + a_visitors
 
 
 def test_a_visitor_sees_the_counts_and_no_form_and_no_token_is_made():
@@ -191,8 +219,7 @@ def test_a_visitor_sees_the_counts_and_no_form_and_no_token_is_made():
     html = page_card(post, AnonymousUser(), {5: PostCounts(replies=1, likes=3)}, token=token)
 
     assert "3 likes" in html and "1 reply" in html
-    assert "<form" not in html and not token.used
-    assert "<!--form-fields-->" not in html
+    assert "<form" not in html and "card-actions" not in html and not token.used
 
 
 def test_only_the_author_gets_the_delete_link():
