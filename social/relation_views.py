@@ -36,14 +36,19 @@ class RelationView(LoginNextMixin, UserPageMixin, View):
 
     def post(self, request: AuthenticatedHttpRequest, username: str) -> HttpResponse:
         back = self.safe_back_url(reverse("social:profile", args=[username]))
-        target = self.target_user  # 404 for a missing or suspended account, as its profile
+        if self.action in ("unblock", "unmute"):
+            # Undoing is for any account in the reader's lists, a suspended one included
+            # (/settings/blocks/ lists it); only a missing name is 404.
+            target_id, target_name = self.target_id, username
+        else:  # 404 for a missing or suspended account, as its profile
+            target_id, target_name = self.target_user.id, self.target_user.username
         self.repo.limits.enforce(
             auth.relation_limits(request.user.id),
             gettext("You have blocked and muted a lot in a short time."),
         )
-        name = {"name": target.username}
+        name = {"name": target_name}
         try:
-            changed = getattr(self.repo.relations, self.action)(request.user.id, target.id)
+            changed = getattr(self.repo.relations, self.action)(request.user.id, target_id)
         except NotAllowed as error:  # oneself, or the cap
             messages.error(request, gettext(str(error)) % {"cap": f"{RELATIONS_CAP:,}"})
             return HttpResponseRedirect(back)
@@ -107,7 +112,7 @@ class FilterView(LoginNextMixin, RepositoryMixin, FormView):
     def form_valid(self, form: FilterForm) -> HttpResponse:
         self.repo.limits.enforce(
             auth.relation_limits(self.request.user.id),
-            gettext("You have blocked and muted a lot in a short time."),
+            gettext("You have added a lot of filters in a short time."),
         )
         phrase = form.cleaned_data["phrase"]
         try:

@@ -17,10 +17,10 @@ from collections.abc import Hashable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
 from django.utils.translation import get_language
 from markupsafe import Markup
 
+from social.csrf import get_token
 from social.http import SiteHttpRequest
 from social.repository.cache import BoundedCache
 from social.repository.models import Page, Post

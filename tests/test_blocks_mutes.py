@@ -250,3 +250,35 @@ def test_a_card_mutes_its_author_and_comes_back_to_the_page(repo, r, trio):
     assert response.status_code == 302 and response["Location"] == "/timeline/"
     assert r.zscore(keys.mutes(alice.id), carol.id) is not None
     assert "carol replies" not in client.get("/timeline/").content.decode()
+
+
+def test_a_deleted_account_leaves_no_block_or_mute_behind_and_its_purge_its_lists(repo, r, trio):
+    alice, bob, carol, a, *_ = trio
+    repo.relations.block(alice.id, bob.id)
+    repo.relations.mute(carol.id, bob.id)
+    repo.relations.mute(bob.id, alice.id)
+    repo.filters.add(bob.id, "spoilers", "never")
+    repo.likes.like(carol.id, repo.posts.create_post(bob.id, "mine", at=T0 + 30))
+
+    repo.accounts.delete_account(repo.users.get_user(bob.id), at=T0 + 40)
+
+    assert r.zscore(keys.blocks(alice.id), bob.id) is None
+    assert r.zscore(keys.mutes(carol.id), bob.id) is None
+    assert r.zscore(keys.muted_by(alice.id), bob.id) is None
+    assert r.exists(keys.blocked_by(bob.id), keys.muted_by(bob.id), keys.mutes(bob.id)) == 0
+    repo.accounts.purge_deleted_accounts(at=T0 + 40 + keys.DELETED_ACCOUNT_GRACE_DAYS * 86400)
+    assert r.exists(keys.filters(bob.id), keys.notifications(bob.id)) == 0
+
+
+def test_a_suspended_account_can_still_be_unblocked_from_the_settings_list(repo, r, trio):
+    alice, bob, *_ = trio
+    sam = make_staff(repo, "sam")
+    repo.relations.block(alice.id, bob.id)
+    repo.moderation.suspend(bob.id, sam, "spam")
+    client = login(Client(), repo, alice)
+
+    response = client.post("/u/bob/unblock/", {"next": "/settings/blocks/"})
+
+    assert response.status_code == 302
+    assert r.zscore(keys.blocks(alice.id), bob.id) is None
+    assert client.post("/u/bob/block/").status_code == 404  # but not blocked anew

@@ -43,7 +43,7 @@ T0 = 1_700_000_000
 HOME = pin((5, 2), (10, 4))  # secret -> id, user hash; feed + notices (+ counts when warm);
 # posts and their counts; authors
 TIMELINE = pin((6, 2), (12, 4))  # the same (the newest sign-ups come with the ids), and cold
-# once a minute the trending tags' sum (ConversationStore.trending)
+# once a minute the trending tags' sum (TrendingStore.trending)
 WELCOME = pin((3, 1), (7, 3))  # the newest ids (+ counts when warm); posts and counts;
 # authors
 # Warm pages read the user hash and then one pipeline: the ids and the visibility version,

@@ -100,11 +100,16 @@ class AccountStore(RepositoryBase):
         self._cut_ties(user.id)
 
     def _cut_ties(self, user_id: int) -> None:
-        """Remove user_id's follow edges on both sides and take back its likes."""
-        removed = 0
+        """Remove user_id's follow edges, blocks and mutes on both sides (no one is kept
+        from a deleted account, nor it from anyone) and take back its likes."""
+        removed = 0  # follow edges, for the dashboard's total
         for key, other_side in (
             (keys.following(user_id), keys.followers),
             (keys.followers(user_id), keys.following),
+            (keys.blocks(user_id), keys.blocked_by),
+            (keys.blocked_by(user_id), keys.blocks),
+            (keys.mutes(user_id), keys.muted_by),
+            (keys.muted_by(user_id), keys.mutes),
         ):
             while ids := self.r.zrange(key, 0, BATCH - 1):
                 pipe = self._pipe()
@@ -112,7 +117,8 @@ class AccountStore(RepositoryBase):
                     pipe.zrem(other_side(int(other)), user_id)
                 pipe.zrem(key, *ids)  # after the other sides: a crash leaves work to redo
                 pipe.execute()
-                removed += len(ids)
+                if other_side in (keys.followers, keys.following):
+                    removed += len(ids)
         while liked := self.r.zrange(keys.user_likes(user_id), 0, BATCH - 1):
             pipe = self._pipe()
             for post_id in liked:
@@ -165,6 +171,8 @@ class AccountStore(RepositoryBase):
                 keys.notices(user_id),
                 keys.user_likes(user_id),
                 keys.user_reported(user_id),
+                keys.filters(user_id),
+                keys.notifications(user_id),
             ):
                 pipe.delete(key)
             if name:

@@ -4,7 +4,7 @@
 exactly the layout the site writes: accounts go through UserStore.queue_user_writes after the
 same HSETNX name claim; posts through PostStore.queue_post_writes and queue_conversation, with
 their replies, mentions and tags settled as create_post settles them; likes into the two
-sorted sets ConversationStore.like writes. What changes is the number of round trips: ids
+sorted sets LikeStore.like writes. What changes is the number of round trips: ids
 come from one INCRBY per batch and everything else goes in non-transactional pipelines.
 Nothing here uses MULTI, since every batch touches several users' keys (a Redis Cluster keeps
 those on different nodes).

@@ -24,7 +24,7 @@ class LikeStore(RepositoryBase):
         The post's set first (the like counts once it is there), the liker's, then, only
         when the like is new, the post hash's `likes` counter: exact under any number of
         simultaneous likes. A process that dies between the two round trips leaves the
-        counter one short, which `manage.py repair --counts` mends.
+        counter one short, which `manage.py repair` mends.
         """
         author = self._visible_author(post_id, user_id)
         ts = now() if at is None else at

@@ -34,7 +34,7 @@ HIDDEN_STATUSES = (STATUS_SUSPENDED, STATUS_DELETED)
 
 # The post hash's counters (additions to the reference layout; docs/data-layout.md):
 # how many replies (LLEN replies:<id>) and likes (ZCARD likes:<id>) it has, kept in step
-# by the writes and mended by `manage.py repair --counts`. Absent means 0.
+# by the writes and mended by `manage.py repair`. Absent means 0.
 COUNT_FIELDS = ("replies", "likes")
 # What a page reads of a post it remembers when the version moved: the checks (author,
 # time, text: a database replaced under the process, or a purge, shows as a difference),

@@ -198,7 +198,7 @@ class StaffPageStore(RepositoryBase):
     def staff_tag_page(self, tag: str, number: int = 1, per_page: int = 50) -> Page[PostRow]:
         """Return the newest posts filed under tag (normalised), hidden ones included (what
         moderators removed and posts of suspended authors stay listed): three round trips.
-        A post its author deleted has left the list (ConversationStore.delete_own_post)."""
+        A post its author deleted has left the list (PostStore.delete_own_post)."""
         start, stop = page_bounds(number, per_page)
         ids = [int(i) for i in self.r.lrange(keys.tag_posts(normal_tag(tag)), start, stop)]
         posts, n_open = self.reports.posts_with_open_reports(ids[:per_page])
