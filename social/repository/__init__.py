@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Unpack
 
-import redis
 from django.conf import settings
 
 from social.redis_client import get_redis
@@ -24,7 +23,7 @@ from social.redis_client import get_redis
 from .accounts import AccountStore
 from .audit import AuditStore
 from .backup import BackupStore
-from .base import FeedShape, StoreSettings
+from .base import Client, FeedShape, StoreSettings
 from .bulk import BulkStore
 from .cache import ProcessCache
 from .directory import DirectoryStore
@@ -76,7 +75,7 @@ class Repository:
     """All reads and writes of the site's state, store by store."""
 
     def __init__(
-        self, client: redis.Redis, *, cache: ProcessCache | None = None, **shape: Unpack[FeedShape]
+        self, client: Client, *, cache: ProcessCache | None = None, **shape: Unpack[FeedShape]
     ) -> None:
         """Build every store on client; `shape` is the feed shapes RepositoryBase takes
         (home_feed_cap, timeline_cap, fanout_batch, fanout_read_threshold), its defaults
@@ -132,7 +131,7 @@ PROCESS_CACHE = ProcessCache(
 )
 
 
-_built: tuple[redis.Redis, tuple[int, int, int, int], Repository] | None = None
+_built: tuple[Client, tuple[int, int, int, int], Repository] | None = None
 
 
 def get_repository() -> Repository:

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import Unpack
 
-import redis
 from django.utils.translation import gettext_noop
-from redis.client import Pipeline
 
 from social import keys
 
 from .audit import AuditDraft, AuditStore
 from .base import (
     STATUS_DELETED,
+    Client,
+    Pipe,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -47,7 +47,7 @@ class AccountStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         audit: AuditStore,
         users: UserStore,
@@ -86,7 +86,7 @@ class AccountStore(RepositoryBase):
             actor=user, action="delete_account", target_id=user.id, target_name=user.username
         )
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             pipe.hset(
                 keys.user(user.id),
                 mapping={"status": STATUS_DELETED, "deleted_at": ts, "password": UNUSABLE_PASSWORD},

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils.translation import gettext, gettext_noop
-from redis.client import Pipeline
 
 from social import keys
 
-from .base import RepositoryBase, as_int, decode_hash, now, page_bounds, s
+from .base import Pipe, RepositoryBase, as_int, decode_hash, now, page_bounds, s
 from .models import User, as_datetime
 
 # Every action the log knows, with how a person reads it (in English here, translated when
@@ -136,7 +135,7 @@ def entries_from_xranges(replies: Iterable[list]) -> list[AuditEntry]:
 class AuditStore(RepositoryBase):
     """Append to the audit log and read it back, newest first."""
 
-    def _queue_audit(self, pipe: Pipeline, draft: AuditDraft, ts: int) -> int:
+    def _queue_audit(self, pipe: Pipe, draft: AuditDraft, ts: int) -> int:
         """Queue the XADD of draft on pipe; return its position among pipe's replies."""
         if draft.action not in ACTIONS:
             raise ValueError(f"unknown audit action {draft.action!r}")
@@ -258,7 +257,7 @@ class AuditStore(RepositoryBase):
             total=sizes[smallest] if not others else None,
         )
 
-    def queue_audit_reads(self, pipe: Pipeline, entry_ids: Iterable[str]) -> None:
+    def queue_audit_reads(self, pipe: Pipe, entry_ids: Iterable[str]) -> None:
         """Queue one exact XRANGE per entry id (decode with entries_from_xranges)."""
         for entry_id in entry_ids:
             pipe.xrange(keys.audit_log(), min=entry_id, max=entry_id)

@@ -21,12 +21,10 @@ from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TypeVar, Unpack
 
-import redis
-
 from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
-from .base import RepositoryBase, StoreSettings, utc_day
+from .base import Client, RepositoryBase, StoreSettings, utc_day
 from .errors import PostNotFound, UserNotFound
 from .models import User
 from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore, queue_visibility_version
@@ -139,7 +137,7 @@ class BulkStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         posts: PostStore,
         users: UserStore,

@@ -26,9 +26,10 @@ Each bounded cache lets its oldest entries go first.
 
 from __future__ import annotations
 
+import enum
 import threading
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Final, Generic, Literal, TypeAlias, TypeVar
 
 from .models import Post, User
 
@@ -68,8 +69,15 @@ class BoundedCache(Generic[K, V]):
         return len(self._data)
 
 
-# "The caller did not read the visibility version": not a value Redis can return.
-UNREAD = object()
+class _Unread(enum.Enum):
+    UNREAD = enum.auto()
+
+
+# "The caller did not read the visibility version": not a value Redis can return. One
+# enum member, so `version is UNREAD` tells the checker what version is otherwise.
+UNREAD: Final = _Unread.UNREAD
+# A visibility version as a page read it (None: the database has none), or UNREAD.
+MaybeVersion: TypeAlias = bytes | None | Literal[_Unread.UNREAD]
 
 
 @dataclass(frozen=True, slots=True)

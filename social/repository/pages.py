@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Unpack
 
-import redis
-
 from social import keys
 
 from .base import (
+    Client,
     RepositoryBase,
     StoreSettings,
     counts_from,
@@ -61,7 +60,7 @@ class PageStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         reader: PageReader,
         users: UserStore,
@@ -190,18 +189,16 @@ class PageStore(RepositoryBase):
         3) the names of up to six of those mutuals, only when there are any.
         Raise UserNotFound when there is no such user or viewer may not see it.
         """
-        others = viewer.id is not None and viewer.id != user_id
+        other = viewer.id if viewer.id != user_id else None  # None: a visitor, or the owner
 
         def first(reads) -> None:
             reads.hgetall("owner", keys.user(user_id))
             queue_counts(reads, user_id)
-            if others:
-                reads.zscore("viewer_follows", keys.following(viewer.id), user_id)
+            if other is not None:
+                reads.zscore("viewer_follows", keys.following(other), user_id)
                 # "Follows you": the owner's following set, whose size the counts read.
-                reads.zscore("follows_viewer", keys.following(user_id), viewer.id)
-                reads.zrevrange(
-                    "viewer_following", keys.following(viewer.id), 0, MUTUAL_SCAN_LIMIT - 1
-                )
+                reads.zscore("follows_viewer", keys.following(user_id), other)
+                reads.zrevrange("viewer_following", keys.following(other), 0, MUTUAL_SCAN_LIMIT - 1)
 
         def candidates(got: dict) -> list[int]:
             return [c for c in map(int, got.get("viewer_following", ())) if c != user_id]

@@ -18,12 +18,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Unpack
+from typing import ClassVar, Unpack, cast
 
 from social import keys
 from social.text import normal_tag
 
-from .base import NamedReads, RepositoryBase, StoreSettings, page_bounds
+from .base import Members, NamedReads, RepositoryBase, StoreSettings, page_bounds
 from .cache import UNREAD
 from .filters import active_phrases
 from .loading import PostLoader, post_counts_from, queue_post_counts
@@ -212,12 +212,12 @@ class HomeFeed(Source):
         ):
             scores = got.get("followed") or []
             return [c for c, score in zip(known[1], scores) if score is not None]
-        ids = tuple(int(i) for i in reader.r.zrange(keys.celebrities(), 0, -1))
+        ids = tuple(int(i) for i in cast(Members, reader.r.zrange(keys.celebrities(), 0, -1)))
         if version is not None:
             reader.cache.celebrities = (version, ids)
         if not ids:
             return []
-        scores = reader.r.zmscore(keys.following(self.user_id), list(ids))
+        scores = reader.r.zmscore(keys.following(self.user_id), [str(i) for i in ids])
         return [c for c, score in zip(ids, scores) if score is not None]
 
 

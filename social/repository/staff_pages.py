@@ -10,13 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Unpack
 
-import redis
-
 from social import keys
 from social.text import normal_tag
 
 from .audit import AuditEntry, entries_from_xranges
 from .base import (
+    Client,
     NamedReads,
     RepositoryBase,
     StoreSettings,
@@ -98,7 +97,7 @@ class StaffPageStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         reports: ReportStore,
         reader: PageReader,

@@ -18,11 +18,9 @@ import time
 from collections.abc import Sequence
 from typing import Unpack
 
-import redis
-
 from social import keys
 
-from .base import NamedReads, RepositoryBase, StoreSettings
+from .base import Client, NamedReads, RepositoryBase, StoreSettings
 from .loading import PostLoader
 from .models import User
 from .users import name_has_url
@@ -39,7 +37,7 @@ class Suggestions(RepositoryBase):
     """People to follow for a reader whose home page is empty."""
 
     def __init__(
-        self, client: redis.Redis, *, loader: PostLoader, **config: Unpack[StoreSettings]
+        self, client: Client, *, loader: PostLoader, **config: Unpack[StoreSettings]
     ) -> None:
         super().__init__(client, **config)
         self.loader = loader
