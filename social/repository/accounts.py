@@ -92,7 +92,7 @@ class AccountStore(RepositoryBase):
                 mapping={"status": STATUS_DELETED, "deleted_at": ts, "password": UNUSABLE_PASSWORD},
             )
             self.users.queue_secret_rotation(pipe, user.id, h.get("auth"))
-            pipe.zadd(keys.deleted_users(), {user.id: ts})
+            pipe.zadd(keys.deleted_users(), {str(user.id): ts})
             pipe.zrem(keys.users_by_time(), h["username"])
             queue_hiding(pipe)  # its posts leave every page
 

@@ -53,7 +53,7 @@ class FanoutStore(RepositoryBase):
                 return
             pipe = self._pipe()
             for follower in batch:
-                pipe.lpos(keys.home_feed(follower), post_id)
+                pipe.lpos(keys.home_feed(follower), str(post_id))
             for follower, found in zip(batch, pipe.execute()):
                 if found is None:
                     self._insert_missing(keys.home_feed(follower), post_id, self.home_feed_cap)

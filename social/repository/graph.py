@@ -52,8 +52,8 @@ class GraphStore(RepositoryBase):
         if blocked is not None or blocking is not None:
             raise NotAllowed(BLOCKED if blocked is not None else BLOCKING)
         pipe = self._pipe()
-        pipe.zadd(keys.following(follower_id), {followee_id: ts}, nx=True)
-        pipe.zadd(keys.followers(followee_id), {follower_id: ts}, nx=True)
+        pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
+        pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
         pipe.zscore(keys.celebrities(), followee_id)
         added, _, read_fanout = pipe.execute()
         if not added:

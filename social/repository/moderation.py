@@ -176,7 +176,7 @@ class ModerationStore(RepositoryBase):
             return False
 
         def queue(pipe: Pipe, ts: int) -> None:
-            pipe.zadd(keys.owners(), {user.id: ts})
+            pipe.zadd(keys.owners(), {str(user.id): ts})
 
         draft = AuditDraft(actor, "grant_owner", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], queue, at=at)

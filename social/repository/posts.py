@@ -164,7 +164,7 @@ class PostStore(RepositoryBase):
         fan_out = follower_count > 0 and not read_fanout
         pipe = self._pipe()
         if fan_out:  # first: a post half-written is then always on record
-            pipe.zadd(keys.fanouts_in_progress(), {post_id: ts})
+            pipe.zadd(keys.fanouts_in_progress(), {str(post_id): ts})
         self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
         told = {name: uid for name, uid in mentions.items() if uid not in blockers}
         self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
@@ -226,7 +226,7 @@ class PostStore(RepositoryBase):
         page. Membership only grows: posts written
         while an author was in the set are in no follower's feed, so leaving it would hide
         them (docs/scaling.md)."""
-        pipe.zadd(keys.celebrities(), {author_id: ts}, nx=True)
+        pipe.zadd(keys.celebrities(), {str(author_id): ts}, nx=True)
         queue_hiding(pipe)  # web processes re-read the set
 
     def _reply_fields(self, reply_to: int, parent: Fields) -> dict[str, str]:
@@ -271,7 +271,7 @@ class PostStore(RepositoryBase):
         for user_id in dict.fromkeys(mentions.values()):
             if user_id == author_id:
                 continue
-            pipe.zadd(keys.mentions(user_id), {post_id: ts})
+            pipe.zadd(keys.mentions(user_id), {str(post_id): ts})
             pipe.zremrangebyrank(keys.mentions(user_id), 0, -keys.MENTIONS_CAP - 1)
             pipe.hincrby(keys.user(user_id), "unread_mentions", 1)
         hour = keys.trending_hour(time.strftime("%Y%m%d%H", time.gmtime(ts)))
@@ -326,7 +326,7 @@ class PostStore(RepositoryBase):
         sends the pipeline with send(), which then moves the visibility version.
         """
         queue_post_deletion(pipe, post_id, actor.id, reason, ts)
-        pipe.lrem(keys.timeline(), 0, post_id)
+        pipe.lrem(keys.timeline(), 0, str(post_id))
         snippet = body if len(body) <= 40 else body[:39] + "…"
         self.notices.queue_notice(
             pipe,
@@ -358,12 +358,12 @@ class PostStore(RepositoryBase):
         ts = now() if at is None else at
         pipe = self._pipe()
         queue_post_deletion(pipe, post_id, user_id, DELETED_BY_AUTHOR, ts)
-        pipe.lrem(keys.timeline(), 0, post_id)
+        pipe.lrem(keys.timeline(), 0, str(post_id))
         # Off the author's own list too: their profile's count and pages no longer hold it
         # (staff still reach it by its permalink and through reports).
-        pipe.lrem(keys.own_posts(user_id), 0, post_id)
+        pipe.lrem(keys.own_posts(user_id), 0, str(post_id))
         for tag in (tags or "").split():
-            pipe.lrem(keys.tag_posts(tag), 0, post_id)
+            pipe.lrem(keys.tag_posts(tag), 0, str(post_id))
         for item in (mentions or "").split():
             mentioned = item.partition(":")[0]
             if mentioned.isdigit():

@@ -88,7 +88,7 @@ class RelationStore(RepositoryBase):
             raise UserNotFound(target_id)
         if already is not None:
             pipe = self._pipe()  # complete a half-written one (see the module docstring)
-            pipe.zadd(reverse(target_id), {user_id: already}, nx=True)
+            pipe.zadd(reverse(target_id), {str(user_id): already}, nx=True)
             pipe.execute()
             return False
         if size >= keys.RELATIONS_CAP:
@@ -100,8 +100,8 @@ class RelationStore(RepositoryBase):
         pipe.hset(keys.user(user_id), "relations", 1)
         if own is keys.blocks:
             pipe.hset(keys.user(target_id), "relations", 1)
-        pipe.zadd(own(user_id), {target_id: ts}, nx=True)
-        pipe.zadd(reverse(target_id), {user_id: ts}, nx=True)
+        pipe.zadd(own(user_id), {str(target_id): ts}, nx=True)
+        pipe.zadd(reverse(target_id), {str(user_id): ts}, nx=True)
         *_, added, _ = pipe.execute()
         return bool(added)
 

@@ -212,7 +212,7 @@ class ReportStore(RepositoryBase):
         )
         pipe.zadd(keys.open_reports(), {report_id: ts})
         pipe.zadd(keys.user_reports(author_id), {report_id: ts})
-        pipe.zadd(keys.user_reported(reporter.id), {post_id: ts})
+        pipe.zadd(keys.user_reported(reporter.id), {str(post_id): ts})
         pipe.execute()
         self.forget_open_count()
         return report_id
@@ -411,7 +411,7 @@ class ReportStore(RepositoryBase):
                 },
             )
             pipe.zrem(keys.open_reports(), report_id)
-            pipe.zadd(keys.resolved_reports(), {report_id: ts})
+            pipe.zadd(keys.resolved_reports(), {str(report_id): ts})
         if claims:
             pipe.hdel(keys.post_reports(post_id), *claims.keys())
             for reporter_id in claims:
