@@ -13,7 +13,7 @@ dangling and are skipped.
 
 from __future__ import annotations
 
-from typing import Unpack
+from typing import Unpack, cast
 
 from django.utils.translation import gettext_noop
 
@@ -23,6 +23,7 @@ from .audit import AuditDraft, AuditStore
 from .base import (
     STATUS_DELETED,
     Client,
+    Members,
     Pipe,
     RepositoryBase,
     StoreSettings,
@@ -111,7 +112,7 @@ class AccountStore(RepositoryBase):
             (keys.mutes(user_id), keys.muted_by),
             (keys.muted_by(user_id), keys.mutes),
         ):
-            while ids := self.r.zrange(key, 0, BATCH - 1):
+            while ids := cast(Members, self.r.zrange(key, 0, BATCH - 1)):
                 pipe = self._pipe()
                 for other in ids:
                     pipe.zrem(other_side(int(other)), user_id)
@@ -119,7 +120,7 @@ class AccountStore(RepositoryBase):
                 pipe.execute()
                 if other_side in (keys.followers, keys.following):
                     removed += len(ids)
-        while liked := self.r.zrange(keys.user_likes(user_id), 0, BATCH - 1):
+        while liked := cast(Members, self.r.zrange(keys.user_likes(user_id), 0, BATCH - 1)):
             pipe = self._pipe()
             for post_id in liked:
                 pipe.zrem(keys.likes(int(post_id)), user_id)
@@ -136,7 +137,8 @@ class AccountStore(RepositoryBase):
     def deleted_accounts_due(self, *, at: int | None = None) -> list[int]:
         """Return the ids of deleted accounts whose grace period is over."""
         cutoff = (now() if at is None else at) - keys.DELETED_ACCOUNT_GRACE_DAYS * 86400
-        return [int(i) for i in self.r.zrangebyscore(keys.deleted_users(), "-inf", cutoff)]
+        due = cast(Members, self.r.zrangebyscore(keys.deleted_users(), "-inf", cutoff))
+        return [int(i) for i in due]
 
     def purge_deleted_accounts(self, *, at: int | None = None) -> list[int]:
         """Purge every deleted account past its grace period; return their ids.

@@ -79,8 +79,9 @@ def as_int(value: bytes | str | int | float | None) -> int | None:
         return None
 
 
-def decode_hash(raw: Mapping[bytes, bytes]) -> dict[str, str]:
-    """Decode an HGETALL reply into a str -> str dict."""
+def decode_hash(raw: Mapping[bytes, bytes] | Mapping[bytes | str, bytes | str]) -> dict[str, str]:
+    """Decode an HGETALL reply into a str -> str dict (read by name: Hash; from a direct
+    call: as redis-py types it)."""
     return {s(k): s(v) for k, v in raw.items()}
 
 
@@ -150,6 +151,11 @@ class Replies(dict[str, object]):
     def scores(self, name: str) -> Scores:
         """ZMSCORE."""
         return cast(Scores, self[name])
+
+    def scores_if_read(self, name: str, members: int) -> Scores:
+        """ZMSCORE of `members` members, or None for each when it was not queued (the set
+        did not need reading: none of them is in it)."""
+        return cast(Scores, self[name]) if name in self else [None] * members
 
     def fields(self, name: str) -> Fields:
         """HMGET."""

@@ -30,6 +30,7 @@ from .base import (
     Client,
     NamedReads,
     Pipe,
+    Replies,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -82,7 +83,8 @@ def account_user(user_id: int, h: Mapping[str, str | None]) -> User | None:
         return None
     if h.get("username"):
         return user_from_hash(user_id, h)
-    return replace(user_from_hash(user_id, {**h, "username": "?"}), username="")
+    unnamed = user_from_hash(user_id, {**h, "username": "?"})
+    return replace(unnamed, username="") if unnamed is not None else None
 
 
 def check_suspension(target: Target, actor: User) -> None:
@@ -148,9 +150,9 @@ class ModerationStore(RepositoryBase):
             reads.zscore("actor", keys.owners(), actor.id)
 
     @staticmethod
-    def _target_from(user_id: int, actor: User | None, got: Mapping) -> Target:
+    def _target_from(user_id: int, actor: User | None, got: Replies) -> Target:
         """Return the Target that _queue_target's replies describe; raise UserNotFound."""
-        h = decode_hash(got["user"])
+        h = decode_hash(got.hash("user"))
         user = account_user(user_id, h)
         if user is None:
             raise UserNotFound(user_id)
@@ -333,7 +335,7 @@ class ModerationStore(RepositoryBase):
         check_suspension(target, actor)
         if target.user.is_suspended:
             raise NotAllowed(already_suspended(target.user))
-        claims = decode_hash(got["claims"])
+        claims = decode_hash(got.hash("claims"))
         user = target.user
 
         def queue(pipe: Pipe, ts: int) -> None:
@@ -415,8 +417,8 @@ class ModerationStore(RepositoryBase):
         replies = pipe.execute() if ids else []
         found = []
         for post_id, (author, deleted, body), claims in zip(ids, replies[0::2], replies[1::2]):
-            if as_int(author) is not None and s(deleted) != "1":
-                found.append((post_id, as_int(author), s(body) or "", decode_hash(claims)))
+            if (author_id := as_int(author)) is not None and s(deleted) != "1":
+                found.append((post_id, author_id, s(body) or "", decode_hash(claims)))
         authors = self._users_by_ids(a for _, a, _, _ in found)
         found = [f for f in found if f[1] in authors]
         drafts = [

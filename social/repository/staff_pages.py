@@ -149,10 +149,10 @@ class StaffPageStore(RepositoryBase):
         if user is None:
             raise UserNotFound(user_id)
         report_ids = [int(i) for i in got["report_ids"]]
-        reports = [
+        built = [
             report_from_hash(rid, decode_hash(read.then[f"report:{rid}"])) for rid in report_ids
         ]
-        reports = self.reports.attach_posts([r for r in reports if r is not None])
+        reports = self.reports.attach_posts([r for r in built if r is not None])
         return Account(
             user=user,
             counts=counts_from(got),
