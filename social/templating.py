@@ -327,7 +327,9 @@ class PostCards:
 
     def macro(self):
         if self._macro is None or self.env.auto_reload:
-            self._macro = self.env.get_template("social/_post.html").module.post_card
+            module = self.env.get_template("social/_post.html").module
+            # A template's macros are attributes Jinja2 sets on its module when it runs it.
+            self._macro = module.post_card  # type: ignore[attr-defined]
         return self._macro
 
     @pass_context

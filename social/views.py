@@ -419,7 +419,7 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
         context["post"] = post
         return context
 
-    def post(self, request: HttpRequest, post_id: int) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, post_id: int) -> HttpResponse:
         try:
             self.repo.posts.delete_own_post(request.user.id, post_id)
         except PostNotFound:

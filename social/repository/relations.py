@@ -119,7 +119,8 @@ class RelationStore(RepositoryBase):
         pipe.zscore(keys.blocks(user_id), other_id)
         pipe.zscore(keys.blocks(other_id), user_id)
         pipe.zscore(keys.mutes(user_id), other_id)
-        return tuple(reply is not None for reply in pipe.execute())  # type: ignore[return-value]
+        blocks, blocked, mutes = pipe.execute()
+        return blocks is not None, blocked is not None, mutes is not None
 
     def refuses(self, viewer: Viewer, author_id: int) -> bool:
         """Whether author_id blocks viewer (who may then not follow, reply to or like
