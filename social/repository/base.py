@@ -129,16 +129,12 @@ class Replies(dict[str, object]):
     above); a reply is looked up as from any dict, nothing checked or copied."""
 
     def count(self, name: str) -> int:
-        """An integer reply: ZCARD, LLEN, SCARD, HLEN, EXISTS, PTTL, DBSIZE."""
+        """An integer reply: ZCARD, LLEN, HLEN, DBSIZE."""
         return cast(int, self[name])
 
     def value(self, name: str) -> Bulk:
         """A value or nil: GET, HGET."""
         return cast(Bulk, self[name])
-
-    def score(self, name: str) -> float | None:
-        """A member's score or nil: ZSCORE."""
-        return cast("float | None", self[name])
 
     def members(self, name: str) -> Members:
         """LRANGE, ZRANGE, ZREVRANGE, ZRANGEBYLEX (without scores)."""
@@ -148,26 +144,14 @@ class Replies(dict[str, object]):
         """ZRANGE, ZREVRANGE ... WITHSCORES: (member, score) pairs."""
         return cast(Scored, self[name])
 
-    def scores(self, name: str) -> Scores:
-        """ZMSCORE."""
-        return cast(Scores, self[name])
-
     def scores_if_read(self, name: str, members: int) -> Scores:
         """ZMSCORE of `members` members, or None for each when it was not queued (the set
-        did not need reading: none of them is in it)."""
+        needed no reading: none of them is in it)."""
         return cast(Scores, self[name]) if name in self else [None] * members
-
-    def fields(self, name: str) -> Fields:
-        """HMGET."""
-        return cast(Fields, self[name])
 
     def hash(self, name: str) -> Hash:
         """HGETALL."""
         return cast(Hash, self[name])
-
-    def entries(self, name: str) -> Entries:
-        """XRANGE, XREVRANGE."""
-        return cast(Entries, self[name])
 
 
 class NamedReads:
