@@ -5,7 +5,7 @@ shapes, the process cache and the other stores it uses, nothing more.
 
 - Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
   `repo.relations` (blocks, mutes), `repo.filters`, `repo.notifications`, `repo.likes`,
-  `repo.notices`, `repo.accounts`.
+  `repo.reposts`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, with visibility.py's policy); `repo.trending`, `repo.search`.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
@@ -62,6 +62,7 @@ from .reader import PageReader
 from .relations import RelationStore
 from .repair import RepairStore
 from .reports import ReportStore
+from .reposts import RepostStore
 from .search import SearchStore
 from .staff_pages import StaffPageStore
 from .stats import StatsStore
@@ -91,6 +92,7 @@ class Repository:
         self.fanouts = FanoutStore(client, **config)
         self.graph = GraphStore(client, **config)
         self.likes = LikeStore(client, **config)
+        self.reposts = RepostStore(client, **config)
         self.relations = RelationStore(client, graph=self.graph, **config)
         self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
@@ -118,7 +120,9 @@ class Repository:
         self.search = SearchStore(client, directory=self.directory, users=self.users, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
-        self.accounts = AccountStore(client, audit=self.audit, users=self.users, **config)
+        self.accounts = AccountStore(
+            client, audit=self.audit, users=self.users, reposts=self.reposts, **config
+        )
         self.backup = BackupStore(client, **config)
 
 
