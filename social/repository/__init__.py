@@ -69,7 +69,7 @@ from .stats import StatsStore
 from .suggestions import Suggestions
 from .trending import TrendingStore
 from .users import UserStore
-from .visibility import ANONYMOUS, STAFF, Viewer, may_see_account
+from .visibility import ANONYMOUS, STAFF, StaleViewer, Viewer, ViewerCheck, may_see_account
 
 
 class Repository:
@@ -97,7 +97,7 @@ class Repository:
         self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)
-        self.reader = PageReader(client, loader=loader, **config)
+        self.reader = PageReader(client, loader=loader, users=self.users, **config)
         self.notifications = NotificationStore(client, reader=self.reader, **config)
         self.pages = PageStore(
             client, reader=self.reader, users=self.users,
@@ -191,7 +191,9 @@ __all__ = [
     "User",
     "UserNotFound",
     "UsernameTaken",
+    "StaleViewer",
     "Viewer",
+    "ViewerCheck",
     "get_repository",
     "may_see_account",
 ]

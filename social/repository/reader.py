@@ -24,14 +24,18 @@ from social import keys
 from social.text import normal_tag
 
 from .base import Members, NamedReads, RepositoryBase, StoreSettings, page_bounds
+from .base import Replies as Got
 from .cache import UNREAD, MaybeVersion
 from .filters import active_phrases
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
+from .users import UserStore
 from .visibility import (
     NO_RELATIONS,
     Relations,
+    StaleViewer,
     Viewer,
+    ViewerCheck,
     folded,
     may_act,
     may_list,
@@ -267,9 +271,12 @@ class SharedPosts:
 class PageReader(RepositoryBase):
     """The one read seam: pages of posts from a source, for a viewer."""
 
-    def __init__(self, client, *, loader: PostLoader, **config: Unpack[StoreSettings]) -> None:
+    def __init__(
+        self, client, *, loader: PostLoader, users: UserStore, **config: Unpack[StoreSettings]
+    ) -> None:
         super().__init__(client, **config)
         self.loader = loader
+        self.users = users
 
     def remembers(self, source: Source, number: int, per_page: int) -> bool:
         """Whether this process remembers this page listing any post (so a builder can
@@ -306,8 +313,11 @@ class PageReader(RepositoryBase):
         guess = self.cache.shown.get(memo) if memo else None
         got: dict = {}
         reads_sets = viewer.id is not None and viewer.has_relations
-        if source.reads_ids or first is not None or guess is not None or reads_sets:
+        check = viewer.check
+        if source.reads_ids or first is not None or guess is not None or reads_sets or check:
             reads = self.reads()
+            if check is not None and viewer.id is not None:  # their hash: checked below
+                reads.hgetall("viewer", keys.user(viewer.id))
             source.queue(reads, start, stop + spare, self)
             reads.get("version", keys.visibility_version())
             if guess is not None:  # likely no load to come: the reader's sets come now
@@ -316,6 +326,8 @@ class PageReader(RepositoryBase):
             if first is not None:
                 first(reads)
             got = reads.execute()
+            if check is not None:
+                self._check_viewer(viewer, check, got)
         version = got.get("version")
         ids = source.ids(got, start, stop + spare, self)
         candidates = ids[: per_page + spare]
@@ -402,6 +414,20 @@ class PageReader(RepositoryBase):
             then=later,
             relations=relations,
         )
+
+    def _check_viewer(self, viewer: Viewer, check: ViewerCheck, got: Got) -> None:
+        """Check the remembered reader against their hash, read with the page's ids: the
+        same secret, not suspended, and the same in what decided this page's reads (staff,
+        relations); else raise StaleViewer, before anything is loaded, shown or written."""
+        assert viewer.id is not None
+        fresh = self.users.checked_user(check.secret, viewer.id, got.hash("viewer"))
+        if (
+            fresh is None
+            or fresh.is_staff != viewer.is_staff
+            or fresh.has_relations != viewer.has_relations
+        ):
+            raise StaleViewer(viewer.id)
+        check.fresh = fresh
 
     def _shared_by_known_reposts(self, ids: Sequence[int]) -> list[int]:
         """The ids of the posts shared by those of ids this process remembers as reposts
