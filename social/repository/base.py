@@ -280,6 +280,8 @@ class RepositoryBase:
         # Authors with at least this many followers are merged into home pages when read
         # instead of being copied into every follower's feed (docs/scaling.md).
         self.fanout_read_threshold = fanout_read_threshold
+        # A Redis Cluster: a script may name keys of one slot only (no cross-node scripts).
+        self.on_cluster = isinstance(client, RedisCluster)
 
     def _pipe(self) -> Pipe:
         """Return a non-transactional pipeline: one round trip, no cross-key atomicity.
