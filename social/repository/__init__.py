@@ -8,6 +8,7 @@ shapes, the process cache and the other stores it uses, nothing more.
   `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, with visibility.py's policy); `repo.trending`, `repo.search`.
+- The client API (social/api/): `repo.oauth` (apps, codes, tokens).
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
 """
@@ -57,6 +58,7 @@ from .models import (
 from .moderation import ModerationStore
 from .notices import NoticeStore
 from .notifications import NotificationStore
+from .oauth import OAuthStore
 from .pages import Conversation, PageStore
 from .posts import PostStore
 from .reader import PageReader
@@ -121,6 +123,7 @@ class Repository:
         self.repair = RepairStore(client, **config)
         self.accounts = AccountStore(client, audit=self.audit, users=self.users, **config)
         self.backup = BackupStore(client, **config)
+        self.oauth = OAuthStore(client, audit=self.audit, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.
