@@ -1,0 +1,290 @@
+"""What the client API reads besides pages of posts (which it reads on the read path):
+accounts with their counts and relationships for many ids at once, the position of a post
+in a list (Mastodon pages by id, the read path by offset), likers, the notification
+events one by one, and the instance's figures. Every method is a fixed number of round
+trips whatever the number of items.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Unpack
+
+import redis
+
+from social import keys
+
+from .base import (
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    counts_from,
+    page_bounds,
+    queue_counts,
+    queue_users,
+    s,
+    users_from,
+)
+from .models import Counts, Page, Post, User
+from .reader import Listed, NamedReads, PageRead, PageReader, Source
+from .visibility import Viewer, may_list
+
+BISECT_STEPS = 64  # LINDEX probes at most, finding where an id would sit in a list
+
+
+@dataclass(frozen=True)
+class Shifted(Source):
+    """Another source read from `offset` on: a page that starts at a post (max_id) rather
+    than at a page boundary. Everything else (visibility, mutes) is the inner source's."""
+
+    inner: Source
+    offset: int
+
+    # The inner source's rules (ClassVars there; read per instance here).
+    @property
+    def staff_sees_hidden(self) -> bool:  # type: ignore[override]
+        return self.inner.staff_sees_hidden
+
+    @property
+    def hides_muted(self) -> bool:  # type: ignore[override]
+        return self.inner.hides_muted
+
+    @property
+    def folds_muted(self) -> bool:  # type: ignore[override]
+        return self.inner.folds_muted
+
+    @property
+    def zset(self) -> bool:  # type: ignore[override]
+        return self.inner.zset
+
+    reads_ids: ClassVar[bool] = True
+
+    def list_key(self) -> str | None:
+        return self.inner.list_key()
+
+    def queue(self, reads: NamedReads, start: int, stop: int, reader: PageReader) -> None:
+        self.inner.queue(reads, start + self.offset, stop + self.offset, reader)
+
+    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
+        return self.inner.ids(got, start + self.offset, stop + self.offset, reader)
+
+
+@dataclass(frozen=True)
+class AccountRow:
+    """An account with its counts, as an API Account shows it."""
+
+    user: User
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class Relationship:
+    """The reader's relation to one account."""
+
+    id: int
+    following: bool = False
+    followed_by: bool = False
+    blocking: bool = False
+    blocked_by: bool = False
+    muting: bool = False
+
+
+@dataclass(frozen=True)
+class Event:
+    """One notification as stored: kind, who, about which post, when; and its id (its
+    time and a checksum of the entry: stable, ordered by time)."""
+
+    id: int
+    kind: str
+    actor_id: int
+    post_id: int | None
+    time: int
+
+
+NOTIFICATION_KINDS = ("follow", "like", "reply", "mention")
+
+
+def event_from(raw: bytes | str) -> Event | None:
+    """Decode one notifications:<id> entry, or None for junk."""
+    text = s(raw) or ""
+    parts = text.split("|")
+    if len(parts) != 4:
+        return None
+    kind, actor, post, ts = parts
+    actor_id, when = as_int(actor), as_int(ts)
+    if kind not in NOTIFICATION_KINDS or actor_id is None or when is None:
+        return None
+    checksum = zlib.crc32(text.encode()) % 1_000_000
+    return Event(when * 1_000_000 + checksum, kind, actor_id, as_int(post), when)
+
+
+class ApiReadStore(RepositoryBase):
+    """The client API's reads (see the module docstring)."""
+
+    def __init__(
+        self, client: redis.Redis, *, reader: PageReader, **config: Unpack[StoreSettings]
+    ) -> None:
+        super().__init__(client, **config)
+        self.reader = reader
+
+    def accounts(
+        self, ids: Sequence[int], names: Sequence[str] = ()
+    ) -> tuple[dict[int, AccountRow], dict[str, int]]:
+        """Return {id: AccountRow} for the ids that exist, and {name: id} for names (the
+        accounts a page's replies answer, by the name stored with each), in one round
+        trip (two when a name is a legacy one met for the first time)."""
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        wanted = [n for n in dict.fromkeys(names) if 0 < len(n) <= 64]
+        if not unique and not wanted:
+            return {}, {}
+        reads = self.reads()
+        queue_users(reads, unique)
+        for user_id in unique:
+            reads.zcard(f"followers:{user_id}", keys.followers(user_id))
+            reads.zcard(f"following:{user_id}", keys.following(user_id))
+            reads.llen(f"posts:{user_id}", keys.own_posts(user_id))
+        for name in wanted:
+            reads.hget(f"exact:{name}", keys.users(), name)
+            reads.hget(f"lower:{name}", keys.usernames_lower(), name.lower())
+        got = reads.execute()
+        users = users_from(got, unique)
+        rows = {
+            uid: AccountRow(
+                user,
+                Counts(
+                    followers=got[f"followers:{uid}"],
+                    following=got[f"following:{uid}"],
+                    posts=got[f"posts:{uid}"],
+                ),
+            )
+            for uid, user in users.items()
+        }
+        found = {}
+        for name in wanted:
+            user_id = as_int(got[f"exact:{name}"])
+            user_id = user_id if user_id is not None else as_int(got[f"lower:{name}"])
+            if user_id is not None:
+                found[name] = user_id
+        return rows, found
+
+    def account(self, user_id: int) -> AccountRow | None:
+        """One account with its counts, or None (one round trip)."""
+        reads = self.reads()
+        queue_users(reads, [user_id])
+        queue_counts(reads, user_id)
+        got = reads.execute()
+        user = users_from(got, [user_id]).get(user_id)
+        return AccountRow(user, counts_from(got)) if user is not None else None
+
+    def relationships(self, viewer_id: int, ids: Sequence[int]) -> dict[int, Relationship]:
+        """The reader's relation to each id, in one round trip (five ZMSCOREs)."""
+        listed = list(dict.fromkeys(int(i) for i in ids))
+        if not listed:
+            return {}
+        reads = self.reads()
+        reads.zmscore("following", keys.following(viewer_id), listed)
+        reads.zmscore("followed_by", keys.followers(viewer_id), listed)
+        reads.zmscore("blocking", keys.blocks(viewer_id), listed)
+        reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
+        reads.zmscore("muting", keys.mutes(viewer_id), listed)
+        got = reads.execute()
+        return {
+            uid: Relationship(
+                uid,
+                *(
+                    got[name][i] is not None
+                    for name in ("following", "followed_by", "blocking", "blocked_by", "muting")
+                ),
+            )  # fmt: skip
+            for i, uid in enumerate(listed)
+        }
+
+    def position(self, source: Source, post_id: int) -> tuple[int, bool] | None:
+        """Return where post_id is in source's list (its index, True), or would be (the
+        number of ids newer than it, False), or None when that cannot be known (a sorted
+        set that no longer holds it, a source with no list). One round trip when it is
+        there (LPOS, ZREVRANK); else at most BISECT_STEPS probes of a list ordered newest
+        (highest id) first."""
+        key = source.list_key()
+        if key is None:
+            return None
+        if source.zset:
+            rank = self.r.zrevrank(key, post_id)
+            return None if rank is None else (int(rank), True)
+        found = self.r.lpos(key, post_id)
+        if found is not None:
+            return int(found), True
+        low, high = 0, int(self.r.llen(key))
+        for _ in range(BISECT_STEPS):
+            if low >= high:
+                break
+            middle = (low + high) // 2
+            value = as_int(self.r.lindex(key, middle))
+            if value is not None and value > post_id:
+                low = middle + 1
+            else:
+                high = middle
+        return low, False
+
+    def page_from(self, source: Source, viewer: Viewer, offset: int, count: int) -> PageRead:
+        """Read `count` posts of source from `offset` on, on the read path."""
+        return self.reader.page(Shifted(source, offset), viewer, 1, count)
+
+    def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
+        """The accounts that like post_id, most recent first (two round trips)."""
+        start, stop = page_bounds(number, per_page)
+        rows = [int(i) for i in self.r.zrevrange(keys.likes(post_id), start, stop)]
+        listed = rows[:per_page]
+        reads = self.reads()
+        queue_users(reads, listed)
+        users = users_from(reads.execute(), listed) if listed else {}
+        return Page(
+            items=[users[i] for i in listed if i in users and not users[i].is_suspended],
+            number=number,
+            has_next=len(rows) > per_page,
+            per_page=per_page,
+        )
+
+    def events(self, user_id: int, *, at: float | None = None) -> list[Event]:
+        """The user's notification events, newest first, none older than
+        keys.NOTIFICATIONS_DAYS (the whole capped list: at most NOTIFICATIONS_CAP)."""
+        oldest = (time.time() if at is None else at) - keys.NOTIFICATIONS_DAYS * 86400
+        raw = self.r.lrange(keys.notifications(user_id), 0, -1)
+        events = [e for e in map(event_from, raw) if e is not None and e.time >= oldest]
+        return list({e.id: e for e in events}.values())
+
+    def shown_events(
+        self, viewer: Viewer, events: Sequence[Event]
+    ) -> tuple[list[Event], dict[int, Post], PageRead | None]:
+        """Of events, those the reader may see (as the notifications page decides: no
+        actor kept apart by a block, muted, or suspended; no post the reader may not see
+        or filters), with the posts they name, loaded on the read path."""
+        post_ids = tuple(dict.fromkeys(e.post_id for e in events if e.post_id is not None))
+        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)))
+        actors = list(dict.fromkeys(e.actor_id for e in events))
+        reads = self.reads()
+        queue_users(reads, actors)
+        users = users_from(reads.execute(), actors) if actors else {}
+        apart = read.relations.blocked | read.relations.muted
+        shown = []
+        for event in events:
+            actor = users.get(event.actor_id)
+            if actor is None or actor.is_suspended or actor.id in apart:
+                continue
+            if event.kind != "follow":
+                post = read.loaded.get(event.post_id or 0)
+                if post is None or not may_list(viewer, post, read.relations, hides_muted=True):
+                    continue
+            shown.append(event)
+        return shown, read.loaded, read
+
+    def instance_figures(self) -> tuple[int, int]:
+        """(accounts, posts) on this server, for /api/v1/instance (one round trip)."""
+        pipe = self._pipe()
+        pipe.hlen(keys.users())
+        pipe.get(keys.next_post_id())
+        users, posts = pipe.execute()
+        return int(users), as_int(posts) or 0
