@@ -128,6 +128,11 @@ def follow_limits(user_id: int) -> list[Check]:
     return [(limit("follow_user", "RETWIS_LIMIT_FOLLOWS"), str(int(user_id)))]
 
 
+def repost_limits(user_id: int) -> list[Check]:
+    """Return what a repost or its undoing counts against: the user making it."""
+    return [(limit("repost_user", "RETWIS_LIMIT_REPOSTS"), str(int(user_id)))]
+
+
 def relation_limits(user_id: int) -> list[Check]:
     """Return what a block, unblock, mute or unmute counts against: the user making it."""
     return [(limit("relation_user", "RETWIS_LIMIT_RELATIONS"), str(int(user_id)))]

@@ -47,7 +47,10 @@ def xml_safe(text: str) -> str:
 
 def entry_title(post: Post) -> str:
     """Return "@author: " and the first TITLE_CHARS characters of the post's text on one
-    line (runs of whitespace, newlines included, become one space), "…" when cut."""
+    line (runs of whitespace, newlines included, become one space), "…" when cut; for a
+    repost, "@reposter RT " and the title of the post it shares."""
+    if post.original is not None:
+        return f"@{xml_safe(post.author_name)} RT {entry_title(post.original)}"
     text = WHITESPACE.sub(" ", xml_safe(post.body)).strip()
     if len(text) > TITLE_CHARS:
         text = text[:TITLE_CHARS].rstrip() + "…"
@@ -81,24 +84,29 @@ class PostFeed(Feed):
         # double escaping as Django's RSS default does.
         return entry_title(post)
 
+    # A repost's entry is the post it shares (its text, author and tags), listed when
+    # reposted; its title says who reposted it.
+
     def item_description(self, post: Post) -> str:
         # Atom1Feed writes it as <summary type="html">: escaped here, the text reads as text.
-        return escape(xml_safe(post.body))
+        return escape(xml_safe((post.original or post).body))
 
     def item_link(self, post: Post) -> str:
-        return reverse("social:post_detail", args=[post.id])  # made absolute by Feed
+        # Made absolute by Feed; also the entry's id. A repost's own permalink leads to the
+        # post it shares (PostDetailView), and keeps the two entries' ids apart.
+        return reverse("social:post_detail", args=[post.id])
 
     def item_pubdate(self, post: Post):
-        return post.created  # aware, UTC
+        return post.created  # aware, UTC (a repost: when reposted)
 
     def item_updateddate(self, post: Post):
         return post.created  # a post is never edited
 
     def item_author_name(self, post: Post) -> str:
-        return xml_safe(post.author_name)
+        return xml_safe((post.original or post).author_name)
 
     def item_categories(self, post: Post) -> tuple[str, ...]:
-        return post.tags
+        return (post.original or post).tags
 
 
 class TimelineFeed(PostFeed):

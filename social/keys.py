@@ -58,8 +58,8 @@ def next_post_id() -> str:
 
 def post(post_id: int) -> str:
     """Hash: user_id, time (unix seconds), body; plus ours: a reply's parent, mentions,
-    tags, the `replies` and `likes` counters (loading.COUNT_FIELDS, mended by `manage.py
-    repair`) and the moderation fields."""
+    tags, the `replies`, `likes` and `reposts` counters (loading.COUNT_FIELDS, mended by
+    `manage.py repair`), a repost's `repost_of` and the moderation fields."""
     return f"post:{int(post_id)}"
 
 
@@ -292,8 +292,9 @@ def rate_limit(scope: str, subject: str) -> str:
     "<address>|<lower-cased username>" per 15 minutes (never per username alone: the owner is
     never locked out from elsewhere); "signup_ip" 10 sign-ups per address per hour;
     "app_ip" 30 client API apps registered per address per hour; "post_user" 30 posts,
-    "follow_user" 100 follows and unfollows, "report_user" 10 reports per user id per 10
-    minutes, hour, hour. An address is an IPv4 address or an IPv6 /64.
+    "follow_user" 100 follows and unfollows, "report_user" 10 reports, "relation_user" 100
+    blocks, mutes, their undos and filters, "repost_user" 100 reposts and undos per user id
+    per 10 minutes, hour, hour, hour, hour. An address is an IPv4 address or an IPv6 /64.
     `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():
@@ -459,7 +460,7 @@ def tag_index() -> str:
 
 def notifications(user_id: int) -> str:
     """List: the user's notifications, newest first, each "<kind>|<actor id>|<post id or
-    empty>|<unix time>" (kind: follow, like, reply, mention); grouped per post and kind
+    empty>|<unix time>" (kind: follow, like, reply, mention, repost); grouped per post and kind
     when read. The newest NOTIFICATIONS_CAP (LTRIM on every push); older than
     NOTIFICATIONS_DAYS are not shown. The user hash's `unread_notifications` counts the
     pushes since the page was last seen."""
@@ -468,3 +469,24 @@ def notifications(user_id: int) -> str:
 
 NOTIFICATIONS_CAP = 1000
 NOTIFICATIONS_DAYS = 90
+
+
+# --- Reposts (social/repository/reposts.py) ----------------------------------------------
+# A repost is a post of its own (post:<id> with `repost_of`, the reposter as `user_id` and
+# "RT @author" as its body, so the reference Retwis shows it sensibly), listed where its
+# reposter's posts go: their own list, their home feed and their followers' (never the
+# timeline, a tag or mentions). The read path shows the post it shares in its place.
+
+
+def reposts(post_id: int) -> str:
+    """Sorted set: ids of the accounts that repost post_id, scored by the id of their
+    repost (ids grow with time: by when). The post hash's `reposts` field counts it.
+    Bounded by the accounts."""
+    return f"reposts:{int(post_id)}"
+
+
+def user_reposts(user_id: int) -> str:
+    """Sorted set: ids of the posts user_id reposts, scored by the id of the repost (a
+    reader's "Reposted" state on every card: one ZMSCORE a page). Bounded by their reposts
+    (RETWIS_LIMIT_REPOSTS an hour); undoing removes."""
+    return f"user_reposts:{int(user_id)}"

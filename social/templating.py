@@ -363,7 +363,9 @@ class PostCards:
 
     @staticmethod
     def _counts(post, counts) -> PostCounts:
-        return (counts or {}).get(post.id) or NO_COUNTS
+        # A repost's card shows the post it shares, with that post's counts.
+        shown = post.original or post
+        return (counts or {}).get(shown.id) or NO_COUNTS
 
     def _card(
         self,
@@ -375,11 +377,16 @@ class PostCards:
         language: str | None = None,
         exact_time=False,
     ) -> Markup:
+        # A repost (reader.py gives it the post it shares as `original`): that post's
+        # card, "reposted by" the repost's author.
+        reposter = post.author_name if post.original is not None else ""
+        post = post.original or post
         shown = "" if exact_time else age(post.created, now)
         if self.env.auto_reload:
-            return self.macro()(post, user, counts, report_form, shown, exact_time)
+            return self.macro()(post, user, counts, report_form, shown, exact_time, reposter)
         key = (
             post,
+            reposter,
             counts,
             user.is_authenticated,
             user.id == post.author_id,
@@ -391,7 +398,7 @@ class PostCards:
         )
         card = self.cards.get(key)
         if card is None:
-            card = self.macro()(post, user, counts, report_form, shown, exact_time)
+            card = self.macro()(post, user, counts, report_form, shown, exact_time, reposter)
             self.cards.put(key, card)
         return card
 

@@ -3,7 +3,7 @@
 from django.urls import path, register_converter
 from django.views.i18n import set_language
 
-from social import account_views, feeds, views
+from social import account_views, feeds, post_actions, views
 from social.forms import TAG_NAME_RE, is_tag
 from social.relation_views import (
     FilterDeleteView,
@@ -60,8 +60,18 @@ urlpatterns = [
     path("p/<int:post_id>/", views.PostDetailView.as_view(), name="post_detail"),
     path("healthz", views.HealthView.as_view(), name="healthz"),
     path("p/<int:post_id>/report/", views.ReportPostView.as_view(), name="report_post"),
-    path("p/<int:post_id>/like/", views.LikeView.as_view(action="like"), name="like"),
-    path("p/<int:post_id>/unlike/", views.LikeView.as_view(action="unlike"), name="unlike"),
+    path("p/<int:post_id>/like/", post_actions.LikeView.as_view(action="like"), name="like"),
+    path("p/<int:post_id>/unlike/", post_actions.LikeView.as_view(action="unlike"), name="unlike"),
+    path(
+        "p/<int:post_id>/repost/",
+        post_actions.RepostView.as_view(action="repost"),
+        name="repost",
+    ),
+    path(
+        "p/<int:post_id>/unrepost/",
+        post_actions.RepostView.as_view(action="unrepost"),
+        name="unrepost",
+    ),
     path("p/<int:post_id>/delete/", views.DeletePostView.as_view(), name="delete_post"),
     path("mentions/", views.MentionsView.as_view(), name="mentions"),
     path("search/", views.SearchView.as_view(), name="search"),

@@ -305,12 +305,14 @@ class PostDetailView(ConversationMixin, TemplateView):
 
     template_name = "social/post_detail.html"
 
-    def get_context_data(self, **kwargs) -> dict:
-        context = super().get_context_data(**kwargs)
+    def get(self, request: SiteHttpRequest, *args, **kwargs) -> HttpResponse:
         conversation = self.visible_conversation(self.kwargs["post_id"], self.page_number())
+        if conversation.post.id != self.kwargs["post_id"]:  # a repost: the post it shares
+            return redirect("social:post_detail", conversation.post.id)
         self.checked_page(conversation.replies)
-        context.update(self.conversation_context(conversation))
-        return context
+        return self.render_to_response(
+            self.get_context_data(**self.conversation_context(conversation), **kwargs)
+        )
 
 
 class HealthView(View):
@@ -372,31 +374,6 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
 
     def form_invalid(self, form: ReportPostForm) -> HttpResponse:
         return self.render_to_response(self.get_context_data(form=form), status=400)
-
-
-class LikeView(LoginNextMixin, RepositoryMixin, View):
-    """POST /p/<id>/like/ and /unlike/: idempotent; back to the page, at the post."""
-
-    request: AuthenticatedHttpRequest
-
-    http_method_names = ["post"]
-    action = "like"
-
-    def login_next(self) -> str:
-        return reverse("social:post_detail", args=[self.kwargs["post_id"]])
-
-    def post(self, request: AuthenticatedHttpRequest, post_id: int) -> HttpResponse:
-        back = self.safe_back_url(reverse("social:post_detail", args=[post_id]))
-        try:
-            if self.action == "like":
-                self.repo.likes.like(request.user.id, post_id)
-            else:
-                self.repo.likes.unlike(request.user.id, post_id)
-        except PostNotFound:
-            raise Http404("No such post.") from None
-        except NotAllowed as error:  # its author blocks the reader
-            messages.error(request, gettext(str(error)))
-        return HttpResponseRedirect(back if "#" in back else f"{back}#post-{post_id}")
 
 
 class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):

@@ -69,7 +69,7 @@ def test_repair_sets_counters_that_disagree_with_the_lists(repo, r):
 
     dry = StringIO()
     call_command("repair", dry_run=True, grace=0, stdout=dry)
-    assert f"post {root}: counters should say 1 replies, 1 likes" in dry.getvalue()
+    assert f"post {root}: counters should say 1 replies, 1 likes, 0 reposts" in dry.getvalue()
     assert "1 post(s) with wrong counters" in dry.getvalue()
     assert fields(r, root) == (0, 0)  # a dry run changes nothing
 

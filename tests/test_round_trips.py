@@ -241,3 +241,27 @@ def test_a_reader_with_blocks_and_mutes_pays_no_round_trip_more(
     repo.relations.mute(network[0], network[2])
 
     assert costs(alice_client, url, round_trips) == pinned
+
+
+@pytest.mark.parametrize(
+    ("url", "pinned"),
+    # cold: the shared posts, then their author (new to the process); the profile warm
+    # reads no mutuals' names (alice's followings follow no one charlie does)
+    [("/", pin((7, 2), (13, 4))), ("/u/charlie/", pin((7, 3), (13, 5)))],
+)
+def test_reposts_cost_one_round_trip_once_then_none(
+    repo, network, alice_client, round_trips, url, pinned
+):
+    """A page listing reposts loads the posts they share: in the page's load when the
+    process knows them as reposts (warm: no more than a page without), one round trip more
+    the first time it sees them (cold), and one for their authors when new too."""
+    alice, bob, charlie = network
+    dave = make_user(repo, "dave")
+    add_posts(repo, [bob, dave.id], 20)
+    for post_id in range(2, 21, 2):  # charlie reposts dave's ten posts (alice follows him)
+        repo.reposts.repost(charlie, post_id)
+
+    cold, warm = costs(alice_client, url, round_trips)
+
+    assert (cold, warm) == pinned
+    assert warm <= (HOME if url == "/" else PROFILE)[1]

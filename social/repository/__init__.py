@@ -5,7 +5,7 @@ shapes, the process cache and the other stores it uses, nothing more.
 
 - Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
   `repo.relations` (blocks, mutes), `repo.filters`, `repo.notifications`, `repo.likes`,
-  `repo.notices`, `repo.accounts`.
+  `repo.reposts`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, with visibility.py's policy); `repo.trending`, `repo.search`.
 - The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.api_reads`
@@ -67,6 +67,7 @@ from .reader import PageReader
 from .relations import RelationStore
 from .repair import RepairStore
 from .reports import ReportStore
+from .reposts import RepostStore
 from .search import SearchStore
 from .staff_pages import StaffPageStore
 from .stats import StatsStore
@@ -96,6 +97,7 @@ class Repository:
         self.fanouts = FanoutStore(client, **config)
         self.graph = GraphStore(client, **config)
         self.likes = LikeStore(client, **config)
+        self.reposts = RepostStore(client, **config)
         self.relations = RelationStore(client, graph=self.graph, **config)
         self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
@@ -123,7 +125,9 @@ class Repository:
         self.search = SearchStore(client, directory=self.directory, users=self.users, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
-        self.accounts = AccountStore(client, audit=self.audit, users=self.users, **config)
+        self.accounts = AccountStore(
+            client, audit=self.audit, users=self.users, reposts=self.reposts, **config
+        )
         self.backup = BackupStore(client, **config)
         self.oauth = OAuthStore(client, audit=self.audit, **config)
         self.api_reads = ApiReadStore(client, reader=self.reader, **config)

@@ -35,6 +35,7 @@ from .base import (
 from .errors import NotAllowed, UserNotFound
 from .models import User
 from .posts import queue_post_deletion
+from .reposts import RepostStore
 from .users import UserStore
 
 BATCH = 1000  # ids read or written per round trip when walking a user's lists
@@ -51,11 +52,13 @@ class AccountStore(RepositoryBase):
         *,
         audit: AuditStore,
         users: UserStore,
+        reposts: RepostStore,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit
         self.users = users
+        self.reposts = reposts
 
     def change_password(self, user_id: int, password_hash: str) -> str:
         """Store a new password hash and log out every other device: return the new auth
@@ -101,7 +104,7 @@ class AccountStore(RepositoryBase):
 
     def _cut_ties(self, user_id: int) -> None:
         """Remove user_id's follow edges, blocks and mutes on both sides (no one is kept
-        from a deleted account, nor it from anyone) and take back its likes."""
+        from a deleted account, nor it from anyone) and take back its likes and reposts."""
         removed = 0  # follow edges, for the dashboard's total
         for key, other_side in (
             (keys.following(user_id), keys.followers),
@@ -132,6 +135,7 @@ class AccountStore(RepositoryBase):
             pipe.execute()
         if removed:
             self.r.decrby(keys.follows_total(), removed)
+        self.reposts.cut_reposts(user_id)
 
     def deleted_accounts_due(self, *, at: int | None = None) -> list[int]:
         """Return the ids of deleted accounts whose grace period is over."""
@@ -170,6 +174,7 @@ class AccountStore(RepositoryBase):
                 keys.mentions(user_id),
                 keys.notices(user_id),
                 keys.user_likes(user_id),
+                keys.user_reposts(user_id),
                 keys.user_reported(user_id),
                 keys.filters(user_id),
                 keys.notifications(user_id),

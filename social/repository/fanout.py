@@ -21,18 +21,21 @@ class FanoutStore(RepositoryBase):
         """Finish the fan-outs begun more than older_than seconds ago and not ended (their
         process died, or Redis went away mid-way); return their post ids.
 
-        For each: the author's lists and the timeline get the post if they lack it, then
+        For each: the author's lists and (but for a repost) the timeline get the post if
+        they lack it, then
         every follower's feed that lacks it gets it in its place by id (a WATCH/MULTI
         rewrite of that one feed, so posts arriving meanwhile are kept), and the record
         goes. A post whose hash was never written is only struck off. Safe to run again.
         """
         done = []
         for post_id in self.interrupted_fanouts(older_than, at=at):
-            author_id = as_int(self.r.hget(keys.post(post_id), "user_id"))
+            author, repost_of = self.r.hmget(keys.post(post_id), ["user_id", "repost_of"])
+            author_id = as_int(author)
             if author_id is not None:
                 self._insert_missing(keys.own_posts(author_id), post_id, cap=None)
                 self._insert_missing(keys.home_feed(author_id), post_id, self.home_feed_cap)
-                self._insert_missing(keys.timeline(), post_id, self.timeline_cap)
+                if repost_of is None:  # a repost is never in the timeline
+                    self._insert_missing(keys.timeline(), post_id, self.timeline_cap)
                 if self.r.zscore(keys.celebrities(), author_id) is None:
                     self._finish_followers(author_id, post_id)
             self.r.zrem(keys.fanouts_in_progress(), post_id)

@@ -33,9 +33,10 @@ from .models import Post, User
 HIDDEN_STATUSES = (STATUS_SUSPENDED, STATUS_DELETED)
 
 # The post hash's counters (additions to the reference layout; docs/data-layout.md):
-# how many replies (LLEN replies:<id>) and likes (ZCARD likes:<id>) it has, kept in step
+# how many replies (LLEN replies:<id>), likes (ZCARD likes:<id>) and reposts (ZCARD
+# reposts:<id>) it has, kept in step
 # by the writes and mended by `manage.py repair`. Absent means 0.
-COUNT_FIELDS = ("replies", "likes")
+COUNT_FIELDS = ("replies", "likes", "reposts")
 # What a page reads of a post it remembers when the version moved: the checks (author,
 # time, text: a database replaced under the process, or a purge, shows as a difference),
 # the flag, the counts.
@@ -54,6 +55,7 @@ def written_fields(post: Post) -> dict[str, str]:
         "reply_to_name": post.reply_to_name,
         "mentions": encode_mentions(dict(post.mentions)),
         "tags": " ".join(post.tags),
+        "repost_of": "" if post.repost_of is None else str(post.repost_of),
     }
 
 
@@ -79,6 +81,7 @@ def build_post(post_id: int, h: dict[str, str], users: dict[int, User]) -> Post 
         reply_to_name=h.get("reply_to_name") or "",
         mentions=decode_mentions(h.get("mentions")),
         tags=tuple((h.get("tags") or "").split()),
+        repost_of=as_int(h.get("repost_of")),
     )
 
 
@@ -90,24 +93,26 @@ def count_of(value: bytes | str | None) -> int:
 @dataclass
 class Loaded:
     """What load() read: the posts (hidden ones included, dangling ids left out), each
-    loaded post's (replies, likes) when counts were asked for, and by name the replies of
-    the reads the caller queued on the same pipeline."""
+    loaded post's (replies, likes, reposts) when counts were asked for, and by name the
+    replies of the reads the caller queued on the same pipeline."""
 
     posts: list[Post]
-    counts: dict[int, tuple[int, int]] = field(default_factory=dict)
+    counts: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     got: dict[str, object] = field(default_factory=dict)
     # Whether load() sent a pipeline (the caller's reads went with it).
     sent: bool = False
 
 
 # Every listed post's counter fields in one command (one server only: the posts' keys are
-# in many cluster slots). KEYS: post:<id> for each post. Returns replies, likes in pairs.
+# in many cluster slots). KEYS: post:<id> for each post. Returns replies, likes, reposts
+# in threes.
 COUNTS_SCRIPT = """
 local out = {}
 for i = 1, #KEYS do
-  local f = redis.call('HMGET', KEYS[i], 'replies', 'likes')
+  local f = redis.call('HMGET', KEYS[i], 'replies', 'likes', 'reposts')
   out[#out + 1] = math.max(0, tonumber(f[1]) or 0)
   out[#out + 1] = math.max(0, tonumber(f[2]) or 0)
+  out[#out + 1] = math.max(0, tonumber(f[3]) or 0)
 end
 return out
 """
@@ -127,17 +132,18 @@ def queue_post_counts(reads: NamedReads, ids: Sequence[int]) -> None:
         reads.execute_command("counts", "EVAL", COUNTS_SCRIPT, len(post_keys), *post_keys)
 
 
-def post_counts_from(got: dict, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
-    """Return {post id: (replies, likes)} from what queue_post_counts read."""
+def post_counts_from(got: dict, ids: Sequence[int]) -> dict[int, tuple[int, int, int]]:
+    """Return {post id: (replies, likes, reposts)} from what queue_post_counts read."""
     if not ids:
         return {}
     if "counts" in got:
         flat = got["counts"]
-        return dict(zip(ids, zip(flat[0::2], flat[1::2])))
-    return {
-        post_id: (count_of(got[f"counts:{post_id}"][0]), count_of(got[f"counts:{post_id}"][1]))
-        for post_id in ids
-    }
+        return dict(zip(ids, zip(flat[0::3], flat[1::3], flat[2::3])))
+    counted = {}
+    for post_id in ids:
+        replies, likes, reposts = got[f"counts:{post_id}"]
+        counted[post_id] = (count_of(replies), count_of(likes), count_of(reposts))
+    return counted
 
 
 class PostLoader(RepositoryBase):
@@ -215,7 +221,9 @@ class PostLoader(RepositoryBase):
             if k is None:
                 rows.append(decode_hash(reply))
                 continue
-            user_id, ts, body, deleted, reason, deleted_by, n_replies, n_likes = map(s, reply)
+            user_id, ts, body, deleted, reason, deleted_by, n_replies, n_likes, n_reposts = map(
+                s, reply
+            )
             name, status = author_state[k.post.author_id]
             was = k.post
             if (
@@ -230,7 +238,7 @@ class PostLoader(RepositoryBase):
             rows.append(
                 {"user_id": user_id, "time": ts, "body": was.body, "deleted": deleted or "",
                  "deleted_reason": reason or "", "deleted_by": deleted_by or "",
-                 "replies": n_replies or "", "likes": n_likes or "",
+                 "replies": n_replies or "", "likes": n_likes or "", "reposts": n_reposts or "",
                  "_checked": "1", **written_fields(was)}
             )  # fmt: skip
         stale = [post_id for post_id, row in zip(ids, rows) if row is None]
@@ -261,7 +269,11 @@ class PostLoader(RepositoryBase):
             if post is None:
                 continue
             posts.append(post)
-            counted[post_id] = (count_of(row.get("replies")), count_of(row.get("likes")))
+            counted[post_id] = (
+                count_of(row.get("replies")),
+                count_of(row.get("likes")),
+                count_of(row.get("reposts")),
+            )
             self.cache.posts.put(post_id, RememberedPost(post, at_version))
         got = extra.replies_from(replies, offset=1)
         return Loaded(posts, counted, got, sent=True)

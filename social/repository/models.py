@@ -114,6 +114,10 @@ class Post:
     # for the @mentions of existing users, and the normalised #tags.
     mentions: tuple[tuple[str, int], ...] = ()
     tags: tuple[str, ...] = ()
+    # A repost (reposts.py): the id of the post it shares; and, as the read path lists it,
+    # that post itself (the card shows it, "reposted by" this post's author).
+    repost_of: int | None = None
+    original: Post | None = None
 
     @cached_property
     def created(self) -> datetime:
@@ -128,8 +132,9 @@ class Post:
 
 class PostCounts(NamedTuple):
     """What changes about a post while it is listed, and the reader's relation to it:
-    replies, likes, the reader's like and report, and whether the card offers the reader
-    its actions (reply, like, report, delete): visibility.may_act decides. A NamedTuple:
+    replies, likes, reposts, the reader's like, report and repost, and whether the card
+    offers the reader its actions (reply, like, report, delete): visibility.may_act
+    decides. A NamedTuple:
     a page builds one per listed post (a frozen dataclass cost 1.5 us each)."""
 
     replies: int = 0
@@ -140,6 +145,8 @@ class PostCounts(NamedTuple):
     actionable: bool = True
     # Shown folded (one click opens it), and why: "muted" (visibility.folded).
     folded: str = ""
+    reposts: int = 0
+    reposted: bool = False  # the reader reposts it
 
 
 @dataclass(frozen=True)

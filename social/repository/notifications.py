@@ -1,4 +1,4 @@
-"""Notifications: follows, likes, replies and mentions of the reader's posts, newest first,
+"""Notifications: follows, likes, replies, mentions and reposts of the reader's posts, newest first,
 grouped per post and kind ("alice and 3 others liked your post").
 
 Each event is pushed on the recipient's list (keys.notifications) by the write that makes
@@ -25,7 +25,7 @@ from .models import Page, Post, User, as_datetime
 from .reader import Listed, PageReader
 from .visibility import Viewer, may_list
 
-KINDS = ("follow", "like", "reply", "mention")
+KINDS = ("follow", "like", "reply", "mention", "repost")
 NAMES_SHOWN = 3  # actors named in a group; the rest are counted ("and 3 others")
 
 
@@ -38,6 +38,14 @@ def queue_notification(
     pipe.lpush(keys.notifications(recipient), f"{kind}|{actor}|{post_id or ''}|{ts}")
     pipe.ltrim(keys.notifications(recipient), 0, keys.NOTIFICATIONS_CAP - 1)
     pipe.hincrby(keys.user(recipient), "unread_notifications", 1)
+
+
+def unqueue_notification(
+    pipe: Pipeline, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
+) -> None:
+    """Queue taking back the event queue_notification pushed with these very fields (an
+    undone repost). The unread count is left: it clears when the page is seen."""
+    pipe.lrem(keys.notifications(recipient), 1, f"{kind}|{actor}|{post_id or ''}|{ts}")
 
 
 @dataclass(frozen=True)

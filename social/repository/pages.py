@@ -245,8 +245,10 @@ class PageStore(RepositoryBase):
         self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 20
     ) -> Conversation:
         """Return post_id with the posts above it and a page of its replies (oldest first),
-        as viewer may see them. Two round trips warm. Raise PostNotFound when the post is
-        missing or viewer may not open it (visibility.may_open)."""
+        as viewer may see them. Two round trips warm. A repost's id gives the conversation
+        of the post it shares (its `post` tells: the view redirects there). Raise
+        PostNotFound when the post is missing or viewer may not open it
+        (visibility.may_open)."""
 
         def above(got: dict) -> list[int]:
             return [int(i) for i in (s(got["ancestors"]) or "").split() if i.isdigit()]
@@ -257,6 +259,10 @@ class PageStore(RepositoryBase):
             more_ids=lambda got: [*above(got), post_id],
         )  # fmt: skip
         post = read.loaded.get(post_id)
+        if post is not None and post.repost_of is not None:  # a repost: the post it shares
+            if post.is_hidden or post.author_id in read.relations.blocked:
+                raise PostNotFound(post_id)
+            return self.conversation(post.repost_of, viewer, number, per_page)
         if post is None or not may_open(viewer, post, read.relations):
             raise PostNotFound(post_id)
         ancestors = [read.loaded[i] for i in above(read.got) if i in read.loaded]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Unpack
 
 from social import keys
@@ -28,7 +28,17 @@ from .cache import UNREAD
 from .filters import active_phrases
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
-from .visibility import NO_RELATIONS, Relations, Viewer, folded, may_act, may_list
+from .visibility import (
+    NO_RELATIONS,
+    Relations,
+    Viewer,
+    folded,
+    may_act,
+    may_list,
+    may_list_repost,
+)
+
+NO_NUMBERS = (0, 0, 0)  # a post's (replies, likes, reposts) when none were read
 
 FirstReads = Callable[[NamedReads], None]
 ThenReads = Callable[[NamedReads, dict], None]
@@ -44,6 +54,9 @@ class Source:
     folds_muted: ClassVar[bool] = False  # ... or are shown folded (a conversation)
     zset: ClassVar[bool] = False
     reads_ids: ClassVar[bool] = True  # False: the ids are given (Listed)
+    # It may list reposts (a reposter's own list, home feeds): each is shown as the post
+    # it shares, once a page, and that post is loaded with it.
+    has_reposts: ClassVar[bool] = False
 
     @property
     def remembered(self) -> bool:
@@ -84,6 +97,7 @@ class OwnPosts(Source):
 
     user_id: int
     staff_sees_hidden: ClassVar[bool] = True
+    has_reposts: ClassVar[bool] = True
 
     def list_key(self) -> str:
         return keys.own_posts(self.user_id)
@@ -169,6 +183,7 @@ class HomeFeed(Source):
 
     user_id: int
     hides_muted: ClassVar[bool] = True
+    has_reposts: ClassVar[bool] = True
 
     def list_key(self) -> str:
         return keys.home_feed(self.user_id)
@@ -240,6 +255,15 @@ class PageRead:
         return self.page.counts.get(post_id, PostCounts())
 
 
+@dataclass(frozen=True)
+class SharedPosts:
+    """The posts reposts share, loaded after the page's (PageReader._load_shared)."""
+
+    posts: list[Post]
+    counts: dict[int, tuple[int, int, int]]
+    relations: Relations
+
+
 class PageReader(RepositoryBase):
     """The one read seam: pages of posts from a source, for a viewer."""
 
@@ -295,7 +319,9 @@ class PageReader(RepositoryBase):
         version = got.get("version")
         ids = source.ids(got, start, stop + spare, self)
         candidates = ids[: per_page + spare]
-        wanted = list(dict.fromkeys([*(more_ids(got) if more_ids else ()), *candidates]))
+        # The posts that reposts this process remembers share: loaded with them.
+        shared = self._shared_by_known_reposts(candidates) if source.has_reposts else ()
+        wanted = list(dict.fromkeys([*(more_ids(got) if more_ids else ()), *candidates, *shared]))
         guessed = guess is not None and tuple(wanted) == guess
 
         def reader_reads(later: NamedReads) -> None:
@@ -321,22 +347,47 @@ class PageReader(RepositoryBase):
         else:
             numbers = loaded.counts
             relations = self._relations(sets, later, wanted, viewer)
+        by_id = {post.id: post for post in loaded.posts}
+        posts = loaded.posts
+        if source.has_reposts:
+            missing = list(
+                dict.fromkeys(
+                    p.repost_of
+                    for p in posts
+                    if p.repost_of is not None and p.repost_of not in by_id
+                )
+            )
+            if missing:  # reposts new to this process: the posts they share, once
+                more = self._load_shared(missing, version if "version" in got else UNREAD, viewer)
+                posts = [*posts, *more.posts]
+                by_id.update((post.id, post) for post in more.posts)
+                numbers = {**numbers, **more.counts}
+                relations = replace(
+                    relations,
+                    liked=relations.liked | more.relations.liked,
+                    reported=relations.reported | more.relations.reported,
+                    reposted=relations.reposted | more.relations.reposted,
+                )
+                wanted = [*wanted, *missing]
         if memo:
             self.cache.shown.put(memo, tuple(wanted))
-        by_id = {post.id: post for post in loaded.posts}
         listed = set(candidates)
-        shown = [
-            post
-            for post in loaded.posts
-            if post.id in listed
-            and may_list(
-                viewer,
-                post,
-                relations,
-                staff_sees_hidden=source.staff_sees_hidden,
-                hides_muted=source.hides_muted,
-            )
-        ][:per_page]
+        if source.has_reposts:
+            shown = self._listed_with_reposts(posts, listed, by_id, viewer, relations, source)
+        else:
+            shown = [
+                post
+                for post in posts
+                if post.id in listed
+                and may_list(
+                    viewer,
+                    post,
+                    relations,
+                    staff_sees_hidden=source.staff_sees_hidden,
+                    hides_muted=source.hides_muted,
+                )
+            ]
+        shown = shown[:per_page]
         return PageRead(
             page=Page(
                 items=shown,
@@ -352,17 +403,86 @@ class PageReader(RepositoryBase):
             relations=relations,
         )
 
+    def _shared_by_known_reposts(self, ids: Sequence[int]) -> list[int]:
+        """The ids of the posts shared by those of ids this process remembers as reposts
+        (a repost never changes what it shares)."""
+        posts = self.cache.posts
+        shared = []
+        for post_id in ids:
+            known = posts.get(post_id)
+            if known is not None and known.post.repost_of is not None:
+                shared.append(known.post.repost_of)
+        return shared
+
+    def _load_shared(self, ids: list[int], version: object, viewer: Viewer) -> SharedPosts:
+        """Load the posts that reposts new to this process share, with their counts and
+        the reader's likes, reports and reposts of them: one round trip more (two when
+        their authors are new too), once: the process remembers them after."""
+        loaded = self.loader.load(
+            ids,
+            version=version,
+            counts=True,
+            also=lambda reads: self._queue_for_reader(reads, ids, viewer, counts=False),
+        )
+        return SharedPosts(
+            loaded.posts, loaded.counts, self._relations({}, loaded.got, ids, viewer)
+        )
+
+    @staticmethod
+    def _listed_with_reposts(
+        posts: Iterable[Post],
+        listed: set[int],
+        by_id: dict[int, Post],
+        viewer: Viewer,
+        relations: Relations,
+        source: Source,
+    ) -> list[Post]:
+        """The posts of a list that may hold reposts, as viewer sees them: a repost as the
+        post it shares (`original`), "reposted by" its author; each shared post once, at
+        its newest place (a post reposted by several people the reader follows, or whose
+        author the reader follows too)."""
+        seen: set[int] = set()
+        shown = []
+        for post in posts:
+            if post.id not in listed:
+                continue
+            if post.repost_of is None:
+                if post.id in seen or not may_list(
+                    viewer,
+                    post,
+                    relations,
+                    staff_sees_hidden=source.staff_sees_hidden,
+                    hides_muted=source.hides_muted,
+                ):
+                    continue
+                seen.add(post.id)
+                shown.append(post)
+                continue
+            original = by_id.get(post.repost_of)
+            if (
+                original is None
+                or original.id in seen
+                or not may_list_repost(
+                    viewer, post, original, relations, hides_muted=source.hides_muted
+                )
+            ):
+                continue
+            seen.add(original.id)
+            shown.append(replace(post, original=original))
+        return shown
+
     @staticmethod
     def _queue_for_reader(
         reads: NamedReads, ids: Sequence[int], viewer: Viewer, *, counts: bool = True
     ) -> None:
         """Queue the posts' counts (unless the load reads them) and the reader's own sets
-        for them: which they like, which they reported (one ZMSCORE each)."""
+        for them: which they like, reported and repost (one ZMSCORE each)."""
         if counts:
             queue_post_counts(reads, ids)
         if viewer.id is not None and ids:
             reads.zmscore("liked", keys.user_likes(viewer.id), list(ids))
             reads.zmscore("reported", keys.user_reported(viewer.id), list(ids))
+            reads.zmscore("reposted", keys.user_reposts(viewer.id), list(ids))
 
     @staticmethod
     def _queue_viewer_sets(reads: NamedReads, viewer: Viewer) -> None:
@@ -389,11 +509,13 @@ class PageReader(RepositoryBase):
             return NO_RELATIONS
         liked = got.get("liked") or ()
         reported = got.get("reported") or ()
+        reposted = got.get("reposted") or ()
         blocks = frozenset(map(int, sets.get("blocks", ())))
         blocked_by = frozenset(map(int, sets.get("blocked_by", ())))
         return Relations(
             liked=frozenset(i for i, score in zip(ids, liked) if score is not None),
             reported=frozenset(i for i, score in zip(ids, reported) if score is not None),
+            reposted=frozenset(i for i, score in zip(ids, reposted) if score is not None),
             blocked=blocks | blocked_by,
             muted=frozenset(map(int, sets.get("mutes", ()))),
             blocks=blocks,
@@ -404,20 +526,24 @@ class PageReader(RepositoryBase):
     @staticmethod
     def _counts(
         posts: Iterable[Post],
-        numbers: dict[int, tuple[int, int]],
+        numbers: dict[int, tuple[int, int, int]],
         relations: Relations,
         viewer: Viewer,
         folds_muted: bool,
     ) -> dict[int, PostCounts]:
         """Each post's counts and the reader's relation to it, by id."""
-        liked, reported = relations.liked, relations.reported
-        return {
-            post.id: PostCounts(
-                *numbers.get(post.id, (0, 0)),
+        liked, reported, reposted = relations.liked, relations.reported, relations.reposted
+        counts = {}
+        for post in posts:
+            replies, likes, reposts = numbers.get(post.id, NO_NUMBERS)
+            counts[post.id] = PostCounts(
+                replies,
+                likes,
                 post.id in liked,
                 post.id in reported,
                 may_act(viewer, post),
                 folded(post, relations) if folds_muted else "",
+                reposts,
+                post.id in reposted,
             )
-            for post in posts
-        }
+        return counts

@@ -179,48 +179,55 @@ class RepairStore(RepositoryBase):
             added += len(merged) - len(listed)
         return added
 
-    def wrong_counts(self) -> list[tuple[int, int, int]]:
-        """Return (post id, replies, likes) for each post whose counter fields (loading.
-        COUNT_FIELDS) differ from its lists: LLEN replies:<id> and ZCARD likes:<id>.
+    def wrong_counts(self) -> list[tuple[int, int, int, int]]:
+        """Return (post id, replies, likes, reposts) for each post whose counter fields
+        (loading.COUNT_FIELDS) differ from its lists: LLEN replies:<id>, ZCARD likes:<id>
+        and ZCARD reposts:<id>.
 
         Posts written before the counters existed, or a process that died between a like
         and its counter, show up here. Walks the post ids 1..next_post_id in pipelined
         batches (ids come from one counter: no SCAN needed).
         """
         last = as_int(self.r.get(keys.next_post_id())) or 0
-        wrong: list[tuple[int, int, int]] = []
+        wrong: list[tuple[int, int, int, int]] = []
         for start in range(1, last + 1, POST_SCAN_BATCH):
             ids = range(start, min(last, start + POST_SCAN_BATCH - 1) + 1)
             pipe = self._pipe()
             for post_id in ids:
                 pipe.hmget(keys.post(post_id), ["user_id", *COUNT_FIELDS])
-                pipe.llen(keys.replies(post_id))
-                pipe.zcard(keys.likes(post_id))
+                self._queue_recount(pipe, post_id)
             replies = pipe.execute()
-            for post_id, (fields, n_replies, n_likes) in zip(
-                ids, zip(replies[0::3], replies[1::3], replies[2::3])
+            for post_id, (fields, *counted) in zip(
+                ids, zip(replies[0::4], replies[1::4], replies[2::4], replies[3::4])
             ):
-                author, stored_replies, stored_likes = fields
+                author, *stored = fields
                 if author is None:
                     continue  # no such post
-                if (as_int(stored_replies) or 0, as_int(stored_likes) or 0) != (n_replies, n_likes):
-                    wrong.append((post_id, n_replies, n_likes))
+                if [as_int(value) or 0 for value in stored] != counted:
+                    wrong.append((post_id, *counted))
         return wrong
 
-    def mend_counts(self, wrong: Sequence[tuple[int, int, int]]) -> int:
+    @staticmethod
+    def _queue_recount(pipe, post_id: int) -> None:
+        """Queue counting what each counter field counts, in COUNT_FIELDS' order."""
+        pipe.llen(keys.replies(post_id))
+        pipe.zcard(keys.likes(post_id))
+        pipe.zcard(keys.reposts(post_id))
+
+    def mend_counts(self, wrong: Sequence[tuple[int, ...]]) -> int:
         """Set each post's counter fields to what its lists hold now (recounted in the
         same pipeline, so a like landing since wrong_counts is not undone); return how many
         posts were mended. A like landing between the recount and the write can leave one
         off by one; the next run mends it."""
         for batch in batched(wrong, SCAN_COUNT):
             pipe = self._pipe()
-            for post_id, _, _ in batch:
-                pipe.llen(keys.replies(post_id))
-                pipe.zcard(keys.likes(post_id))
+            for post_id, *_ in batch:
+                self._queue_recount(pipe, post_id)
             counts = pipe.execute()
             pipe = self._pipe()
-            for (post_id, _, _), n_replies, n_likes in zip(batch, counts[0::2], counts[1::2]):
-                pipe.hset(keys.post(post_id), mapping={"replies": n_replies, "likes": n_likes})
+            for i, (post_id, *_) in enumerate(batch):
+                recounted = counts[i * len(COUNT_FIELDS) : (i + 1) * len(COUNT_FIELDS)]
+                pipe.hset(keys.post(post_id), mapping=dict(zip(COUNT_FIELDS, recounted)))
             pipe.execute()
         return len(wrong)
 

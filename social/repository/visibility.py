@@ -58,6 +58,7 @@ class Relations:
     blocks: frozenset[int] = field(default_factory=frozenset)  # the reader's own blocks
     blocked_by: frozenset[int] = field(default_factory=frozenset)
     filters: tuple[str, ...] = ()  # the reader's word filters that still act (filters.py)
+    reposted: frozenset[int] = field(default_factory=frozenset)  # posts the reader reposts
 
 
 NO_RELATIONS = Relations()
@@ -86,6 +87,25 @@ def may_list(
     if not post.is_hidden:
         return True
     return staff_sees_hidden and viewer.is_staff
+
+
+def may_list_repost(
+    viewer: Viewer,
+    repost: Post,
+    original: Post,
+    relations: Relations = NO_RELATIONS,
+    *,
+    hides_muted: bool = False,
+) -> bool:
+    """Whether a repost appears in a list viewer reads: its reposter as any author (not
+    kept apart by a block, not muted where mutes hide, not hidden), and the post it shares
+    as that post would appear, but never a hidden one, staff included: a deleted or
+    hidden post takes its reposts with it."""
+    if repost.author_id in relations.blocked or repost.is_hidden or original.is_hidden:
+        return False
+    if hides_muted and repost.author_id in relations.muted:
+        return False
+    return may_list(viewer, original, relations, hides_muted=hides_muted)
 
 
 def folded(post: Post, relations: Relations) -> str:

@@ -95,9 +95,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"  user {user_id}: deleted account past its grace period")
         wrong = repo.repair.wrong_counts()
         if verbosity >= 1:
-            for post_id, n_replies, n_likes in wrong:
+            for post_id, n_replies, n_likes, n_reposts in wrong:
                 self.stdout.write(
-                    f"  post {post_id}: counters should say {n_replies} replies, {n_likes} likes"
+                    f"  post {post_id}: counters should say {n_replies} replies, {n_likes} likes,"
+                    f" {n_reposts} reposts"
                 )
         mended = 0 if dry_run else repo.repair.mend_counts(wrong)
         tags = repo.repair.unindexed_tags()

@@ -1,0 +1,242 @@
+"""Reposts: sharing another account's post with one's followers ("reposted by @name").
+
+A repost is a post of its own (keys.post with `repost_of`), so it takes its place by id
+in every list that holds its reposter's posts: their own list (the profile), their home
+feed and their followers' home feeds, copied there as a post is (fan-out on write), or,
+for a reposter with followers past the threshold, merged in when read (keys.celebrities,
+reader.HomeFeed) like their posts. Never in the timeline, a tag or mentions. The read path
+shows the shared post in its place, once a page (reader.py), and not at all when that post
+is hidden (visibility.may_list_repost).
+
+Who reposts what: keys.reposts (per post) and keys.user_reposts (per account), both
+scored by the repost's id, and the post hash's `reposts` counter (loading.COUNT_FIELDS).
+"""
+
+from __future__ import annotations
+
+from typing import Unpack
+
+import redis
+from django.utils.translation import gettext_noop
+
+from social import keys
+
+from .base import RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
+from .errors import NotAllowed, PostNotFound
+from .loading import HIDDEN_STATUSES
+from .models import Page, User
+from .notifications import queue_notification, unqueue_notification
+from .posts import queue_visibility_version
+
+REPOST_BLOCKED = gettext_noop("This account does not let you repost its posts.")
+REPOST_BLOCKING = gettext_noop("You block this account: unblock it to repost its posts.")
+REPOST_OWN = gettext_noop("You cannot repost your own post.")
+# Earlier reposters a follower's feed is checked against before a repost is copied there:
+# a post reaches a feed once, whichever of them the follower follows (past this many, the
+# read path still shows it once a page).
+EARLIER_REPOSTERS_CHECKED = 50
+
+
+def repost_body(author_name: str) -> str:
+    """The body a repost's hash holds: what the reference Retwis, which knows nothing of
+    reposts, shows for it ("RT @alice"). The site shows the shared post instead."""
+    return f"RT @{author_name}"
+
+
+class RepostStore(RepositoryBase):
+    """Reposting, undoing it, and who reposts a post."""
+
+    def __init__(self, client: redis.Redis, **config: Unpack[StoreSettings]) -> None:
+        super().__init__(client, **config)
+
+    def repost(self, user_id: int, post_id: int, *, at: int | None = None) -> tuple[int, bool]:
+        """Repost post_id for user_id; return (the repost's id, whether it is new): a
+        second repost of the same post is a no-op returning the first. A repost of a
+        repost reposts the post it shares.
+
+        Raise PostNotFound (missing, deleted, its author hidden), NotAllowed (one's own
+        post; its author blocks user_id, or user_id blocks its author): nothing stored.
+
+        Round trips: two reads (the post; its author, the blocks, the reposter's own
+        state), one for the new id and the reposter's followers, the claim (ZADD NX on
+        the reposter's set: a simultaneous second repost loses it and stores nothing),
+        the writes, then two a batch of followers. A process that dies after the claim
+        leaves the repost claimed and partly written: undoing it and reposting again
+        mends it; `manage.py repair` finishes a fan-out cut short.
+        """
+        original, author_id = self._shared(post_id)
+        if author_id == user_id:
+            raise NotAllowed(REPOST_OWN)
+        pipe = self._pipe()
+        pipe.hmget(keys.user(author_id), ["username", "status"])
+        pipe.zscore(keys.blocks(author_id), user_id)
+        pipe.zscore(keys.blocks(user_id), author_id)
+        pipe.zscore(keys.user_reposts(user_id), original)
+        (name, status), blocked, blocking, existing = pipe.execute()
+        if not s(name) or s(status) in HIDDEN_STATUSES:
+            raise PostNotFound(post_id)
+        if blocked is not None:
+            raise NotAllowed(REPOST_BLOCKED)
+        if blocking is not None:
+            raise NotAllowed(REPOST_BLOCKING)
+        if existing is not None:
+            return int(existing), False
+        ts = now() if at is None else at
+        pipe = self._pipe()
+        pipe.incr(keys.next_post_id())
+        pipe.zscore(keys.celebrities(), user_id)
+        pipe.zcard(keys.followers(user_id))
+        pipe.zscore(keys.following(user_id), author_id)
+        pipe.zrange(keys.reposts(original), 0, EARLIER_REPOSTERS_CHECKED - 1)
+        new_id, listed, follower_count, follows_author, earlier = pipe.execute()
+        repost_id = int(new_id)
+        if not self.r.zadd(keys.user_reposts(user_id), {original: repost_id}, nx=True):
+            return int(self.r.zscore(keys.user_reposts(user_id), original) or 0), False
+        read_fanout = listed is not None or follower_count >= self.fanout_read_threshold
+        fan_out = follower_count > 0 and not read_fanout
+        pipe = self._pipe()
+        if fan_out:  # first, as for a post: a fan-out cut short is on record for repair
+            pipe.zadd(keys.fanouts_in_progress(), {repost_id: ts})
+        pipe.hset(
+            keys.post(repost_id),
+            mapping={
+                "user_id": user_id,
+                "time": ts,
+                "body": repost_body(s(name) or ""),
+                "repost_of": original,
+            },
+        )
+        queue_visibility_version(pipe)
+        pipe.lpush(keys.own_posts(user_id), repost_id)
+        if follows_author is None:  # else the shared post is in their feed already
+            pipe.lpush(keys.home_feed(user_id), repost_id)
+            pipe.ltrim(keys.home_feed(user_id), 0, self.home_feed_cap - 1)
+        pipe.zadd(keys.reposts(original), {user_id: repost_id})
+        pipe.hincrby(keys.post(original), "reposts", 1)
+        queue_notification(pipe, author_id, "repost", user_id, original, ts)
+        self._count_event(pipe, "reposts", ts)
+        self._mark_active(pipe, user_id, ts)
+        if read_fanout and listed is None:
+            pipe.zadd(keys.celebrities(), {user_id: ts}, nx=True)
+            queue_hiding(pipe)  # web processes re-read the set (posts.queue_promotion)
+        self.send(pipe)
+        if fan_out:
+            skip_if_following = [author_id, *(int(i) for i in earlier if int(i) != user_id)]
+            self._fan_out(user_id, repost_id, skip_if_following)
+            self.r.zrem(keys.fanouts_in_progress(), repost_id)
+        return repost_id, True
+
+    def _fan_out(self, user_id: int, repost_id: int, skip_if_following: list[int]) -> None:
+        """Copy the repost into the home feed of each follower who follows none of
+        skip_if_following (the shared post's author, its earlier reposters): theirs holds
+        the post already. Two round trips a batch: who to skip, then the copies."""
+        start = 0
+        while batch := [
+            int(f)
+            for f in self.r.zrange(keys.followers(user_id), start, start + self.fanout_batch - 1)
+        ]:
+            start += self.fanout_batch
+            pipe = self._pipe()
+            for follower in batch:
+                pipe.zmscore(keys.following(follower), skip_if_following)
+            wanted = [
+                follower
+                for follower, scores in zip(batch, pipe.execute())
+                if follower not in skip_if_following and all(score is None for score in scores)
+            ]
+            pipe = self._pipe()
+            for follower in wanted:
+                pipe.lpush(keys.home_feed(follower), repost_id)
+                pipe.ltrim(keys.home_feed(follower), 0, self.home_feed_cap - 1)
+            if wanted:
+                pipe.execute()
+
+    def unrepost(self, user_id: int, post_id: int) -> bool:
+        """Take user_id's repost of post_id back; False if there was none (a no-op). The
+        repost leaves their list, their feed and their followers' (in batches), its hash
+        goes, the count drops and the author's notification of it goes; the visibility
+        version moves, so no process shows the repost it remembers."""
+        repost_id = as_int(self.r.zscore(keys.user_reposts(user_id), post_id))
+        if repost_id is None:
+            return False
+        pipe = self._pipe()
+        pipe.zrem(keys.user_reposts(user_id), post_id)
+        pipe.zrem(keys.reposts(post_id), user_id)
+        pipe.hmget(keys.post(repost_id), ["time", "repost_of"])
+        pipe.hget(keys.post(post_id), "user_id")
+        _, removed, (ts, shared), author = pipe.execute()
+        pipe = self._pipe()
+        if removed:
+            pipe.hincrby(keys.post(post_id), "reposts", -1)
+        if as_int(shared) == post_id:  # the hash is the repost's (never another post)
+            pipe.delete(keys.post(repost_id))
+            if (author_id := as_int(author)) is not None and (when := as_int(ts)) is not None:
+                unqueue_notification(pipe, author_id, "repost", user_id, post_id, when)
+        pipe.lrem(keys.own_posts(user_id), 0, repost_id)
+        pipe.lrem(keys.home_feed(user_id), 0, repost_id)
+        queue_hiding(pipe)
+        self.send(pipe)
+        start = 0
+        while batch := self.r.zrange(keys.followers(user_id), start, start + self.fanout_batch - 1):
+            start += self.fanout_batch
+            pipe = self._pipe()
+            for follower in batch:
+                pipe.lrem(keys.home_feed(int(follower)), 0, repost_id)
+            pipe.execute()
+        return True
+
+    def reposted_by(self, post_id: int, number: int = 1, per_page: int = 40) -> Page[User]:
+        """A page of the accounts that repost post_id, most recent first (hidden accounts
+        left out). Two round trips."""
+        start = (max(1, number) - 1) * per_page
+        pipe = self._pipe()
+        pipe.zrevrange(keys.reposts(post_id), start, start + per_page)
+        pipe.zcard(keys.reposts(post_id))
+        ids, total = pipe.execute()
+        user_ids = [int(i) for i in ids]
+        users = self._users_by_ids(user_ids[:per_page])
+        return Page(
+            items=[
+                users[u] for u in user_ids[:per_page] if u in users and not users[u].is_suspended
+            ],
+            number=number,
+            has_next=len(user_ids) > per_page,
+            total=total,
+            per_page=per_page,
+        )
+
+    def cut_reposts(self, user_id: int) -> int:
+        """Take back every repost of user_id (their account is deleted): each shared
+        post's set and counter, the repost's hash and its place in their own list (their
+        feeds and followers' skip the dangling id; the purge deletes their lists). Return
+        how many."""
+        done = 0
+        while pairs := self.r.zrange(keys.user_reposts(user_id), 0, 499, withscores=True):
+            pipe = self._pipe()
+            for post_id, _ in pairs:
+                pipe.zrem(keys.reposts(int(post_id)), user_id)
+            removed = pipe.execute()
+            pipe = self._pipe()
+            for (post_id, repost_id), gone in zip(pairs, removed):
+                if gone:
+                    pipe.hincrby(keys.post(int(post_id)), "reposts", -1)
+                pipe.delete(keys.post(int(repost_id)))
+                pipe.lrem(keys.own_posts(user_id), 0, int(repost_id))
+            pipe.zrem(keys.user_reposts(user_id), *(p for p, _ in pairs))
+            queue_hiding(pipe)
+            self.send(pipe)
+            done += len(pairs)
+        return done
+
+    def _shared(self, post_id: int) -> tuple[int, int]:
+        """Return the id of the post a repost of post_id shares (post_id itself, or the post
+        a repost shares) and its author's id; raise PostNotFound when missing or deleted."""
+        fields = ["user_id", "deleted", "repost_of"]
+        author_id, deleted, repost_of = self.r.hmget(keys.post(post_id), fields)
+        if (shared := as_int(repost_of)) is not None:
+            post_id = shared
+            author_id, deleted, _ = self.r.hmget(keys.post(post_id), fields)
+        author = as_int(author_id)
+        if author is None or s(deleted) == "1":
+            raise PostNotFound(post_id)
+        return post_id, author
