@@ -4,11 +4,13 @@ read of the accounts a response names, one status or account as the reader may s
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from django.http import HttpResponse
 
 from social.repository import Post, PostCounts, User, Viewer, may_see_account
 from social.repository.api_reads import AccountRow
+from social.repository.models import Page
 
 from . import entities
 from .base import ApiError, ApiView, json_response
@@ -30,6 +32,7 @@ class EntityView(ApiView):
         """The Render for a response naming posts and accounts: their accounts (with
         counts) and the accounts replied to, in one round trip."""
         posts = list(posts)
+        posts += [p.original for p in posts if p.original is not None]
         ids = [*(p.author_id for p in posts), *user_ids]
         names = [p.reply_to_name for p in posts if p.reply_to and p.reply_to_name]
         rows, found = self.repo.api_reads.accounts(ids, names)
@@ -52,9 +55,14 @@ class EntityView(ApiView):
         return self.repo.pages.post(id_param(post_id), self.viewer, to_act=to_act)
 
     def status_json(self, post_id: int, *, text: bool = False) -> dict:
-        """One status as the reader sees it now."""
+        """One status as the reader sees it now (a repost with the post it shares)."""
         post, counts = self.visible_post(post_id)
-        return entities.status(self.render([post]), post, counts, text=text)
+        numbers = {post.id: counts}
+        if post.repost_of is not None:
+            shared, shared_counts = self.visible_post(post.repost_of)
+            post = replace(post, original=shared)
+            numbers[shared.id] = shared_counts
+        return entities.status(self.render([post]), post, numbers, text=text)
 
     def target(self, account_id: object, *, hidden_ok: bool = False) -> AccountRow:
         """The account the path names, or 404 (missing; suspended, unless staff, or
@@ -70,6 +78,20 @@ class EntityView(ApiView):
         """Accounts, with their counts read in one round trip."""
         render = self.render(user_ids=[u.id for u in users])
         return [account for u in users if (account := render.account(u.id)) is not None]
+
+    def accounts_response(self, page: Page[User]) -> HttpResponse:
+        """A page of accounts (likers, reposters) without those a block keeps apart from
+        the reader, with the Link to the next page (its number as the cursor)."""
+        users = page.items
+        me = self.user
+        if me is not None and me.has_relations and users:
+            found = self.repo.api_reads.relationships(me.id, [u.id for u in users])
+            users = [u for u in users if not (found[u.id].blocking or found[u.id].blocked_by)]
+        headers = {}
+        link = link_header(self.request, page.number + 1 if page.has_next else None)
+        if link:
+            headers["Link"] = link
+        return json_response(self.accounts_json(users), headers=headers)
 
     def me(self) -> User:
         """The calling user (the endpoints that need one check their scope first)."""

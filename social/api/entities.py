@@ -25,6 +25,7 @@ NOTIFICATION_TYPES = {
     "like": "favourite",
     "mention": "mention",
     "reply": "reply",
+    "repost": "reblog",
 }
 
 
@@ -108,8 +109,15 @@ def content(render: Render, post: Post) -> str:
     return f"<p>{html}</p>"
 
 
-def status(render: Render, post: Post, counts: PostCounts, *, text: bool = False) -> dict:
-    """A Status. `text` (the source) only for a status just deleted, as Mastodon does."""
+def status(
+    render: Render, post: Post, counts: Mapping[int, PostCounts], *, text: bool = False
+) -> dict:
+    """A Status: a post, or a repost as Mastodon's reblog (the reposter's status holding
+    the shared one in `reblog`). `text` (the source) only for a status just deleted, as
+    Mastodon does. counts: by post id, the shared post's too."""
+    if post.repost_of is not None:
+        return reblog(render, post, counts)
+    own = counts.get(post.id, PostCounts())
     permalink = render.url(reverse("social:post_detail", args=[post.id]))
     parent_account = render.names.get(post.reply_to_name) if post.reply_to else None
     data = {
@@ -135,9 +143,9 @@ def status(render: Render, post: Post, counts: PostCounts, *, text: bool = False
         ],
         "tags": [tag(render, name) for name in post.tags],
         "emojis": [],
-        "reblogs_count": 0,
-        "favourites_count": counts.likes,
-        "replies_count": counts.replies,
+        "reblogs_count": own.reposts,
+        "favourites_count": own.likes,
+        "replies_count": own.replies,
         "quotes_count": 0,
         "in_reply_to_id": str(post.reply_to) if post.reply_to else None,
         "in_reply_to_account_id": str(parent_account) if parent_account else None,
@@ -147,14 +155,58 @@ def status(render: Render, post: Post, counts: PostCounts, *, text: bool = False
         "language": None,
         "text": post.body if text else None,
         "edited_at": None,
-        "favourited": counts.liked,
-        "reblogged": False,
+        "favourited": own.liked,
+        "reblogged": own.reposted,
         "muted": False,
         "bookmarked": False,
         "pinned": False,
         "filtered": [],
     }
     return data
+
+
+def reblog(render: Render, repost: Post, counts: Mapping[int, PostCounts]) -> dict:
+    """A repost as Mastodon shows a reblog: the reposter's own status (its id, time and
+    account), empty but for `reblog`, the shared post; None there when the read path did
+    not give the shared post (the caller loads it: a repost read by itself)."""
+    shared = repost.original
+    inner = status(render, shared, counts) if shared is not None else None
+    own = counts.get(shared.id, PostCounts()) if shared is not None else PostCounts()
+    permalink = render.url(reverse("social:post_detail", args=[repost.id]))
+    return {
+        "id": str(repost.id),
+        "uri": permalink,
+        "url": permalink,
+        "created_at": iso(repost.time),
+        "account": render.account(repost.author_id, User(repost.author_id, repost.author_name)),
+        "content": "",
+        "visibility": "public",
+        "sensitive": False,
+        "spoiler_text": "",
+        "media_attachments": [],
+        "application": None,
+        "mentions": [],
+        "tags": [],
+        "emojis": [],
+        "reblogs_count": 0,
+        "favourites_count": 0,
+        "replies_count": 0,
+        "quotes_count": 0,
+        "in_reply_to_id": None,
+        "in_reply_to_account_id": None,
+        "reblog": inner,
+        "poll": None,
+        "card": None,
+        "language": None,
+        "text": None,
+        "edited_at": None,
+        "favourited": own.liked,
+        "reblogged": own.reposted,
+        "muted": False,
+        "bookmarked": False,
+        "pinned": False,
+        "filtered": [],
+    }
 
 
 def tag(render: Render, name: str, posts: int | None = None) -> dict:
@@ -209,10 +261,10 @@ def notification(
         post = posts.get(event.post_id or 0)
         if post is None:
             return None
-        data["status"] = status(render, post, counts.get(post.id, PostCounts()))
+        data["status"] = status(render, post, counts)
     return data
 
 
 def statuses(render: Render, posts: Iterable[Post], counts: Mapping[int, PostCounts]) -> list:
     """Statuses, in the order given."""
-    return [status(render, post, counts.get(post.id, PostCounts())) for post in posts]
+    return [status(render, post, counts) for post in posts]

@@ -80,11 +80,14 @@ def read_posts(
         if posts or not read.page.has_next or not older or min_id is not None:
             break
         offset += count
-    more = read.page.has_next and bool(read.loaded)
+    # The page's own ids: those loaded, but the posts its reposts share (older, mostly).
+    shared = {p.repost_of for p in read.loaded.values() if p.repost_of is not None}
+    listed = [i for i in read.loaded if i not in shared] or list(read.loaded)
+    more = read.page.has_next and bool(listed)
     return PostsPage(
         posts=posts,
         counts=read.page.counts,
-        next_max=min(read.loaded) if more and min_id is None else None,
+        next_max=min(listed) if more and min_id is None else None,
         prev_min=max(p.id for p in posts) if posts else None,
     )
 

@@ -16,7 +16,7 @@ from . import entities
 from .base import ApiError, json_response
 from .common import EntityView
 from .forms import invalid, limit_param, new_status
-from .paging import link_header, page_number
+from .paging import page_number
 
 CONTEXT_REPLIES = 60  # direct replies shown under a status (the permalink pages them)
 IDEMPOTENCY_KEY_MAX = 256
@@ -73,7 +73,9 @@ class StatusView(EntityView):
         post, counts = self.visible_post(status_id, to_act=True)
         if post.author_id != me.id:
             raise ApiError(404, "Record not found")  # Mastodon: not yours is not found
-        data = entities.status(self.render([post]), post, counts, text=True)
+        if post.repost_of is not None:  # a reblog is undone, not deleted
+            raise ApiError(404, "Record not found")
+        data = entities.status(self.render([post]), post, {post.id: counts}, text=True)
         self.repo.posts.delete_own_post(me.id, post.id)
         return json_response(data)
 
@@ -135,16 +137,45 @@ class FavouritedByView(EntityView):
         post, _ = self.visible_post(status_id)
         limit = limit_param(request.GET, 40, 80)
         page = self.repo.api_reads.likers(post.id, page_number(request.GET), limit)
-        users = page.items
-        me = self.user
-        if me is not None and me.has_relations and users:  # none kept apart by a block
-            found = self.repo.api_reads.relationships(me.id, [u.id for u in users])
-            users = [u for u in users if not (found[u.id].blocking or found[u.id].blocked_by)]
-        headers = {}
-        link = link_header(request, page.number + 1 if page.has_next else None)
-        if link:
-            headers["Link"] = link
-        return json_response(self.accounts_json(users), headers=headers)
+        return self.accounts_response(page)
+
+
+class ReblogView(EntityView):
+    """POST /api/v1/statuses/:id/reblog (the reblog: the reader's repost, holding the
+    status) and /unreblog (the status, reblogged no more): idempotent, under the repost
+    limit, as the pages' Repost button."""
+
+    scopes = {"post": "write:statuses"}
+    action = "repost"
+
+    def post(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        me = self.me()
+        post, _ = self.visible_post(status_id)
+        shared = post.repost_of if post.repost_of is not None else post.id
+        headers = self.enforce(
+            auth.repost_limits(me.id), gettext("You have reposted a lot in a short time.")
+        )
+        try:
+            if self.action == "repost":
+                repost_id, _ = self.repo.reposts.repost(me.id, shared)
+                return json_response(self.status_json(repost_id), headers=headers)
+            self.repo.reposts.unrepost(me.id, shared)
+        except NotAllowed as error:
+            raise ApiError(403, gettext(str(error))) from None
+        return json_response(self.status_json(shared), headers=headers)
+
+
+class RebloggedByView(EntityView):
+    """GET /api/v1/statuses/:id/reblogged_by: who reposts it, most recent first."""
+
+    scopes = {"get": "read:statuses"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        post, _ = self.visible_post(status_id)
+        limit = limit_param(request.GET, 40, 80)
+        page = self.repo.reposts.reposted_by(post.id, page_number(request.GET), limit)
+        return self.accounts_response(page)
 
 
 class UnsupportedStatusActionView(EntityView):

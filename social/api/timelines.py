@@ -17,7 +17,10 @@ from .forms import flag, limit_param, text_param
 from .paging import cursor, link_header, read_posts
 
 # Mastodon's notification types, and ours they stand for.
-TYPES = {"follow": "follow", "favourite": "like", "mention": "mention", "reply": "reply"}
+TYPES = {
+    "follow": "follow", "favourite": "like", "mention": "mention", "reply": "reply",
+    "reblog": "repost",
+}  # fmt: skip
 
 
 class HomeView(EntityView):

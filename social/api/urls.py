@@ -67,6 +67,9 @@ urlpatterns = [
     path(STATUS + "favourite", statuses.FavouriteView.as_view(action="like")),
     path(STATUS + "unfavourite", statuses.FavouriteView.as_view(action="unlike")),
     path(STATUS + "favourited_by", statuses.FavouritedByView.as_view()),
+    path(STATUS + "reblog", statuses.ReblogView.as_view(action="repost")),
+    path(STATUS + "unreblog", statuses.ReblogView.as_view(action="unrepost")),
+    path(STATUS + "reblogged_by", statuses.RebloggedByView.as_view()),
     re_path(
         r"^api/v1/statuses/(?P<status_id>[^/]+)/(?P<action>bookmark|unbookmark|pin|unpin|mute|unmute|translate)$",
         statuses.UnsupportedStatusActionView.as_view(),

@@ -60,6 +60,10 @@ class Shifted(Source):
     def zset(self) -> bool:  # type: ignore[override]
         return self.inner.zset
 
+    @property
+    def has_reposts(self) -> bool:  # type: ignore[override]
+        return self.inner.has_reposts
+
     reads_ids: ClassVar[bool] = True
 
     def list_key(self) -> str | None:
@@ -104,7 +108,7 @@ class Event:
     time: int
 
 
-NOTIFICATION_KINDS = ("follow", "like", "reply", "mention")
+NOTIFICATION_KINDS = ("follow", "like", "reply", "mention", "repost")
 
 
 def event_from(raw: bytes | str) -> Event | None:
