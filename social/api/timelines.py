@@ -90,14 +90,10 @@ class NotificationsView(EntityView):
             wanted = set(NOTIFICATION_KINDS)
         wanted -= set(self.kinds(params.getlist("exclude_types[]")))
         max_id, since_id, min_id = (cursor(params, n) for n in ("max_id", "since_id", "min_id"))
-        events = [
-            e
-            for e in self.repo.api_reads.events(me.id)
-            if e.kind in wanted
-            and (max_id is None or e.id < max_id)
-            and (since_id is None or e.id > since_id)
-            and (min_id is None or e.id > min_id)
-        ]
+        events = [e for e in self.repo.api_reads.events(me.id) if e.kind in wanted]
+        events = after(events, max_id) if max_id is not None else events
+        for newer_than in (since_id, min_id):
+            events = before(events, newer_than) if newer_than is not None else events
         if min_id is not None:  # the page just above min_id: the oldest of those newer
             events = events[-limit * 4 :]
         shown, posts, read = self.repo.api_reads.shown_events(self.viewer, events[: limit * 4])
@@ -123,6 +119,19 @@ class NotificationsView(EntityView):
         render = self.render(named, [e.actor_id for e in events])
         found = (entities.notification(render, e, posts, counts) for e in events)
         return [n for n in found if n is not None]
+
+
+def after(events: list[Event], event_id: int) -> list[Event]:
+    """The events older than event_id: those after it in the list (events of one second
+    keep the list's order), or by id when it is gone."""
+    at = next((i for i, e in enumerate(events) if e.id == event_id), None)
+    return events[at + 1 :] if at is not None else [e for e in events if e.id < event_id]
+
+
+def before(events: list[Event], event_id: int) -> list[Event]:
+    """The events newer than event_id (see after)."""
+    at = next((i for i, e in enumerate(events) if e.id == event_id), None)
+    return events[:at] if at is not None else [e for e in events if e.id > event_id]
 
 
 class ClearNotificationsView(EntityView):
