@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import secrets
 
+import redis
 from django.test import Client
+from redis.cluster import RedisCluster
 
 from social.repository import Repository, User
 
@@ -41,3 +43,10 @@ class Api:
 
     def delete(self, path: str, **extra):
         return self.client.delete(path, **self.headers, **extra)
+
+
+def all_keys(r: redis.Redis | RedisCluster, pattern: str) -> list[str]:
+    """The keys matching pattern on the test server, on every primary of a cluster."""
+    if isinstance(r, RedisCluster):
+        return r.keys(pattern, target_nodes=RedisCluster.PRIMARIES)
+    return r.keys(pattern)

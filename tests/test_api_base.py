@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 
 from social import keys
-from tests.api import Api, token_for
-from tests.conftest import cache_settings, login
+from tests.api import Api, all_keys, token_for
+from tests.conftest import CLUSTER, cache_settings, login
 from tests.redis_server import free_port
 
 
@@ -178,9 +178,10 @@ def test_app_registration_is_limited_per_address(client, r, settings):
     data = {"client_name": "a", "redirect_uris": "urn:ietf:wg:oauth:2.0:oob"}
     assert client.post("/api/v1/apps", data).status_code == 200
     assert client.post("/api/v1/apps", data).status_code == 429
-    assert len(r.keys("oauth:app:*")) == 1
+    assert len(all_keys(r, "oauth:app:*")) == 1
 
 
+@pytest.mark.skipif(CLUSTER, reason="points the one-server client at a dead port")
 def test_redis_down_is_a_503_json_never_a_traceback(settings):
     settings.CACHES = cache_settings(f"redis://127.0.0.1:{free_port()}/0")
     client = Client()
