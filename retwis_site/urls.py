@@ -3,9 +3,10 @@
 from django.urls import include, path
 
 urlpatterns = [
+    # The client API first: /api/ is one prefix to try; then OAuth's few routes (api:...).
+    path("", include("social.api.urls")),
     path("", include("social.urls")),  # names: social:home, social:profile, ...
     path("staff/", include("social.staff.urls")),
-    path("", include("social.api.urls")),  # the client API and OAuth: api:...
 ]
 
 handler404 = "social.errors.page_not_found"

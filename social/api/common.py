@@ -3,7 +3,7 @@ read of the accounts a response names, one status or account as the reader may s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from django.http import HttpResponse
@@ -28,21 +28,36 @@ class EntityView(ApiView):
     def base_url(self) -> str:
         return self.request.build_absolute_uri("/").rstrip("/")
 
-    def render(self, posts: Iterable[Post] = (), user_ids: Iterable[int] = ()) -> entities.Render:
+    def render(
+        self,
+        posts: Iterable[Post] = (),
+        user_ids: Iterable[int] = (),
+        read: Mapping[int, AccountRow] | None = None,
+        read_names: Mapping[str, int] | None = None,
+    ) -> entities.Render:
         """The Render for a response naming posts and accounts: their accounts (with
-        counts) and the accounts replied to, in one round trip."""
+        counts) and the accounts replied to, in one round trip; none when `read` and
+        `read_names` (what the page's own pipeline read) hold them all."""
         posts = list(posts)
         posts += [p.original for p in posts if p.original is not None]
+        known = {p.author_name: p.author_id for p in posts}  # names fixed with the post
         ids = [*(p.author_id for p in posts), *user_ids]
-        names = [p.reply_to_name for p in posts if p.reply_to and p.reply_to_name]
-        rows, found = self.repo.api_reads.accounts(ids, names)
+        rows = {i: read[i] for i in ids if read and i in read}
+        named = {**(read_names or {}), **known}
+        names = [p.reply_to_name for p in posts if p.reply_to_name and p.reply_to_name not in named]
+        more, found = self.repo.api_reads.accounts([i for i in ids if i not in rows], names)
+        rows.update(more)
+        found.update(read_names or {})
+        found.update(
+            (p.reply_to_name, known[p.reply_to_name]) for p in posts if p.reply_to_name in known
+        )
         if not self.viewer.is_staff:
             rows = {i: row for i, row in rows.items() if not row.user.is_suspended}
         return entities.Render(self.base_url(), rows, found)
 
     def statuses_response(self, page: PostsPage, headers: dict | None = None) -> HttpResponse:
         """A page of statuses, with its Link header."""
-        render = self.render(page.posts)
+        render = self.render(page.posts, read=page.accounts, read_names=page.names)
         data = entities.statuses(render, page.posts, page.counts)
         headers = dict(headers or {})
         link = link_header(self.request, page.next_max, page.prev_min)

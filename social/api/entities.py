@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from django.templatetags.static import static
-from django.urls import reverse
 
 from social.repository import Post, PostCounts, User
 from social.repository.api_reads import AccountRow, Event, Relationship
 from social.repository.models import Counts
-from social.templating import post_text
+from social.templating import post_text, profile_url, url
 
 NOTIFICATION_TYPES = {
     "follow": "follow",
@@ -27,6 +27,12 @@ NOTIFICATION_TYPES = {
     "reply": "reply",
     "repost": "reblog",
 }
+
+
+@lru_cache(maxsize=1)
+def avatar_path() -> str:
+    """The default avatar's URL path (hashed by collectstatic outside DEBUG)."""
+    return static("img/avatar.png")
 
 
 def iso(ts: int | float | None) -> str:
@@ -43,24 +49,32 @@ class Render:
     base: str
     accounts: dict[int, AccountRow] = field(default_factory=dict)
     names: dict[str, int] = field(default_factory=dict)
+    built: dict[int, dict] = field(default_factory=dict)  # accounts already built
 
     def url(self, path: str) -> str:
         return self.base + path
 
     def account(self, user_id: int, fallback: User | None = None, *, source: bool = False):
+        """The Account of user_id (built once a response: a page names few authors)."""
+        if not source and user_id in self.built:
+            return self.built[user_id]
         row = self.accounts.get(user_id)
         if row is None and fallback is not None:
             row = AccountRow(fallback, Counts())
         if row is None:
             return None
-        return account(self, row, source=source)
+        built = account(self, row, source=source)
+        if not source:
+            self.built[user_id] = built
+        return built
 
 
 def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[str, Any]:
     """An Account (with `source` for verify_credentials)."""
     user, counts = row.user, row.counts
-    avatar = render.url(static("img/avatar.png"))
-    profile = render.url(reverse("social:profile", args=[user.username]))
+    avatar = render.url(avatar_path())
+    path = profile_url(user.username)  # None: a legacy name no URL holds
+    profile = render.url(path) if path else render.url(url("social:home"))
     data: dict[str, Any] = {
         "id": str(user.id),
         "username": user.username,
@@ -105,7 +119,15 @@ def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[st
 
 def content(render: Render, post: Post) -> str:
     """The post's text as the site renders it, in a paragraph, its links absolute."""
-    html = str(post_text(post)).replace('href="/', f'href="{render.base}/')
+    return _content(render.base, post.id, post.body, post.mentions, post.tags)
+
+
+@lru_cache(maxsize=20_000)
+def _content(base: str, post_id: int, body: str, mentions: tuple, tags: tuple) -> str:
+    """Remembered by everything the text depends on (a post's text never changes; its id
+    is in the key only to keep apart two posts with one text and different links)."""
+    post = Post(post_id, 0, "", 0, body, mentions=mentions, tags=tags)
+    html = str(post_text(post)).replace('href="/', f'href="{base}/')
     return f"<p>{html}</p>"
 
 
@@ -118,7 +140,7 @@ def status(
     if post.repost_of is not None:
         return reblog(render, post, counts)
     own = counts.get(post.id, PostCounts())
-    permalink = render.url(reverse("social:post_detail", args=[post.id]))
+    permalink = render.url(url("social:post_detail", post.id))
     parent_account = render.names.get(post.reply_to_name) if post.reply_to else None
     data = {
         "id": str(post.id),
@@ -137,7 +159,7 @@ def status(
                 "id": str(user_id),
                 "username": name,
                 "acct": name,
-                "url": render.url(reverse("social:profile", args=[name])),
+                "url": render.url(profile_url(name) or url("social:home")),
             }
             for name, user_id in post.mentions
         ],
@@ -172,7 +194,7 @@ def reblog(render: Render, repost: Post, counts: Mapping[int, PostCounts]) -> di
     shared = repost.original
     inner = status(render, shared, counts) if shared is not None else None
     own = counts.get(shared.id, PostCounts()) if shared is not None else PostCounts()
-    permalink = render.url(reverse("social:post_detail", args=[repost.id]))
+    permalink = render.url(url("social:post_detail", repost.id))
     return {
         "id": str(repost.id),
         "uri": permalink,
@@ -213,7 +235,7 @@ def tag(render: Render, name: str, posts: int | None = None) -> dict:
     """A Tag (with a day of history when the number of its recent posts is known)."""
     data: dict[str, Any] = {
         "name": name,
-        "url": render.url(reverse("social:tag", args=[name])),
+        "url": render.url(url("social:tag", name)),
     }
     if posts is not None:
         data["history"] = [{"day": str(int(datetime.now(UTC).timestamp()) // 86400 * 86400),

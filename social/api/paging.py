@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 
 from social.repository import Post, PostCounts, Repository, Viewer
+from social.repository.api_reads import AccountRow
 from social.repository.reader import Source
 
 from .forms import ID_MAX, limit_param
@@ -42,6 +43,8 @@ class PostsPage:
 
     posts: list[Post] = field(default_factory=list)
     counts: dict[int, PostCounts] = field(default_factory=dict)
+    accounts: dict[int, AccountRow] = field(default_factory=dict)  # read with the page
+    names: dict[str, int] = field(default_factory=dict)  # ... and accounts by name
     next_max: int | None = None
     prev_min: int | None = None
 
@@ -68,7 +71,7 @@ def read_posts(
         count = found[0] - offset
     floor = min_id if min_id is not None else since_id
     for _ in range(RETRIES):
-        read = repo.api_reads.page_from(source, viewer, offset, count)
+        read, accounts, names = repo.api_reads.page_from(source, viewer, offset, count)
         posts = [
             post
             for post in read.page.items
@@ -87,6 +90,8 @@ def read_posts(
     return PostsPage(
         posts=posts,
         counts=read.page.counts,
+        accounts=accounts,
+        names=names,
         next_max=min(listed) if more and min_id is None else None,
         prev_min=max(p.id for p in posts) if posts else None,
     )

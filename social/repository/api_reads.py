@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import ClassVar, Unpack
 
 import redis
+from redis.cluster import ClusterPipeline
 
 from social import keys
 
 from .base import (
+    USER_FIELDS,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -26,13 +28,87 @@ from .base import (
     queue_counts,
     queue_users,
     s,
+    user_from_hash,
     users_from,
 )
 from .models import Counts, Page, Post, User
 from .reader import Listed, NamedReads, PageRead, PageReader, Source
 from .visibility import Viewer, may_list
 
-BISECT_STEPS = 64  # LINDEX probes at most, finding where an id would sit in a list
+BISECT_STEPS = 64
+
+# Accounts with their counts in one command (one server only: the keys are in many cluster
+# slots). KEYS: user:<id>, followers:<id>, following:<id>, user_posts:<id> for each
+# account; ARGV: the user hash's fields (base.USER_FIELDS). Returns, for each account, its
+# fields then its followers, following and posts.
+ACCOUNTS_SCRIPT = """
+local out = {}
+for i = 1, #KEYS, 4 do
+  local fields = redis.call('HMGET', KEYS[i], unpack(ARGV))
+  for j = 1, #ARGV do out[#out + 1] = fields[j] end
+  out[#out + 1] = redis.call('ZCARD', KEYS[i + 1])
+  out[#out + 1] = redis.call('ZCARD', KEYS[i + 2])
+  out[#out + 1] = redis.call('LLEN', KEYS[i + 3])
+end
+return out
+"""
+
+
+def queue_accounts(reads: NamedReads, ids: Sequence[int], names: Sequence[str] = ()) -> None:
+    """Queue the accounts ids with their counts (see accounts_from): on one server one
+    EVAL (ACCOUNTS_SCRIPT), as a page's post counts are; on a cluster a command a key.
+    And the ids of names (names_from), by the one name rule (UserStore)."""
+    for name in names:
+        reads.hget(f"exact:{name}", keys.users(), name)
+        reads.hget(f"lower:{name}", keys.usernames_lower(), name.lower())
+    if not ids:
+        return
+    if isinstance(reads.pipe, ClusterPipeline):
+        for uid in ids:
+            reads.hmget(f"acct:{uid}", keys.user(uid), USER_FIELDS)
+            reads.zcard(f"acct:followers:{uid}", keys.followers(uid))
+            reads.zcard(f"acct:following:{uid}", keys.following(uid))
+            reads.llen(f"acct:posts:{uid}", keys.own_posts(uid))
+        return
+    account_keys = [
+        key
+        for uid in ids
+        for key in (keys.user(uid), keys.followers(uid), keys.following(uid), keys.own_posts(uid))
+    ]
+    reads.execute_command(
+        "accounts", "EVAL", ACCOUNTS_SCRIPT, len(account_keys), *account_keys, *USER_FIELDS
+    )
+
+
+def names_from(got: dict, names: Sequence[str]) -> dict[str, int]:
+    """{name: id} for those of names queue_accounts found."""
+    found = {}
+    for name in names:
+        user_id = as_int(got[f"exact:{name}"])
+        user_id = user_id if user_id is not None else as_int(got[f"lower:{name}"])
+        if user_id is not None:
+            found[name] = user_id
+    return found
+
+
+def accounts_from(got: dict, ids: Sequence[int]) -> dict[int, AccountRow]:
+    """{id: AccountRow} for those of ids that exist, from what queue_accounts read."""
+    if not ids:
+        return {}
+    width = len(USER_FIELDS) + 3
+    reply = got.get("accounts")
+    rows = {}
+    for n, uid in enumerate(ids):
+        if reply is not None:
+            row = reply[n * width : (n + 1) * width]
+            fields, counts = row[: len(USER_FIELDS)], row[-3:]
+        else:
+            fields = got[f"acct:{uid}"]
+            counts = [got[f"acct:{name}:{uid}"] for name in ("followers", "following", "posts")]
+        user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, fields))))
+        if user is not None:
+            rows[uid] = AccountRow(user, Counts(*(int(c) for c in counts)))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -139,40 +215,15 @@ class ApiReadStore(RepositoryBase):
     ) -> tuple[dict[int, AccountRow], dict[str, int]]:
         """Return {id: AccountRow} for the ids that exist, and {name: id} for names (the
         accounts a page's replies answer, by the name stored with each), in one round
-        trip (two when a name is a legacy one met for the first time)."""
+        trip."""
         unique = list(dict.fromkeys(int(i) for i in ids))
         wanted = [n for n in dict.fromkeys(names) if 0 < len(n) <= 64]
         if not unique and not wanted:
             return {}, {}
         reads = self.reads()
-        queue_users(reads, unique)
-        for user_id in unique:
-            reads.zcard(f"followers:{user_id}", keys.followers(user_id))
-            reads.zcard(f"following:{user_id}", keys.following(user_id))
-            reads.llen(f"posts:{user_id}", keys.own_posts(user_id))
-        for name in wanted:
-            reads.hget(f"exact:{name}", keys.users(), name)
-            reads.hget(f"lower:{name}", keys.usernames_lower(), name.lower())
+        queue_accounts(reads, unique, wanted)
         got = reads.execute()
-        users = users_from(got, unique)
-        rows = {
-            uid: AccountRow(
-                user,
-                Counts(
-                    followers=got[f"followers:{uid}"],
-                    following=got[f"following:{uid}"],
-                    posts=got[f"posts:{uid}"],
-                ),
-            )
-            for uid, user in users.items()
-        }
-        found = {}
-        for name in wanted:
-            user_id = as_int(got[f"exact:{name}"])
-            user_id = user_id if user_id is not None else as_int(got[f"lower:{name}"])
-            if user_id is not None:
-                found[name] = user_id
-        return rows, found
+        return accounts_from(got, unique), names_from(got, wanted)
 
     def account(self, user_id: int) -> AccountRow | None:
         """One account with its counts, or None (one round trip)."""
@@ -233,9 +284,36 @@ class ApiReadStore(RepositoryBase):
                 high = middle
         return low, False
 
-    def page_from(self, source: Source, viewer: Viewer, offset: int, count: int) -> PageRead:
-        """Read `count` posts of source from `offset` on, on the read path."""
-        return self.reader.page(Shifted(source, offset), viewer, 1, count)
+    def page_from(
+        self, source: Source, viewer: Viewer, offset: int, count: int
+    ) -> tuple[PageRead, dict[int, AccountRow], dict[str, int]]:
+        """Read `count` posts of source from `offset` on, on the read path; and the
+        accounts the posts this process last listed there name (their authors, those of
+        the posts their reposts share, and those their replies answer, by name), read on
+        the page's first pipeline: when the page lists what it listed last, its accounts
+        cost no round trip more."""
+        shifted = Shifted(source, offset)
+        remembered = [
+            known.post
+            for post_id in self.cache.shown.get((shifted, 1, count)) or ()
+            if (known := self.cache.posts.get(post_id)) is not None
+        ]
+        remembered += [
+            known.post
+            for post in remembered
+            if post.repost_of is not None
+            and (known := self.cache.posts.get(post.repost_of)) is not None
+        ]
+        authors = list(dict.fromkeys(post.author_id for post in remembered))
+        named = {post.author_name for post in remembered}
+        replied = (p.reply_to_name for p in remembered if p.reply_to_name not in named)
+        names = [name for name in dict.fromkeys(replied) if name]
+
+        def first(reads: NamedReads) -> None:
+            queue_accounts(reads, authors, names)
+
+        read = self.reader.page(shifted, viewer, 1, count, first=first if remembered else None)
+        return read, accounts_from(read.got, authors), names_from(read.got, names)
 
     def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
         """The accounts that like post_id, most recent first (two round trips)."""
