@@ -150,9 +150,8 @@ class AccountActionView(EntityView):
     }  # fmt: skip
     action = "follow"
 
-    def setup(self, request: HttpRequest, *args, **kwargs) -> None:
-        super().setup(request, *args, **kwargs)
-        self.scopes = {"post": self.SCOPES[self.action]}
+    def scope_for(self, method: str) -> str | None:
+        return self.SCOPES[self.action] if method == "post" else None
 
     def post(self, request: HttpRequest, account_id: str) -> HttpResponse:
         me = self.me()

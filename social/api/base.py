@@ -14,11 +14,12 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http.response import HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.decorators import classonlymethod
 from django.views import View
@@ -41,6 +42,7 @@ from social.repository.oauth import AccessToken
 from . import scopes as scope_rules
 
 log = logging.getLogger(__name__)
+R = TypeVar("R", bound=HttpResponseBase)
 
 BODY_MAX = 64 * 1024  # bytes of a request body (a status is 280 characters)
 TOKEN_MAX = 256
@@ -68,7 +70,7 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
 
 
-def with_cors(response: HttpResponse) -> HttpResponse:
+def with_cors(response: R) -> R:
     """Add the CORS headers a browser client needs (the API and /oauth/token only)."""
     for name, value in CORS_HEADERS.items():
         response.headers.setdefault(name, value)
@@ -165,7 +167,7 @@ class ApiView(View):
     app_may_call: ClassVar[bool] = False  # an app's own token (no user) is enough
 
     @classonlymethod
-    def as_view(cls, **initkwargs) -> Callable[..., HttpResponse]:  # type: ignore[override]
+    def as_view(cls, **initkwargs) -> Callable[..., HttpResponseBase]:
         # Token-authenticated calls carry no cookie to forge; a cookie-authenticated one
         # is checked for its CSRF token in dispatch(), as the site's own forms are.
         return csrf_exempt(super().as_view(**initkwargs))
@@ -180,7 +182,7 @@ class ApiView(View):
         user = self.request.user
         return user if isinstance(user, User) else None
 
-    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
         if request.method == "OPTIONS":
             return with_cors(HttpResponse(status=204))
         try:
@@ -241,11 +243,15 @@ class ApiView(View):
             if method in self.public or method == "head" and "get" in self.public:
                 return
             raise ApiError(401, INVALID_TOKEN)
-        needed = self.scopes.get(method if method != "head" else "get")
+        needed = self.scope_for(method if method != "head" else "get")
         if needed is not None and not scope_rules.covers(token.scopes, needed):
             raise ApiError(403, OUT_OF_SCOPE)
         if token.user_id is None and not (self.app_may_call or method in self.public):
             raise ApiError(422, NEEDS_USER)
+
+    def scope_for(self, method: str) -> str | None:
+        """The scope a method of this endpoint needs (None: none beyond a token)."""
+        return self.scopes.get(method)
 
     @staticmethod
     def check_csrf(request: HttpRequest) -> None:

@@ -69,7 +69,7 @@ class EntityView(ApiView):
         """The post the path names, as the reader may open it (to_act: act on it), or 404."""
         return self.repo.pages.post(id_param(post_id), self.viewer, to_act=to_act)
 
-    def status_json(self, post_id: int, *, text: bool = False) -> dict:
+    def status_json(self, post_id: object, *, text: bool = False) -> dict:
         """One status as the reader sees it now (a repost with the post it shares)."""
         post, counts = self.visible_post(post_id)
         numbers = {post.id: counts}

@@ -11,7 +11,7 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Unpack
+from typing import ClassVar, Unpack, cast
 
 import redis
 from redis.cluster import ClusterPipeline
@@ -32,6 +32,7 @@ from .base import (
     users_from,
 )
 from .models import Counts, Page, Post, User
+from .oauth import members
 from .reader import Listed, NamedReads, PageRead, PageReader, Source
 from .visibility import Viewer, may_list
 
@@ -250,7 +251,7 @@ class ApiReadStore(RepositoryBase):
             uid: Relationship(
                 uid,
                 *(
-                    got[name][i] is not None
+                    cast(list, got[name])[i] is not None
                     for name in ("following", "followed_by", "blocking", "blocked_by", "muting")
                 ),
             )  # fmt: skip
@@ -267,9 +268,9 @@ class ApiReadStore(RepositoryBase):
         if key is None:
             return None
         if source.zset:
-            rank = self.r.zrevrank(key, post_id)
+            rank = cast(int | None, self.r.zrevrank(key, post_id))
             return None if rank is None else (int(rank), True)
-        found = self.r.lpos(key, post_id)
+        found = cast(int | None, self.r.lpos(key, str(post_id)))
         if found is not None:
             return int(found), True
         low, high = 0, int(self.r.llen(key))
@@ -318,7 +319,7 @@ class ApiReadStore(RepositoryBase):
     def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
         """The accounts that like post_id, most recent first (two round trips)."""
         start, stop = page_bounds(number, per_page)
-        rows = [int(i) for i in self.r.zrevrange(keys.likes(post_id), start, stop)]
+        rows = [int(i) for i in members(self.r.zrevrange(keys.likes(post_id), start, stop))]
         listed = rows[:per_page]
         reads = self.reads()
         queue_users(reads, listed)

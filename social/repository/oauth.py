@@ -17,14 +17,14 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Unpack
+from typing import Unpack, cast
 
 import redis
 
 from social import keys
 
 from .audit import AuditDraft, AuditStore
-from .base import RepositoryBase, StoreSettings, as_int, decode_hash, now, s, user_from_hash
+from .base import RepositoryBase, StoreSettings, as_int, decode_hash, now, user_from_hash
 from .errors import UserNotFound
 from .models import User, as_datetime
 
@@ -38,6 +38,11 @@ REDIRECT_URI_MAX = 500
 def digest(text: str) -> str:
     """Return the SHA-256 of text (hex): how a secret, a code or a token is stored."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def members(reply: object) -> list[str]:
+    """A sorted set's members (a ZRANGE reply) as str."""
+    return [m.decode() if isinstance(m, bytes) else str(m) for m in cast(list, reply)]
 
 
 def is_client_id(text: str) -> bool:
@@ -300,7 +305,7 @@ class OAuthStore(RepositoryBase):
 
     def _drop_oldest(self, user_id: int, count: int) -> None:
         """Revoke user_id's `count` oldest tokens."""
-        oldest = [s(m) or "" for m in self.r.zrange(keys.oauth_user_tokens(user_id), 0, count - 1)]
+        oldest = members(self.r.zrange(keys.oauth_user_tokens(user_id), 0, count - 1))
         self._revoke_digests(user_id, oldest)
 
     def authenticate(
@@ -318,13 +323,13 @@ class OAuthStore(RepositoryBase):
         if user_id is not None:
             reads.hgetall("user", keys.user(user_id))
         got = reads.execute()
-        stored = token_from_hash(token_digest, decode_hash(got["token"]))
+        stored = token_from_hash(token_digest, decode_hash(cast(Mapping, got["token"])))
         if stored is None or stored.user_id is None:
             return stored, None
         if stored.user_id != user_id:
-            raw = self.r.hgetall(keys.user(stored.user_id))
+            raw = cast(Mapping, self.r.hgetall(keys.user(stored.user_id)))
         else:
-            raw = got["user"]
+            raw = cast(Mapping, got["user"])
         return stored, user_from_hash(stored.user_id, decode_hash(raw))
 
     def revoke(self, token: str) -> bool:
@@ -356,7 +361,7 @@ class OAuthStore(RepositoryBase):
     def user_tokens(self, user_id: int) -> list[AccessToken]:
         """Return user_id's tokens, newest first (two round trips; tokens listed but gone
         are skipped)."""
-        listed = [s(m) or "" for m in self.r.zrevrange(keys.oauth_user_tokens(user_id), 0, -1)]
+        listed = members(self.r.zrevrange(keys.oauth_user_tokens(user_id), 0, -1))
         if not listed:
             return []
         pipe = self._pipe()
