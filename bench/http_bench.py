@@ -65,6 +65,7 @@ PAGE_NAMES = (
     "api_home",
 )
 GUARDED_BLOCKS = GUARDED_MUTES = 100  # the persona who blocks and mutes (issue 17)
+GUARDED_FILTERS = 20  # ... and filters words: "<id>|<phrase>", never expiring (filters.py)
 WRK_THREADS = 2
 # Not a page's cost: the bench's own INFO, connection set-up, redis-py's idle health check.
 NOT_COUNTED = {"info", "hello", "auth", "select", "ping"}
@@ -326,9 +327,9 @@ def api_token(r: redis.Redis, user_id: int) -> str:
 
 
 def guard(r: redis.Redis, user_id: int, ids: list[int]) -> str:
-    """Give user_id GUARDED_BLOCKS blocks and GUARDED_MUTES mutes of other accounts (the
-    keys relations.py writes, on the bench's own Redis; the same ones every run) and
-    return its auth secret."""
+    """Give user_id GUARDED_BLOCKS blocks and GUARDED_MUTES mutes of other accounts and
+    GUARDED_FILTERS word filters (the keys relations.py and filters.py write, on the
+    bench's own Redis; the same ones every run) and return its auth secret."""
     others = random.Random(2).sample([i for i in ids if i != user_id], GUARDED_BLOCKS * 2)
     blocked, muted = others[:GUARDED_BLOCKS], others[GUARDED_BLOCKS:]
     pipe = r.pipeline(transaction=False)
@@ -341,6 +342,8 @@ def guard(r: redis.Redis, user_id: int, ids: list[int]) -> str:
         pipe.hset(keys.user(other), "relations", 1)
     for other in muted:
         pipe.zadd(keys.muted_by(other), {str(user_id): 1})
+    phrases = [f"{i}|bench-word-{i}" for i in range(1, GUARDED_FILTERS + 1)]
+    pipe.zadd(keys.filters(user_id), dict.fromkeys(phrases, float("inf")))
     pipe.execute()
     secret = text(r.hget(keys.user(user_id), "auth"))
     if not secret:  # never logged in: give it a secret as a login would
@@ -377,7 +380,8 @@ def build_pages(who: Personas, names: list[str]) -> list[Page]:
         ),
         "home_guarded": Page(
             "home_guarded",
-            f"home of a reader with {GUARDED_BLOCKS} blocks and {GUARDED_MUTES} mutes",
+            f"home of a reader with {GUARDED_BLOCKS} blocks, {GUARDED_MUTES} mutes and"
+            f" {GUARDED_FILTERS} filters",
             "/",
             who.guarded_secret,
         ),

@@ -261,7 +261,9 @@ def main() -> int:
             redis_process, env["REDIS_URL"] = start_redis()
             say(f"REDIS_URL={env['REDIS_URL']}  (set it to run manage.py commands on this data)")
         if not args.no_seed:
-            subprocess.run([*manage, "seed", "--if-empty"], cwd=ROOT, env=env, check=True)
+            subprocess.run(
+                [*manage, "seed", "--if-empty", "--reposts", "30"], cwd=ROOT, env=env, check=True
+            )
         if not args.dev:
             # Hashed, compressed copies in staticfiles/ for WhiteNoise (only changed files).
             subprocess.run(

@@ -84,6 +84,7 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
 
     def form_valid(self, form: LoginForm) -> HttpResponse:
         user = form.get_user()
+        assert user is not None  # a valid LoginForm has found its user
         secret = self.repo.users.record_login(user.id, auth.client_ip(self.request))
         response = HttpResponseRedirect(self.get_success_url())
         auth.set_auth_cookie(response, secret)

@@ -73,7 +73,9 @@ class PostFeed(Feed):
         # rarely says which it wants, and a shared cache keeps a single copy (no Vary).
         with override(settings.LANGUAGE_CODE):
             response = super().__call__(request, *args, **kwargs)
-        response.same_in_every_language = True  # social.middleware.LocaleMiddleware
+        # A mark for social.middleware.LocaleMiddleware (read with getattr), which
+        # HttpResponse does not declare.
+        response.same_in_every_language = True  # type: ignore[attr-defined]
         # The same for everyone. A request with an `auth` cookie still gets `private` from
         # RedisAuthMiddleware (its rule for every response): stricter, and harmless.
         patch_cache_control(response, public=True, max_age=FEED_MAX_AGE)

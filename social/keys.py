@@ -26,6 +26,12 @@ def user(user_id: int) -> str:
     return f"user:{int(user_id)}"
 
 
+def user_key_prefix() -> str:
+    """What user(id) puts before the id: for a Lua script that reads the hashes of ids it
+    found itself (pages.MUTUALS_SCRIPT, one server only)."""
+    return "user:"
+
+
 def users() -> str:
     """Hash: username (as typed at sign-up) -> user id."""
     return "users"

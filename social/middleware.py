@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.middleware.locale import LocaleMiddleware as DjangoLocaleMiddleware
 from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
@@ -40,7 +41,10 @@ class RedisAuthMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.user = SimpleLazyObject(lambda: user_for_request(request))
+        # The repository's user or visitor, read when first used: what SiteHttpRequest
+        # (social.http) says request.user is. django-stubs type request.user as
+        # contrib.auth's user, and the lazy proxy as neither.
+        request.user = SimpleLazyObject(lambda: user_for_request(request))  # type: ignore[assignment]
         response = self.get_response(request)
         if request.COOKIES.get(settings.AUTH_COOKIE_NAME):
             patch_cache_control(response, private=True)
@@ -124,7 +128,9 @@ class LocaleMiddleware(DjangoLocaleMiddleware):
     LANGUAGE_CODE for everyone): it gets no `Vary: Accept-Language`, so a shared cache
     keeps one copy for every reader."""
 
-    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
         if getattr(response, "same_in_every_language", False):
             return response
         return super().process_response(request, response)

@@ -205,22 +205,40 @@ def age(value: datetime | None, now: float | None = None) -> str:
     """
     if value is None:
         return ""
-    if now is None:
-        now = time.time()
-    seconds = now - value.timestamp()
-    if seconds < 60:  # a clock a little ahead of the post's author included
+    return age_at(value.timestamp(), value, time.time() if now is None else now, get_language())
+
+
+# The ages of the last day as shown ("now", "5m", "3h"), by (seconds bucket, language):
+# a feed's cards each need one for their cache key, and Django's ngettext costs microseconds.
+_recent_ages: dict[tuple[int, str | None], str] = {}
+
+
+def age_at(ts: float, value: datetime, now: float, language: str | None) -> str:
+    """age() of a post written at unix time ts (value: the same as a datetime), in the
+    given language (the active one)."""
+    seconds = now - ts
+    if seconds < 86400:
+        bucket = (
+            0 if seconds < 60 else int(seconds // 60) if seconds < 3600 else -int(seconds // 3600)
+        )
+        shown = _recent_ages.get((bucket, language))
+        if shown is None:
+            shown = _recent_ages[(bucket, language)] = _recent_age(bucket)
+        return shown
+    tz = timezone.get_current_timezone()
+    return _day(value, datetime.fromtimestamp(now, tz).year, tz, language)
+
+
+def _recent_age(bucket: int) -> str:
+    """The shown age of a bucket: 0 "now", minutes (positive), hours (negative)."""
+    if bucket == 0:  # a clock a little ahead of the post's author included
         # Translators: the age of a post written less than a minute ago.
         return gettext("now")
-    if seconds < 3600:
-        minutes = int(seconds // 60)
+    if bucket > 0:
         # Translators: the age of a post in minutes, as short as possible ("5m").
-        return ngettext("%(count)dm", "%(count)dm", minutes) % {"count": minutes}
-    if seconds < 86400:
-        hours = int(seconds // 3600)
-        # Translators: the age of a post in hours, as short as possible ("3h").
-        return ngettext("%(count)dh", "%(count)dh", hours) % {"count": hours}
-    tz = timezone.get_current_timezone()
-    return _day(value, datetime.fromtimestamp(now, tz).year, tz, get_language())
+        return ngettext("%(count)dm", "%(count)dm", bucket) % {"count": bucket}
+    # Translators: the age of a post in hours, as short as possible ("3h").
+    return ngettext("%(count)dh", "%(count)dh", -bucket) % {"count": -bucket}
 
 
 def since(value: datetime | None) -> str:
@@ -327,7 +345,9 @@ class PostCards:
 
     def macro(self):
         if self._macro is None or self.env.auto_reload:
-            self._macro = self.env.get_template("social/_post.html").module.post_card
+            module = self.env.get_template("social/_post.html").module
+            # A template's macros are attributes Jinja2 sets on its module when it runs it.
+            self._macro = module.post_card  # type: ignore[attr-defined]
         return self._macro
 
     @pass_context
@@ -381,7 +401,7 @@ class PostCards:
         # card, "reposted by" the repost's author.
         reposter = post.author_name if post.original is not None else ""
         post = post.original or post
-        shown = "" if exact_time else age(post.created, now)
+        shown = "" if exact_time else age_at(post.time, post.created, now, language)
         if self.env.auto_reload:
             return self.macro()(post, user, counts, report_form, shown, exact_time, reposter)
         key = (

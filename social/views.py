@@ -58,14 +58,17 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        user = self.request.user
-        if user.is_authenticated:
-            context["home"] = home = self.repo.pages.home(
-                user.id,
-                self.page_number(),
-                settings.RETWIS_FEED_PAGE_SIZE,
-                viewer=Viewer.of(user),
+        home = self.read_as_viewer(
+            lambda viewer: (
+                self.repo.pages.home(
+                    viewer.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE, viewer=viewer
+                )
+                if viewer.id is not None
+                else None
             )
+        )
+        if home is not None:
+            context["home"] = home
             self.checked_page(home.feed)
             context.setdefault("post_form", PostForm())
         else:
@@ -89,8 +92,10 @@ class ConversationMixin(RepositoryMixin):
         """Return post_id with its ancestors and a page of replies, or raise Http404 when
         this reader may not see it (the repository's visibility policy decides)."""
         try:
-            return self.repo.pages.conversation(
-                post_id, Viewer.of(self.request.user), number, REPLIES_PAGE_SIZE
+            return self.read_as_viewer(
+                lambda viewer: self.repo.pages.conversation(
+                    post_id, viewer, number, REPLIES_PAGE_SIZE
+                )
             )
         except PostNotFound:
             raise Http404("No such post.") from None
@@ -190,8 +195,10 @@ class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        context["timeline"] = timeline = self.repo.pages.timeline(
-            Viewer.of(self.request.user), self.page_number(), settings.RETWIS_TIMELINE_PAGE_SIZE
+        context["timeline"] = timeline = self.read_as_viewer(
+            lambda viewer: self.repo.pages.timeline(
+                viewer, self.page_number(), settings.RETWIS_TIMELINE_PAGE_SIZE
+            )
         )
         self.checked_page(timeline.posts)
         context["trending"] = self.repo.trending.trending()
@@ -219,11 +226,13 @@ class ProfileView(RepositoryMixin, TemplateView):
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         try:
-            profile = self.repo.pages.profile_for_name(
-                self.kwargs["username"],
-                Viewer.of(self.request.user),
-                self.page_number(),
-                settings.RETWIS_FEED_PAGE_SIZE,
+            profile = self.read_as_viewer(
+                lambda viewer: self.repo.pages.profile_for_name(
+                    self.kwargs["username"],
+                    viewer,
+                    self.page_number(),
+                    settings.RETWIS_FEED_PAGE_SIZE,
+                )
             )
         except UserNotFound:
             raise Http404("No such user.") from None
@@ -305,7 +314,7 @@ class PostDetailView(ConversationMixin, TemplateView):
 
     template_name = "social/post_detail.html"
 
-    def get(self, request: SiteHttpRequest, *args, **kwargs) -> HttpResponse:
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         conversation = self.visible_conversation(self.kwargs["post_id"], self.page_number())
         if conversation.post.id != self.kwargs["post_id"]:  # a repost: the post it shares
             return redirect("social:post_detail", conversation.post.id)
@@ -396,7 +405,7 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
         context["post"] = post
         return context
 
-    def post(self, request: HttpRequest, post_id: int) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, post_id: int) -> HttpResponse:
         try:
             self.repo.posts.delete_own_post(request.user.id, post_id)
         except PostNotFound:
@@ -440,11 +449,10 @@ class TagView(RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["tag"] = normal_tag(self.kwargs["tag"])
         context["posts"] = self.checked_page(
-            self.repo.pages.tag(
-                self.kwargs["tag"],
-                Viewer.of(self.request.user),
-                self.page_number(),
-                settings.RETWIS_FEED_PAGE_SIZE,
+            self.read_as_viewer(
+                lambda viewer: self.repo.pages.tag(
+                    self.kwargs["tag"], viewer, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+                )
             )
         )
         return context

@@ -594,3 +594,22 @@ def test_bulk_likes_refuse_unknown_users_and_posts_before_writing(any_repo):
     with pytest.raises(PostNotFound):
         any_repo.bulk.add_likes_bulk([(a.id, one, 20), (a.id, one + 1, 20)])
     assert not any_repo.r.exists(keys.likes(one)) and not any_repo.r.exists(keys.user_likes(a.id))
+
+
+def test_reposts_are_written_as_the_site_writes_them_on_request(r):
+    out = seed(**SMALL, reposts=5)
+
+    reposted = [(pid, h) for pid, h in posts_by_id(r).items() if "repost_of" in h]
+    assert len(reposted) == 5 and "5 reposts" in out
+    for repost_id, h in reposted:
+        shared, reposter = int(h["repost_of"]), int(h["user_id"])
+        assert r.zscore(keys.reposts(shared), reposter) == repost_id
+        assert r.zscore(keys.user_reposts(reposter), shared) == repost_id
+        assert str(repost_id) in r.lrange(keys.own_posts(reposter), 0, -1)
+        assert int(r.hget(keys.post(shared), "reposts")) >= 1
+
+
+def test_negative_reposts_are_refused(r):
+    with pytest.raises(CommandError, match="--reposts must not be negative"):
+        seed(**SMALL, reposts=-1)
+    assert r.dbsize() == 0

@@ -77,6 +77,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.oauth_user_tokens(7), "oauth:user:7"),
         (keys.reposts(42), "reposts:42"),
         (keys.user_reposts(7), "user_reposts:7"),
+        (keys.user_key_prefix() + "7", keys.user(7)),
     ],
 )
 def test_it_names_the_additions_as_documented(built, expected):

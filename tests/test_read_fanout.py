@@ -185,9 +185,9 @@ def test_rebuilding_feeds_leaves_stars_posts_to_the_read(fan_repo, any_r):
 # a fan-out-on-read author (one more round trip than HOME in test_round_trips.py when warm:
 # the author's newest ids), or does not while such authors exist (the same as HOME when
 # warm; two more when cold, to learn the set).
-HOME_FOLLOWING_A_STAR = pin((8, 3), (12, 5))
+HOME_FOLLOWING_A_STAR = pin((8, 2), (12, 4))
 HOME_WHILE_STARS_EXIST = pin(
-    (7, 2), (11, 4)
+    (7, 1), (11, 3)
 )  # cold: two more to learn the set (and that it is not his)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from social import keys
 from social.repository import ANONYMOUS, CannotFollowSelf, Repository, UserNotFound, Viewer
 
 T0 = 1_700_000_000
@@ -221,6 +222,19 @@ def test_it_tells_the_viewer_who_they_follow_also_follows_the_profile(any_repo):
     assert len(profile.mutual_names) == 3
     assert set(profile.mutual_names) <= {"f1", "f2", "f3", "f4", "f5"}
     assert profile.counts.followers == 7
+
+
+def test_mutuals_are_named_newest_followed_first_and_a_suspended_one_only_counted(any_repo):
+    viewer, target, *friends = users(any_repo, "viewer", "target", "f1", "f2", "f3", "f4")
+    for i, friend in enumerate(friends):
+        any_repo.graph.follow(viewer, friend, at=T0 + i)  # f4 followed last
+        any_repo.graph.follow(friend, target, at=T0)
+    any_repo.r.hset(keys.user(friends[3]), "status", "suspended")  # f4
+
+    profile = any_repo.pages.profile(target, Viewer.of(any_repo.users.get_user(viewer)))
+
+    assert profile.mutual_count == 4
+    assert profile.mutual_names == ["f3", "f2", "f1"]
 
 
 def test_it_shows_no_follow_state_on_your_own_profile(any_repo):

@@ -40,16 +40,17 @@ T0 = 1_700_000_000
 # Each page of posts reads its posts' reply and like counts (and the reader's likes) every
 # time: with the posts when they are checked or new, and with the page's ids when the
 # process showed the same posts last time (warm: the read path's guess, reader.py).
-HOME = pin((5, 2), (10, 4))  # secret -> id, user hash; feed + notices (+ counts when warm);
+HOME = pin((5, 1), (10, 3))  # secret -> id, user hash; feed + notices (+ counts when warm);
 # posts and their counts; authors
-TIMELINE = pin((6, 2), (12, 4))  # the same (the newest sign-ups come with the ids), and cold
+TIMELINE = pin((6, 1), (12, 3))  # the same (the newest sign-ups come with the ids), and cold
 # once a minute the trending tags' sum (TrendingStore.trending)
 WELCOME = pin((3, 1), (7, 3))  # the newest ids (+ counts when warm); posts and counts;
 # authors
 # Warm pages read the user hash and then one pipeline: the ids and the visibility version,
 # which says the remembered posts are still as they were (social/repository/cache.py).
-PROFILE = pin((6, 4), (10, 6))  # name -> id (remembered when warm); secret -> id, user hash;
-# page (with the counts of the posts it showed last); mutuals; their names
+PROFILE = pin((5, 1), (10, 5))  # name -> id (remembered when warm); secret -> id, user hash;
+# page (with the counts of the posts it showed last, and on one server the mutuals and
+# their names: pages.MUTUALS_SCRIPT); on a cluster the mutuals and their names after
 
 
 def cost(client: Client, url: str, round_trips, *, cold: bool = True) -> int:
@@ -141,9 +142,9 @@ def test_the_visitor_pages_stay_within_budget(repo, network, client, round_trips
 # (and the version, and the counts of the posts it showed last: reader.py); posts with
 # their counts; authors. Warm: the user hash, then the one first pipeline.
 CONVERSATION_PAGES = {
-    "permalink": ("/p/1/", pin((5, 2), (9, 4))),
+    "permalink": ("/p/1/", pin((5, 1), (9, 3))),
     "mentions": ("/mentions/", pin((5, 2), (10, 4))),
-    "tag": ("/tag/redis/", pin((5, 2), (8, 4))),
+    "tag": ("/tag/redis/", pin((5, 1), (8, 3))),
     # name -> id first; the owner's hash comes with the ids
     "likes tab": ("/u/bob/likes/", pin((6, 3), (10, 5))),
 }
@@ -245,9 +246,8 @@ def test_a_reader_with_blocks_and_mutes_pays_no_round_trip_more(
 
 @pytest.mark.parametrize(
     ("url", "pinned"),
-    # cold: the shared posts, then their author (new to the process); the profile warm
-    # reads no mutuals' names (alice's followings follow no one charlie does)
-    [("/", pin((7, 2), (13, 4))), ("/u/charlie/", pin((7, 3), (13, 5)))],
+    # cold: the shared posts, then their author (new to the process)
+    [("/", pin((7, 1), (13, 3))), ("/u/charlie/", pin((7, 1), (13, 4)))],
 )
 def test_reposts_cost_one_round_trip_once_then_none(
     repo, network, alice_client, round_trips, url, pinned

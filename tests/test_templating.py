@@ -364,6 +364,7 @@ def test_every_age_goes_through_gettext(monkeypatch):
     monkeypatch.setattr(templating, "ngettext", lambda s, p, n: catalog[s if n == 1 else p])
     monkeypatch.setattr(templating, "pgettext", lambda context, s: dates[s])
     monkeypatch.setattr(templating, "get_language", lambda: "zh-hans")
+    monkeypatch.setattr(templating, "_recent_ages", {})  # the shown ages it remembers
 
     assert templating.age(ago(1), NOW) == "刚刚"
     assert templating.age(ago(300), NOW) == "5分钟"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Unpack
 
-import redis
 from django.conf import settings
 
 from social.redis_client import get_redis
@@ -27,7 +26,7 @@ from .accounts import AccountStore
 from .api_reads import ApiReadStore
 from .audit import AuditStore
 from .backup import BackupStore
-from .base import FeedShape, StoreSettings
+from .base import Client, FeedShape, StoreSettings
 from .bulk import BulkStore
 from .cache import ProcessCache
 from .directory import DirectoryStore
@@ -74,14 +73,14 @@ from .stats import StatsStore
 from .suggestions import Suggestions
 from .trending import TrendingStore
 from .users import UserStore
-from .visibility import ANONYMOUS, STAFF, Viewer, may_see_account
+from .visibility import ANONYMOUS, STAFF, StaleViewer, Viewer, ViewerCheck, may_see_account
 
 
 class Repository:
     """All reads and writes of the site's state, store by store."""
 
     def __init__(
-        self, client: redis.Redis, *, cache: ProcessCache | None = None, **shape: Unpack[FeedShape]
+        self, client: Client, *, cache: ProcessCache | None = None, **shape: Unpack[FeedShape]
     ) -> None:
         """Build every store on client; `shape` is the feed shapes RepositoryBase takes
         (home_feed_cap, timeline_cap, fanout_batch, fanout_read_threshold), its defaults
@@ -102,7 +101,7 @@ class Repository:
         self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)
-        self.reader = PageReader(client, loader=loader, **config)
+        self.reader = PageReader(client, loader=loader, users=self.users, **config)
         self.notifications = NotificationStore(client, reader=self.reader, **config)
         self.pages = PageStore(
             client, reader=self.reader, users=self.users,
@@ -142,7 +141,7 @@ PROCESS_CACHE = ProcessCache(
 )
 
 
-_built: tuple[redis.Redis, tuple[int, int, int, int], Repository] | None = None
+_built: tuple[Client, tuple[int, int, int, int], Repository] | None = None
 
 
 def get_repository() -> Repository:
@@ -198,7 +197,9 @@ __all__ = [
     "User",
     "UserNotFound",
     "UsernameTaken",
+    "StaleViewer",
     "Viewer",
+    "ViewerCheck",
     "get_repository",
     "may_see_account",
 ]

@@ -13,17 +13,18 @@ dangling and are skipped.
 
 from __future__ import annotations
 
-from typing import Unpack
+from typing import Unpack, cast
 
-import redis
 from django.utils.translation import gettext_noop
-from redis.client import Pipeline
 
 from social import keys
 
 from .audit import AuditDraft, AuditStore
 from .base import (
     STATUS_DELETED,
+    Client,
+    Members,
+    Pipe,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -48,7 +49,7 @@ class AccountStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         audit: AuditStore,
         users: UserStore,
@@ -89,13 +90,13 @@ class AccountStore(RepositoryBase):
             actor=user, action="delete_account", target_id=user.id, target_name=user.username
         )
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             pipe.hset(
                 keys.user(user.id),
                 mapping={"status": STATUS_DELETED, "deleted_at": ts, "password": UNUSABLE_PASSWORD},
             )
             self.users.queue_secret_rotation(pipe, user.id, h.get("auth"))
-            pipe.zadd(keys.deleted_users(), {user.id: ts})
+            pipe.zadd(keys.deleted_users(), {str(user.id): ts})
             pipe.zrem(keys.users_by_time(), h["username"])
             queue_hiding(pipe)  # its posts leave every page
 
@@ -114,7 +115,7 @@ class AccountStore(RepositoryBase):
             (keys.mutes(user_id), keys.muted_by),
             (keys.muted_by(user_id), keys.mutes),
         ):
-            while ids := self.r.zrange(key, 0, BATCH - 1):
+            while ids := cast(Members, self.r.zrange(key, 0, BATCH - 1)):
                 pipe = self._pipe()
                 for other in ids:
                     pipe.zrem(other_side(int(other)), user_id)
@@ -122,7 +123,7 @@ class AccountStore(RepositoryBase):
                 pipe.execute()
                 if other_side in (keys.followers, keys.following):
                     removed += len(ids)
-        while liked := self.r.zrange(keys.user_likes(user_id), 0, BATCH - 1):
+        while liked := cast(Members, self.r.zrange(keys.user_likes(user_id), 0, BATCH - 1)):
             pipe = self._pipe()
             for post_id in liked:
                 pipe.zrem(keys.likes(int(post_id)), user_id)
@@ -140,7 +141,8 @@ class AccountStore(RepositoryBase):
     def deleted_accounts_due(self, *, at: int | None = None) -> list[int]:
         """Return the ids of deleted accounts whose grace period is over."""
         cutoff = (now() if at is None else at) - keys.DELETED_ACCOUNT_GRACE_DAYS * 86400
-        return [int(i) for i in self.r.zrangebyscore(keys.deleted_users(), "-inf", cutoff)]
+        due = cast(Members, self.r.zrangebyscore(keys.deleted_users(), "-inf", cutoff))
+        return [int(i) for i in due]
 
     def purge_deleted_accounts(self, *, at: int | None = None) -> list[int]:
         """Purge every deleted account past its grace period; return their ids.

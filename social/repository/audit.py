@@ -18,13 +18,24 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from django.utils.translation import gettext, gettext_noop
-from redis.client import Pipeline
+from redis.typing import EncodableT, FieldT
 
 from social import keys
 
-from .base import RepositoryBase, as_int, decode_hash, now, page_bounds, s
+from .base import (
+    Entries,
+    Hash,
+    Pipe,
+    RepositoryBase,
+    as_int,
+    decode_hash,
+    now,
+    page_bounds,
+    s,
+)
 from .models import User, as_datetime
 
 # Every action the log knows, with how a person reads it (in English here, translated when
@@ -108,7 +119,7 @@ def score_of(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
 
 
-def entry_from_fields(entry_id: str, raw: dict) -> AuditEntry:
+def entry_from_fields(entry_id: str, raw: Hash) -> AuditEntry:
     """Decode one XRANGE/XREVRANGE entry."""
     h = decode_hash(raw)
     return AuditEntry(
@@ -137,11 +148,11 @@ def entries_from_xranges(replies: Iterable[list]) -> list[AuditEntry]:
 class AuditStore(RepositoryBase):
     """Append to the audit log and read it back, newest first."""
 
-    def _queue_audit(self, pipe: Pipeline, draft: AuditDraft, ts: int) -> int:
+    def _queue_audit(self, pipe: Pipe, draft: AuditDraft, ts: int) -> int:
         """Queue the XADD of draft on pipe; return its position among pipe's replies."""
         if draft.action not in ACTIONS:
             raise ValueError(f"unknown audit action {draft.action!r}")
-        fields = {
+        fields: dict[FieldT, EncodableT] = {
             "actor": draft.actor.id,
             "actor_name": draft.actor.username,
             "action": draft.action,
@@ -219,7 +230,9 @@ class AuditStore(RepositoryBase):
         top = "+"
         if older_than and STREAM_ID_RE.match(older_than):
             top = f"({older_than}"  # exclusive range: Redis 6.2+
-        rows = self.r.xrevrange(keys.audit_log(), max=top, min="-", count=per_page + 1)
+        rows = cast(
+            Entries, self.r.xrevrange(keys.audit_log(), max=top, min="-", count=per_page + 1)
+        )
         items = [entry_from_fields(s(i), f) for i, f in rows[:per_page]]
         has_older = len(rows) > per_page
         return AuditPage(
@@ -259,7 +272,7 @@ class AuditStore(RepositoryBase):
             total=sizes[smallest] if not others else None,
         )
 
-    def queue_audit_reads(self, pipe: Pipeline, entry_ids: Iterable[str]) -> None:
+    def queue_audit_reads(self, pipe: Pipe, entry_ids: Iterable[str]) -> None:
         """Queue one exact XRANGE per entry id (decode with entries_from_xranges)."""
         for entry_id in entry_ids:
             pipe.xrange(keys.audit_log(), min=entry_id, max=entry_id)

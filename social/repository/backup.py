@@ -39,14 +39,15 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeAlias, cast
 
 import redis
 from redis.cluster import RedisCluster
 
-from .base import NamedReads, RepositoryBase, s
+from .base import NamedReads, Pipe, RepositoryBase, s
 from .bulk import batched
 from .errors import RepositoryError
 
@@ -82,13 +83,20 @@ class TargetNotEmpty(RepositoryError):
         self.keys = keys
 
 
+# A record's value (the module docstring), as read or as decoded from a line: the bytes of a
+# string or a dump, else the elements of a collection: members, (field, value) pairs,
+# (member, score) pairs, (id, [(field, value), ...]) entries, as its type says.
+Pair: TypeAlias = tuple[bytes, bytes]
+Value: TypeAlias = bytes | Sequence[object]
+
+
 @dataclass(frozen=True)
 class Record:
     """One key, or one more chunk of a big collection (continued)."""
 
     key: bytes
     type: str
-    value: object  # see the module docstring; bytes and lists of bytes and pairs here
+    value: Value
     ttl_ms: int | None = None
     last_id: str | None = None  # streams: last-generated-id, on the first record
     continued: bool = False
@@ -167,9 +175,9 @@ def encode_score(score: float) -> float | str:
 
 def decode_score(score: object) -> float:
     """Return the score encode_score wrote; raise ValueError for anything else."""
-    if score in ("inf", "-inf"):
+    if isinstance(score, str) and score in ("inf", "-inf"):
         return float(score)
-    if type(score) in (int, float) and math.isfinite(score):
+    if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score):
         return float(score)
     raise ValueError(f"bad score {score!r:.40}")
 
@@ -187,7 +195,7 @@ def encode_value(kind: str, value) -> object:
     return [[s(i), [[encode_blob(f), encode_blob(v)] for f, v in fields]] for i, fields in value]
 
 
-def decode_value(kind: str, value: object) -> object:
+def decode_value(kind: str, value: object) -> Value:
     """Return a record's value from its JSON shape; raise ValueError when it is malformed."""
     if kind in ("string", "dump"):
         return decode_blob(value)
@@ -303,7 +311,7 @@ class BackupStore(RepositoryBase):
             first, ttl, last = got[f"value{i}"], got[f"ttl{i}"], got.get(f"last{i}")
             if any(isinstance(reply, redis.ResponseError) for reply in (first, ttl, last)):
                 retry.append(name)
-            elif ttl != -2 and first is not None:  # -2: gone since its TYPE
+            elif isinstance(ttl, int) and ttl != -2 and first is not None:  # -2: gone since TYPE
                 yield from self._key_records(name, kind, first, ttl, last, chunk)
         if retry and attempts > 1:
             yield from self._read_keys(retry, chunk, attempts - 1)
@@ -507,27 +515,28 @@ class Loader:
         self.finish()
 
 
-def write(pipe, record: Record) -> None:
-    """Queue the commands that write record onto pipe (a first record replaces its key)."""
+def write(pipe: Pipe, record: Record) -> None:
+    """Queue the commands that write record onto pipe (a first record replaces its key).
+    Its type says what its value holds (Value): each branch casts to that."""
     key, value = record.key, record.value
     if record.type == "string":
-        pipe.set(key, value)
+        pipe.set(key, cast(bytes, value))
         return
     if record.type == "dump":
-        pipe.restore(key, 0, value, replace=True)
+        pipe.restore(key, 0, cast(bytes, value), replace=True)
         return
     if not record.continued:
         pipe.delete(key)
     if not value:
         return
     if record.type == "list":
-        pipe.rpush(key, *value)
+        pipe.rpush(key, *cast(list[bytes], value))
     elif record.type == "set":
-        pipe.sadd(key, *value)
+        pipe.sadd(key, *cast(list[bytes], value))
     elif record.type == "hash":
-        pipe.hset(key, items=[part for pair in value for part in pair])
+        pipe.hset(key, items=[part for pair in cast(list[Pair], value) for part in pair])
     elif record.type == "zset":
-        pipe.zadd(key, dict(value))
+        pipe.zadd(key, dict(cast(list[tuple[bytes, float]], value)))
     else:
-        for entry_id, fields in value:
+        for entry_id, fields in cast(list[tuple[bytes | str, list[Pair]]], value):
             pipe.xadd(key, dict(fields), id=entry_id)

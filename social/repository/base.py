@@ -6,9 +6,11 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TypedDict
+from typing import TypeAlias, TypedDict, cast, overload
 
 import redis
+from redis.client import Pipeline
+from redis.cluster import ClusterPipeline, RedisCluster
 
 from social import keys
 
@@ -35,6 +37,31 @@ USER_FIELDS = (
 )
 
 
+# The client every store is given (social/redis_client.py): one server's, or a cluster's,
+# which answers the same commands; and the pipelines they make.
+Client: TypeAlias = redis.Redis | RedisCluster
+Pipe: TypeAlias = Pipeline | ClusterPipeline
+
+# What Redis hands back, typed at the edge where it is read. The clients never decode
+# (bytes), and redis-py types replies loosely (str or bytes; a ZRANGE's members or its
+# scored pairs alike), so the repository names the shape of each command's reply where it
+# reads it (Replies' accessors, or a cast of a direct call's reply): nothing is checked or
+# copied at runtime.
+Bulk: TypeAlias = bytes | None  # GET, HGET: a value or nil
+Members: TypeAlias = list[bytes]  # LRANGE, ZRANGE, ZREVRANGE, ZRANGEBYSCORE, ZRANGEBYLEX
+Scored: TypeAlias = list[tuple[bytes, float]]  # ZRANGE ... WITHSCORES (and its kin)
+Scores: TypeAlias = list[float | None]  # ZMSCORE: a score per member, None where absent
+Fields: TypeAlias = list[bytes | None]  # HMGET: a value per field, None where absent
+Hash: TypeAlias = dict[bytes, bytes]  # HGETALL
+Entries: TypeAlias = list[tuple[bytes, Hash]]  # XRANGE, XREVRANGE: (id, fields) pairs
+
+
+@overload
+def s(value: bytes | str) -> str: ...
+@overload
+def s(value: None) -> None: ...
+@overload
+def s(value: bytes | str | None) -> str | None: ...
 def s(value: bytes | str | None) -> str | None:
     """Decode a Redis reply to str; None stays None."""
     if value is None:
@@ -52,8 +79,9 @@ def as_int(value: bytes | str | int | float | None) -> int | None:
         return None
 
 
-def decode_hash(raw: Mapping) -> dict[str, str]:
-    """Decode an HGETALL reply into a str -> str dict."""
+def decode_hash(raw: Mapping[bytes, bytes] | Mapping[bytes | str, bytes | str]) -> dict[str, str]:
+    """Decode an HGETALL reply into a str -> str dict (read by name: Hash; from a direct
+    call: as redis-py types it)."""
     return {s(k): s(v) for k, v in raw.items()}
 
 
@@ -94,19 +122,52 @@ def utc_day(ts: int) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
+class Replies(dict[str, object]):
+    """A pipeline's replies by name (NamedReads.execute), each read with the accessor of
+    the command that queued it: `got.count("followers")` for a ZCARD, `got.members("ids")`
+    for an LRANGE. The accessors only say what Redis hands back (see Members and its kin
+    above); a reply is looked up as from any dict, nothing checked or copied."""
+
+    def count(self, name: str) -> int:
+        """An integer reply: ZCARD, LLEN, HLEN, DBSIZE."""
+        return cast(int, self[name])
+
+    def value(self, name: str) -> Bulk:
+        """A value or nil: GET, HGET."""
+        return cast(Bulk, self[name])
+
+    def members(self, name: str) -> Members:
+        """LRANGE, ZRANGE, ZREVRANGE, ZRANGEBYLEX (without scores)."""
+        return cast(Members, self[name])
+
+    def scored(self, name: str) -> Scored:
+        """ZRANGE, ZREVRANGE ... WITHSCORES: (member, score) pairs."""
+        return cast(Scored, self[name])
+
+    def scores_if_read(self, name: str, members: int) -> Scores:
+        """ZMSCORE of `members` members, or None for each when it was not queued (the set
+        needed no reading: none of them is in it)."""
+        return cast(Scores, self[name]) if name in self else [None] * members
+
+    def hash(self, name: str) -> Hash:
+        """HGETALL."""
+        return cast(Hash, self[name])
+
+
 class NamedReads:
     """Reads queued on one pipeline under names, and their replies handed back by name.
 
         reads = NamedReads(self._pipe())
         reads.lrange("ids", keys.home_feed(user_id), 0, 10)
         reads.zcard("followers", keys.followers(user_id))
-        got = reads.execute()  # {"ids": [...], "followers": 12}
+        got = reads.execute()  # Replies: {"ids": [...], "followers": 12}
+        got.members("ids"), got.count("followers")  # typed: list[bytes], int
 
     Any pipeline command works: `reads.<command>(name, *args)`. Names must be unique. A
     pipeline that mixes several reads is read this way, never by position.
     """
 
-    def __init__(self, pipe: redis.client.Pipeline) -> None:
+    def __init__(self, pipe: Pipe) -> None:
         self.pipe = pipe
         self._slots: dict[str, int] = {}
 
@@ -124,22 +185,23 @@ class NamedReads:
     def __contains__(self, name: str) -> bool:
         return name in self._slots
 
-    def replies_from(self, replies: list, *, offset: int = 0) -> dict[str, object]:
+    def replies_from(self, replies: Sequence[object], *, offset: int = 0) -> Replies:
         """Return {name: reply} from the replies of a pipeline executed elsewhere (its first
         `offset` commands dropped from `replies`, as the caller did)."""
-        return {name: replies[slot - offset] for name, slot in self._slots.items()}
+        return Replies({name: replies[slot - offset] for name, slot in self._slots.items()})
 
-    def execute(self, *, raise_on_error: bool = True) -> dict[str, object]:
+    def execute(self, *, raise_on_error: bool = True) -> Replies:
         """Send the pipeline (one round trip) and return {name: reply}; with
-        raise_on_error=False a refused command's reply is its exception."""
+        raise_on_error=False a refused command's reply is its exception (check with
+        isinstance before an accessor)."""
         replies = self.pipe.execute(raise_on_error=raise_on_error) if len(self.pipe) else []
-        return {name: replies[slot] for name, slot in self._slots.items()}
+        return Replies({name: replies[slot] for name, slot in self._slots.items()})
 
 
 HIDING_MARK = "_retwis_hides_posts"
 
 
-def queue_hiding(pipe: redis.client.Pipeline) -> None:
+def queue_hiding(pipe: Pipe) -> None:
     """Mark pipe as writing a change that hides or shows posts already listed (a post's
     `deleted` flag, an account's status, a promotion to fan-out on read): RepositoryBase.send
     moves the visibility version once it has run, so web processes re-check what they
@@ -160,19 +222,23 @@ def queue_users(reads: NamedReads, ids: Sequence[int]) -> None:
         reads.hmget(f"user:{uid}", keys.user(uid), USER_FIELDS)
 
 
-def users_from(got: Mapping, ids: Sequence[int]) -> dict[int, User]:
+def users_from(got: Mapping[str, object], ids: Sequence[int]) -> dict[int, User]:
     """Return {id: User} for the ids queue_users read that exist."""
+    fields = cast("Mapping[str, Fields]", got)  # the HMGETs queue_users named
     found: dict[int, User] = {}
     for uid in ids:
-        user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, got[f"user:{uid}"]))))
+        user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, fields[f"user:{uid}"]))))
         if user is not None:
             found[uid] = user
     return found
 
 
-def counts_from(got: Mapping) -> Counts:
+def counts_from(got: Mapping[str, object]) -> Counts:
     """Return the Counts that queue_counts read."""
-    return Counts(followers=got["followers"], following=got["following"], posts=got["posts"])
+    counts = cast("Mapping[str, int]", got)  # the ZCARDs and LLEN queue_counts named
+    return Counts(
+        followers=counts["followers"], following=counts["following"], posts=counts["posts"]
+    )
 
 
 class FeedShape(TypedDict, total=False):
@@ -197,7 +263,7 @@ class RepositoryBase:
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         home_feed_cap: int = 1000,
         timeline_cap: int = 1000,
@@ -214,8 +280,10 @@ class RepositoryBase:
         # Authors with at least this many followers are merged into home pages when read
         # instead of being copied into every follower's feed (docs/scaling.md).
         self.fanout_read_threshold = fanout_read_threshold
+        # A Redis Cluster: a script may name keys of one slot only (no cross-node scripts).
+        self.on_cluster = isinstance(client, RedisCluster)
 
-    def _pipe(self) -> redis.client.Pipeline:
+    def _pipe(self) -> Pipe:
         """Return a non-transactional pipeline: one round trip, no cross-key atomicity.
 
         Most writes here touch keys of several users (or a user and a global index), which on
@@ -250,7 +318,7 @@ class RepositoryBase:
                     continue
         raise RuntimeError(f"{key} kept changing; gave up")
 
-    def send(self, pipe: redis.client.Pipeline) -> list:
+    def send(self, pipe: Pipe) -> list:
         """Execute a pipeline of writes and return its replies; when it holds a change that
         hides or shows listed posts (queue_hiding marked it), then move the visibility
         version. The one place the version moves: every kind of hiding (a post's flag, an
@@ -271,13 +339,13 @@ class RepositoryBase:
         pipe.incr(keys.visibility_version())
         pipe.execute()
 
-    def _count_event(self, pipe: redis.client.Pipeline, metric: str, ts: int) -> None:
+    def _count_event(self, pipe: Pipe, metric: str, ts: int) -> None:
         """Queue INCR of today's `metric` counter with its bounded lifetime."""
         key = keys.daily_counter(metric, utc_day(ts).date())
         pipe.incr(key)
         pipe.expire(key, keys.STATS_TTL_DAYS * 86400)
 
-    def _mark_active(self, pipe: redis.client.Pipeline, user_id: int, ts: int) -> None:
+    def _mark_active(self, pipe: Pipe, user_id: int, ts: int) -> None:
         """Queue PFADD of user_id into today's active-users HyperLogLog."""
         key = keys.daily_active(utc_day(ts).date())
         pipe.pfadd(key, str(user_id))

@@ -19,14 +19,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
-from typing import TypeVar, Unpack
-
-import redis
+from typing import TypeVar, Unpack, cast
 
 from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
-from .base import RepositoryBase, StoreSettings, utc_day
+from .base import Client, Members, RepositoryBase, StoreSettings, utc_day
 from .errors import PostNotFound, UserNotFound
 from .models import User
 from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore, queue_visibility_version
@@ -139,7 +137,7 @@ class BulkStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         posts: PostStore,
         users: UserStore,
@@ -443,7 +441,7 @@ class BulkStore(RepositoryBase):
         cache: dict[int, list[int]] = {}
         written = done = 0
         # Fan-out-on-read authors' posts are merged in when a home page is read: not copied.
-        read_fanout = {int(i) for i in self.r.zrange(keys.celebrities(), 0, -1)}
+        read_fanout = {int(i) for i in cast(Members, self.r.zrange(keys.celebrities(), 0, -1))}
         for batch in batched(user_ids, FEED_BATCH):
             pipe = self._pipe()
             for user_id in batch:

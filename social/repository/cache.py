@@ -5,8 +5,10 @@ Each cache, its size setting, and the one rule that says it is still right:
 - posts (RETWIS_POST_CACHE_SIZE): a post as last checked (author, time, text never
   change); used while the visibility version it was checked at is the one the page reads
   with its ids.
-- secrets (RETWIS_SECRET_CACHE_SIZE): an `auth` secret's user id; never trusted alone:
-  the user hash is read on every request and its secret compared.
+- secrets (RETWIS_SECRET_CACHE_SIZE): an `auth` secret's user as last read; never trusted
+  alone: the user hash is read on every request and its secret compared, before the page
+  (the middleware) or on the page's first pipeline (a page of posts: ViewerCheck), and
+  nothing is shown or written for a secret that no longer matches.
 - names (RETWIS_NAME_CACHE_SIZE): a profile URL's name -> user id; used while the user
   hash read with the page still bears exactly that name.
 - shown (RETWIS_SHOWN_CACHE_SIZE): the ids a page of posts (source, page, size) listed
@@ -26,9 +28,10 @@ Each bounded cache lets its oldest entries go first.
 
 from __future__ import annotations
 
+import enum
 import threading
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Final, Generic, Literal, TypeAlias, TypeVar
 
 from .models import Post, User
 
@@ -68,8 +71,15 @@ class BoundedCache(Generic[K, V]):
         return len(self._data)
 
 
-# "The caller did not read the visibility version": not a value Redis can return.
-UNREAD = object()
+class _Unread(enum.Enum):
+    UNREAD = enum.auto()
+
+
+# "The caller did not read the visibility version": not a value Redis can return. One
+# enum member, so `version is UNREAD` tells the checker what version is otherwise.
+UNREAD: Final = _Unread.UNREAD
+# A visibility version as a page read it (None: the database has none), or UNREAD.
+MaybeVersion: TypeAlias = bytes | None | Literal[_Unread.UNREAD]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +108,7 @@ class ProcessCache:
         shown: int = 10_000,
     ) -> None:
         self.posts: BoundedCache[int, RememberedPost] = BoundedCache(posts)
-        self.secrets: BoundedCache[str, int] = BoundedCache(secrets)
+        self.secrets: BoundedCache[str, User] = BoundedCache(secrets)
         self.names: BoundedCache[str, int] = BoundedCache(names)
         self.shown: BoundedCache[tuple, tuple[int, ...]] = BoundedCache(shown)
         self.celebrities: tuple[bytes, tuple[int, ...]] | None = None

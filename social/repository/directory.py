@@ -30,12 +30,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from social import keys
 
 from .base import (
     USER_FIELDS,
+    Members,
     NamedReads,
+    Replies,
     RepositoryBase,
     as_int,
     page_bounds,
@@ -177,7 +180,7 @@ class DirectoryStore(RepositoryBase):
         reads.get("checked", keys.name_trigrams_checked())
         self._queue_matches(reads, query, start, per_page + 1)
         got = reads.execute()
-        top, checked = as_int(got["top"]) or 0, as_int(got["checked"]) or 0
+        top, checked = as_int(got.value("top")) or 0, as_int(got.value("checked")) or 0
         unindexed = 0
         if top > checked:  # accounts created since the last look: index them, ask again
             unindexed, got = self._catch_up(
@@ -187,8 +190,8 @@ class DirectoryStore(RepositoryBase):
                 then=lambda reads: self._queue_matches(reads, query, start, per_page + 1),
             )
         total, members = self._matches_from(got)
-        members = [split_member(m) for m in members]
-        wanted = [(n, i) for n, i in members[:per_page] if i is not None and query in n]
+        matched = [split_member(m) for m in members]
+        wanted = [(n, i) for n, i in matched[:per_page] if i is not None and query in n]
         found = self._rows_by_ids([i for _, i in wanted])
         rows, gone = [], []
         for name, user_id in wanted:
@@ -223,13 +226,13 @@ class DirectoryStore(RepositoryBase):
         )
 
     @staticmethod
-    def _matches_from(got: dict) -> tuple[int, list]:
+    def _matches_from(got: Replies) -> tuple[int, Members]:
         """Return (how many names hold the query, the page's members) from the replies of
         _queue_matches."""
         if "matches" in got:
-            total, *members = got["matches"]
-            return int(total), members
-        return int(got["total"]), got["members"]
+            total, *members = cast("list[bytes | int]", got["matches"])  # the count first
+            return int(total), cast(Members, members)
+        return got.count("total"), got.members("members")
 
     def index_new_names(self, limit: int | None = None) -> int:
         """Index the names of the accounts created since the last look and return how many
@@ -255,13 +258,13 @@ class DirectoryStore(RepositoryBase):
         checked: int,
         limit: int | None,
         then: Callable[[NamedReads], None] | None = None,
-    ) -> tuple[int, dict]:
+    ) -> tuple[int, Replies]:
         """Index ids above `checked` up to `top` (index_new_names); queue `then`'s reads on
         the last write pipeline, after the writes (so they see them: every key there is in
         the {names} slot), and return (ids left, those reads' replies)."""
         end = top if limit is None else min(top, checked + limit)
         chunk = INDEX_BATCH + INDEX_RECHECK
-        got: dict = {}
+        got = Replies()
         for first in range(max(1, checked - INDEX_RECHECK + 1), end + 1, chunk):
             ids = range(first, min(end, first + chunk - 1) + 1)
             named = self._names_of_ids(ids)
@@ -295,7 +298,7 @@ class DirectoryStore(RepositoryBase):
 
     def staff_names(self, limit: int = 100) -> list[str]:
         """Return the names of current staff, most recently granted first."""
-        return [s(n) for n in self.r.zrevrange(keys.staff_users(), 0, limit - 1)]
+        return [s(n) for n in cast(Members, self.r.zrevrange(keys.staff_users(), 0, limit - 1))]
 
     def _user_rows(self, names: Sequence[str]) -> list[UserRow]:
         """Return rows for the accounts called names, in order (two round trips)."""
@@ -306,8 +309,8 @@ class DirectoryStore(RepositoryBase):
             pipe.hget(keys.usernames_lower(), name.lower())
             pipe.hget(keys.users(), name)  # accounts written by the reference Retwis
         replies = pipe.execute()
-        ids = [as_int(a if a is not None else b) for a, b in zip(replies[0::2], replies[1::2])]
-        ids = list(dict.fromkeys(i for i in ids if i is not None))
+        named = (as_int(a if a is not None else b) for a, b in zip(replies[0::2], replies[1::2]))
+        ids = list(dict.fromkeys(i for i in named if i is not None))
         found = self._rows_by_ids(ids)
         return [found[i] for i in ids if i in found]
 

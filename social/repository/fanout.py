@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from social import keys
 
-from .base import RepositoryBase, as_int, now
+from .base import Members, RepositoryBase, as_int, now
 
 
 class FanoutStore(RepositoryBase):
@@ -15,7 +17,8 @@ class FanoutStore(RepositoryBase):
         """Return the ids of posts whose fan-out began more than older_than seconds ago
         and has not ended (see finish_fanouts)."""
         cutoff = (now() if at is None else at) - older_than
-        return [int(i) for i in self.r.zrangebyscore(keys.fanouts_in_progress(), "-inf", cutoff)]
+        ids = cast(Members, self.r.zrangebyscore(keys.fanouts_in_progress(), "-inf", cutoff))
+        return [int(i) for i in ids]
 
     def finish_fanouts(self, older_than: int = 60, *, at: int | None = None) -> list[int]:
         """Finish the fan-outs begun more than older_than seconds ago and not ended (their
@@ -46,17 +49,15 @@ class FanoutStore(RepositoryBase):
         """Give post_id to every follower's feed that lacks it (LPOS in batches)."""
         start = 0
         while True:
-            batch = [
-                int(f)
-                for f in self.r.zrange(
-                    keys.followers(author_id), start, start + self.fanout_batch - 1
-                )
-            ]
+            followers = self.r.zrange(
+                keys.followers(author_id), start, start + self.fanout_batch - 1
+            )
+            batch = [int(f) for f in cast(Members, followers)]
             if not batch:
                 return
             pipe = self._pipe()
             for follower in batch:
-                pipe.lpos(keys.home_feed(follower), post_id)
+                pipe.lpos(keys.home_feed(follower), str(post_id))
             for follower, found in zip(batch, pipe.execute()):
                 if found is None:
                     self._insert_missing(keys.home_feed(follower), post_id, self.home_feed_cap)

@@ -15,12 +15,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from typing import cast
 
 from django.utils.translation import gettext_noop
 
 from social import keys
 
-from .base import RepositoryBase, now, s
+from .base import Members, RepositoryBase, Scored, now, s
 from .errors import NotAllowed
 from .models import as_datetime
 
@@ -70,7 +71,7 @@ def matching(phrases: tuple[str, ...], body: str) -> str:
     return ""
 
 
-def active_phrases(raw: list, at: float) -> tuple[str, ...]:
+def active_phrases(raw: Scored, at: float) -> tuple[str, ...]:
     """The phrases of a ZRANGE ... WITHSCORES of keys.filters that have not expired."""
     return tuple(s(member).partition("|")[2] for member, expires in raw if expires > at)
 
@@ -81,7 +82,10 @@ class FilterStore(RepositoryBase):
     def filters(self, user_id: int, *, at: int | None = None) -> list[WordFilter]:
         """The reader's filters that still act, newest first."""
         clock = now() if at is None else at
-        raw = self.r.zrangebyscore(keys.filters(user_id), f"({clock}", "+inf", withscores=True)
+        raw = cast(
+            Scored,
+            self.r.zrangebyscore(keys.filters(user_id), f"({clock}", "+inf", withscores=True),
+        )
         found = []
         for member, expires in raw:
             ident, _, phrase = s(member).partition("|")
@@ -117,7 +121,7 @@ class FilterStore(RepositoryBase):
     def delete(self, user_id: int, filter_id: int) -> bool:
         """Delete one filter by its id; False when there is none."""
         key = keys.filters(user_id)
-        for member in self.r.zrange(key, 0, -1):
+        for member in cast(Members, self.r.zrange(key, 0, -1)):
             if s(member).partition("|")[0] == str(filter_id):
                 return bool(self.r.zrem(key, member))
         return False

@@ -52,8 +52,8 @@ class GraphStore(RepositoryBase):
         if blocked is not None or blocking is not None:
             raise NotAllowed(BLOCKED if blocked is not None else BLOCKING)
         pipe = self._pipe()
-        pipe.zadd(keys.following(follower_id), {followee_id: ts}, nx=True)
-        pipe.zadd(keys.followers(followee_id), {follower_id: ts}, nx=True)
+        pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
+        pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
         pipe.zscore(keys.celebrities(), followee_id)
         added, _, read_fanout = pipe.execute()
         if not added:
@@ -136,12 +136,12 @@ class GraphStore(RepositoryBase):
                 if not viewer.is_staff:
                     reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
         got = reads.execute()
-        none = [None] * len(listed)
-        mine, theirs = got.get("blocks") or none, got.get("blocked_by") or none
+        n = len(listed)
+        mine, theirs = got.scores_if_read("blocks", n), got.scores_if_read("blocked_by", n)
         apart = {uid for uid, a, b in zip(listed, mine, theirs) if a is not None or b is not None}
         users = users_from(got, listed)
-        follows = dict(zip(listed, got.get("viewer_follows") or [None] * len(listed)))
-        followed_by = dict(zip(listed, got.get("follows_viewer") or [None] * len(listed)))
+        follows = dict(zip(listed, got.scores_if_read("viewer_follows", n)))
+        followed_by = dict(zip(listed, got.scores_if_read("follows_viewer", n)))
         entries = [
             FollowEntry(
                 user=users[uid],

@@ -29,8 +29,8 @@ class LikeStore(RepositoryBase):
         author = self._visible_author(post_id, user_id)
         ts = now() if at is None else at
         pipe = self._pipe()
-        pipe.zadd(keys.likes(post_id), {user_id: ts}, nx=True)
-        pipe.zadd(keys.user_likes(user_id), {post_id: ts}, nx=True)
+        pipe.zadd(keys.likes(post_id), {str(user_id): ts}, nx=True)
+        pipe.zadd(keys.user_likes(user_id), {str(post_id): ts}, nx=True)
         added, _ = pipe.execute()
         if added:
             pipe = self._pipe()

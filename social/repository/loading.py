@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from redis.client import Pipeline
 from redis.cluster import ClusterPipeline
 
 from social import keys
@@ -21,12 +20,13 @@ from .base import (
     STATUS_DELETED,
     STATUS_SUSPENDED,
     NamedReads,
+    Pipe,
     RepositoryBase,
     as_int,
     decode_hash,
     s,
 )
-from .cache import UNREAD, RememberedPost
+from .cache import UNREAD, MaybeVersion, RememberedPost
 from .models import Post, User
 
 # Authors whose posts no one sees (staff aside): suspended, or deleted by their owner.
@@ -153,7 +153,7 @@ class PostLoader(RepositoryBase):
         self,
         ids: Sequence[int],
         *,
-        version: bytes | None | object = UNREAD,
+        version: MaybeVersion = UNREAD,
         counts: bool = False,
         also: Callable[[NamedReads], None] | None = None,
         authors: dict[int, User] | None = None,
@@ -192,13 +192,13 @@ class PostLoader(RepositoryBase):
         self,
         ids: list[int],
         known: list[RememberedPost | None],
-        version: bytes | None | object,
+        version: MaybeVersion,
         also: Callable[[NamedReads], None] | None,
         authors: dict[int, User] | None,
     ) -> Loaded:
         """Read what load() could not take from memory (see there)."""
         author_ids = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
-        pipe: Pipeline = self._pipe()
+        pipe: Pipe = self._pipe()
         pipe.get(keys.visibility_version())  # first: the flags read after are at least as new
         for post_id, k in zip(ids, known):
             if k is None:
@@ -255,8 +255,11 @@ class PostLoader(RepositoryBase):
             for author_id, (name, status) in author_state.items()
             if name
         }
-        unknown = {as_int(row.get("user_id")) for row in rows if row and "_checked" not in row}
-        unknown.discard(None)
+        unknown = {
+            uid
+            for row in rows
+            if row and "_checked" not in row and (uid := as_int(row.get("user_id"))) is not None
+        }
         users.update(self._users_by_ids(unknown - users.keys()))
         # Remembered at the version the caller read in an earlier round trip when there is
         # one: it surely came before these flags were read. The one read in this pipeline
@@ -265,8 +268,7 @@ class PostLoader(RepositoryBase):
         at_version = checked_at if version is UNREAD else version
         posts, counted = [], {}
         for post_id, row in zip(ids, rows):
-            post = build_post(post_id, row or {}, users)
-            if post is None:
+            if row is None or (post := build_post(post_id, row, users)) is None:
                 continue
             posts.append(post)
             counted[post_id] = (

@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Generic, NamedTuple, TypeVar
+from typing import ClassVar, Generic, Literal, NamedTuple, TypeVar, overload
 
 T = TypeVar("T")
 
 
+@overload
+def as_datetime(ts: float) -> datetime: ...
+@overload
+def as_datetime(ts: float | None) -> datetime | None: ...
 def as_datetime(ts: float | None) -> datetime | None:
     """Return the aware UTC datetime for unix time ts, or None."""
     return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
@@ -35,8 +39,9 @@ class User:
     has_relations: bool = False
     unread_notifications: int = 0  # events since they last saw their notifications
 
-    is_authenticated = True
-    is_anonymous = False
+    # Literal: `if user.is_authenticated` tells the checker which of the two a user is.
+    is_authenticated: ClassVar[Literal[True]] = True
+    is_anonymous: ClassVar[Literal[False]] = False
 
     @property
     def pk(self) -> int:
@@ -67,8 +72,8 @@ class AnonymousUser:
     id = None
     pk = None
     username = ""
-    is_authenticated = False
-    is_anonymous = True
+    is_authenticated: ClassVar[Literal[False]] = False
+    is_anonymous: ClassVar[Literal[True]] = True
     is_staff = False
     is_active = False
     is_suspended = False

@@ -19,9 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Unpack
 
-import redis
 from django.utils.translation import gettext, gettext_noop
-from redis.client import Pipeline
 
 from social import keys
 
@@ -29,7 +27,10 @@ from .audit import REASON_MAX, AuditDraft, AuditStore
 from .base import (
     STATUS_DELETED,
     STATUS_SUSPENDED,
+    Client,
     NamedReads,
+    Pipe,
+    Replies,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -82,7 +83,8 @@ def account_user(user_id: int, h: Mapping[str, str | None]) -> User | None:
         return None
     if h.get("username"):
         return user_from_hash(user_id, h)
-    return replace(user_from_hash(user_id, {**h, "username": "?"}), username="")
+    unnamed = user_from_hash(user_id, {**h, "username": "?"})
+    return replace(unnamed, username="") if unnamed is not None else None
 
 
 def check_suspension(target: Target, actor: User) -> None:
@@ -112,7 +114,7 @@ class ModerationStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         audit: AuditStore,
         posts: PostStore,
@@ -148,9 +150,9 @@ class ModerationStore(RepositoryBase):
             reads.zscore("actor", keys.owners(), actor.id)
 
     @staticmethod
-    def _target_from(user_id: int, actor: User | None, got: Mapping) -> Target:
+    def _target_from(user_id: int, actor: User | None, got: Replies) -> Target:
         """Return the Target that _queue_target's replies describe; raise UserNotFound."""
-        h = decode_hash(got["user"])
+        h = decode_hash(got.hash("user"))
         user = account_user(user_id, h)
         if user is None:
             raise UserNotFound(user_id)
@@ -175,8 +177,8 @@ class ModerationStore(RepositoryBase):
         if target.is_owner:
             return False
 
-        def queue(pipe: Pipeline, ts: int) -> None:
-            pipe.zadd(keys.owners(), {user.id: ts})
+        def queue(pipe: Pipe, ts: int) -> None:
+            pipe.zadd(keys.owners(), {str(user.id): ts})
 
         draft = AuditDraft(actor, "grant_owner", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], queue, at=at)
@@ -191,7 +193,7 @@ class ModerationStore(RepositoryBase):
         if not target.is_owner:
             return False
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             pipe.zrem(keys.owners(), user_id)
 
         draft = AuditDraft(actor, "revoke_owner", user_id, target.user.username, reason=reason)
@@ -213,7 +215,7 @@ class ModerationStore(RepositoryBase):
             self.r.zadd(keys.staff_users(), {user.username: 0}, nx=True)
             return False
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             pipe.hset(keys.user(user_id), "staff", "1")
             pipe.zadd(keys.staff_users(), {user.username: ts})
 
@@ -239,7 +241,7 @@ class ModerationStore(RepositoryBase):
             self.r.zrem(keys.staff_users(), user.username)
             return False
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             pipe.hdel(keys.user(user_id), "staff")
             pipe.zrem(keys.staff_users(), user.username)
             pipe.zrem(keys.owners(), user_id)
@@ -264,7 +266,7 @@ class ModerationStore(RepositoryBase):
             self.r.zadd(keys.suspended_users(), {user.username: 0}, nx=True)
             return False
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             self._queue_suspension(pipe, target, actor, reason, ts)
 
         draft = AuditDraft(actor, "suspend", user.id, user.username, reason=reason)
@@ -272,7 +274,7 @@ class ModerationStore(RepositoryBase):
         return True
 
     def _queue_suspension(
-        self, pipe: Pipeline, target: Target, actor: User, reason: str, ts: int
+        self, pipe: Pipe, target: Target, actor: User, reason: str, ts: int
     ) -> None:
         """Queue the writes of a suspension: the user hash first (the truth every reader
         checks), the secret rotation (logged out everywhere), the staff list's index."""
@@ -333,10 +335,10 @@ class ModerationStore(RepositoryBase):
         check_suspension(target, actor)
         if target.user.is_suspended:
             raise NotAllowed(already_suspended(target.user))
-        claims = decode_hash(got["claims"])
+        claims = decode_hash(got.hash("claims"))
         user = target.user
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             self._queue_suspension(pipe, target, actor, reason, ts)
             self.reports.queue_close_reports(
                 pipe, report.post_id, claims, SUSPENDED, actor, ts, also=report.id
@@ -362,7 +364,7 @@ class ModerationStore(RepositoryBase):
             self.r.zrem(keys.suspended_users(), user.username)
             return False
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             fields = ("status", "suspended_reason", "suspended_at", "suspended_by")
             pipe.hdel(keys.user(user_id), *fields)
             pipe.zrem(keys.suspended_users(), user.username)
@@ -379,7 +381,7 @@ class ModerationStore(RepositoryBase):
         if user.id == actor.id:
             raise NotAllowed(gettext_noop("Use “Log out” to log yourself out."))
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             self.users.queue_secret_rotation(pipe, user_id, old_secret)
 
         draft = AuditDraft(actor, "force_logout", user.id, user.username, reason=reason)
@@ -390,7 +392,7 @@ class ModerationStore(RepositoryBase):
         user = self._target(user_id).user
         text = text[:NOTE_MAX]
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             note = {"text": text, "by": actor.id, "by_name": actor.username, "time": ts}
             pipe.lpush(keys.moderation_notes(user_id), json.dumps(note))
             pipe.ltrim(keys.moderation_notes(user_id), 0, NOTES_CAP - 1)
@@ -415,8 +417,8 @@ class ModerationStore(RepositoryBase):
         replies = pipe.execute() if ids else []
         found = []
         for post_id, (author, deleted, body), claims in zip(ids, replies[0::2], replies[1::2]):
-            if as_int(author) is not None and s(deleted) != "1":
-                found.append((post_id, as_int(author), s(body) or "", decode_hash(claims)))
+            if (author_id := as_int(author)) is not None and s(deleted) != "1":
+                found.append((post_id, author_id, s(body) or "", decode_hash(claims)))
         authors = self._users_by_ids(a for _, a, _, _ in found)
         found = [f for f in found if f[1] in authors]
         drafts = [
@@ -424,7 +426,7 @@ class ModerationStore(RepositoryBase):
             for p, a, _, _ in found
         ]
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             for post_id, author_id, body, claims in found:
                 self.posts.queue_soft_delete(pipe, post_id, author_id, body, actor, reason, ts)
                 self.reports.queue_close_reports(pipe, post_id, claims, "deleted", actor, ts)

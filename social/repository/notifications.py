@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Unpack
 
-from redis.client import Pipeline
-
 from social import keys
 
-from .base import RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
+from .base import Pipe, RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
 from .models import Page, Post, User, as_datetime
 from .reader import Listed, PageReader
 from .visibility import Viewer, may_list
@@ -30,7 +28,7 @@ NAMES_SHOWN = 3  # actors named in a group; the rest are counted ("and 3 others"
 
 
 def queue_notification(
-    pipe: Pipeline, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
+    pipe: Pipe, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
 ) -> None:
     """Queue one event for recipient (never for their own actions)."""
     if recipient == actor:
@@ -41,7 +39,7 @@ def queue_notification(
 
 
 def unqueue_notification(
-    pipe: Pipeline, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
+    pipe: Pipe, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
 ) -> None:
     """Queue taking back the event queue_notification pushed with these very fields (an
     undone repost). The unread count is left: it clears when the page is seen."""

@@ -7,15 +7,13 @@ import secrets
 import time
 from typing import Unpack
 
-import redis
 from django.utils.translation import gettext_noop
-from redis.client import Pipeline
 
 from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
 from .audit import REASON_MAX
-from .base import RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
+from .base import Client, Fields, Pipe, RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
 from .errors import NotAllowed, PostNotFound, PostPending
 from .loading import HIDDEN_STATUSES
 from .models import User
@@ -35,7 +33,7 @@ DELETED_BY_AUTHOR = "Deleted by its author."
 REPLY_BLOCKED = gettext_noop("This account does not let you reply to it.")
 
 
-def queue_visibility_version(pipe: Pipeline) -> None:
+def queue_visibility_version(pipe: Pipe) -> None:
     """Queue giving the database a visibility version if it has none: a random start, so
     a database replaced under a running web process never shows the old one's version and
     the process re-checks what it remembers (cache.py)."""
@@ -43,7 +41,7 @@ def queue_visibility_version(pipe: Pipeline) -> None:
 
 
 def queue_post_deletion(
-    pipe: Pipeline, post_id: int, by: int, reason: str, ts: int, *, keep_text: bool = True
+    pipe: Pipe, post_id: int, by: int, reason: str, ts: int, *, keep_text: bool = True
 ) -> None:
     """Queue flagging a post deleted: the one way a post hash is marked so (by a moderator,
     its author, or the purge of its author's account). by: who deleted it (the author's
@@ -68,7 +66,7 @@ class PostStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         notices: NoticeStore,
         users: UserStore,
@@ -137,7 +135,11 @@ class PostStore(RepositoryBase):
         blockers = {int(i) for i in found.pop()} if names or reply_to is not None else set()
         if parent is not None and as_int(parent[0]) in blockers:
             raise NotAllowed(REPLY_BLOCKED)
-        fields = self._reply_fields(reply_to, parent) if reply_to is not None else {}
+        fields = (
+            self._reply_fields(reply_to, parent)
+            if reply_to is not None and parent is not None
+            else {}
+        )
         top = as_int(found.pop()) or 0 if names else 0  # next_user_id, then the claims' mark
         checked = as_int(found.pop()) or 0 if names else 0
         pairs = iter(found)
@@ -162,7 +164,7 @@ class PostStore(RepositoryBase):
         fan_out = follower_count > 0 and not read_fanout
         pipe = self._pipe()
         if fan_out:  # first: a post half-written is then always on record
-            pipe.zadd(keys.fanouts_in_progress(), {post_id: ts})
+            pipe.zadd(keys.fanouts_in_progress(), {str(post_id): ts})
         self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
         told = {name: uid for name, uid in mentions.items() if uid not in blockers}
         self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
@@ -218,24 +220,25 @@ class PostStore(RepositoryBase):
             raise PostPending(claimed)
         return claimed
 
-    def queue_promotion(self, pipe: Pipeline, author_id: int, ts: int) -> None:
+    def queue_promotion(self, pipe: Pipe, author_id: int, ts: int) -> None:
         """Queue adding author_id to keys.celebrities (no-op if there); send() then moves
         the visibility version, so every web process re-reads the set before its next home
         page. Membership only grows: posts written
         while an author was in the set are in no follower's feed, so leaving it would hide
         them (docs/scaling.md)."""
-        pipe.zadd(keys.celebrities(), {author_id: ts}, nx=True)
+        pipe.zadd(keys.celebrities(), {str(author_id): ts}, nx=True)
         queue_hiding(pipe)  # web processes re-read the set
 
-    def _reply_fields(self, reply_to: int, parent: list) -> dict[str, str]:
+    def _reply_fields(self, reply_to: int, parent: Fields) -> dict[str, str]:
         """Return the post-hash fields of a reply to reply_to, from the parent's PARENT_FIELDS;
         raise PostNotFound when the parent is missing, deleted or by a suspended author."""
         author_id, deleted, ancestors = as_int(parent[0]), s(parent[1]), s(parent[2])
         known = self.cache.posts.get(int(reply_to))
+        author: User | None = None
         if known is not None and known.post.author_id == author_id:
             author = User(id=author_id, username=known.post.author_name)
-        else:
-            author = self._users_by_ids([author_id] if author_id else []).get(author_id)
+        elif author_id:
+            author = self._users_by_ids([author_id]).get(author_id)
         if author_id is None or deleted == "1" or author is None:
             raise PostNotFound(reply_to)
         if known is None or known.post.author_suspended:
@@ -252,7 +255,7 @@ class PostStore(RepositoryBase):
 
     def queue_conversation(
         self,
-        pipe: Pipeline,
+        pipe: Pipe,
         post_id: int,
         author_id: int,
         ts: int,
@@ -268,7 +271,7 @@ class PostStore(RepositoryBase):
         for user_id in dict.fromkeys(mentions.values()):
             if user_id == author_id:
                 continue
-            pipe.zadd(keys.mentions(user_id), {post_id: ts})
+            pipe.zadd(keys.mentions(user_id), {str(post_id): ts})
             pipe.zremrangebyrank(keys.mentions(user_id), 0, -keys.MENTIONS_CAP - 1)
             pipe.hincrby(keys.user(user_id), "unread_mentions", 1)
         hour = keys.trending_hour(time.strftime("%Y%m%d%H", time.gmtime(ts)))
@@ -305,7 +308,7 @@ class PostStore(RepositoryBase):
 
     def queue_soft_delete(
         self,
-        pipe: Pipeline,
+        pipe: Pipe,
         post_id: int,
         author_id: int,
         body: str,
@@ -323,7 +326,7 @@ class PostStore(RepositoryBase):
         sends the pipeline with send(), which then moves the visibility version.
         """
         queue_post_deletion(pipe, post_id, actor.id, reason, ts)
-        pipe.lrem(keys.timeline(), 0, post_id)
+        pipe.lrem(keys.timeline(), 0, str(post_id))
         snippet = body if len(body) <= 40 else body[:39] + "…"
         self.notices.queue_notice(
             pipe,
@@ -355,12 +358,12 @@ class PostStore(RepositoryBase):
         ts = now() if at is None else at
         pipe = self._pipe()
         queue_post_deletion(pipe, post_id, user_id, DELETED_BY_AUTHOR, ts)
-        pipe.lrem(keys.timeline(), 0, post_id)
+        pipe.lrem(keys.timeline(), 0, str(post_id))
         # Off the author's own list too: their profile's count and pages no longer hold it
         # (staff still reach it by its permalink and through reports).
-        pipe.lrem(keys.own_posts(user_id), 0, post_id)
+        pipe.lrem(keys.own_posts(user_id), 0, str(post_id))
         for tag in (tags or "").split():
-            pipe.lrem(keys.tag_posts(tag), 0, post_id)
+            pipe.lrem(keys.tag_posts(tag), 0, str(post_id))
         for item in (mentions or "").split():
             mentioned = item.partition(":")[0]
             if mentioned.isdigit():

@@ -18,20 +18,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Unpack
+from typing import ClassVar, Unpack, cast
 
 from social import keys
 from social.text import normal_tag
 
-from .base import NamedReads, RepositoryBase, StoreSettings, page_bounds
-from .cache import UNREAD
+from .base import Members, NamedReads, RepositoryBase, StoreSettings, page_bounds
+from .base import Replies as Got
+from .cache import UNREAD, MaybeVersion
 from .filters import active_phrases
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
+from .users import UserStore
 from .visibility import (
     NO_RELATIONS,
     Relations,
+    StaleViewer,
     Viewer,
+    ViewerCheck,
     folded,
     may_act,
     may_list,
@@ -227,12 +231,12 @@ class HomeFeed(Source):
         ):
             scores = got.get("followed") or []
             return [c for c, score in zip(known[1], scores) if score is not None]
-        ids = tuple(int(i) for i in reader.r.zrange(keys.celebrities(), 0, -1))
+        ids = tuple(int(i) for i in cast(Members, reader.r.zrange(keys.celebrities(), 0, -1)))
         if version is not None:
             reader.cache.celebrities = (version, ids)
         if not ids:
             return []
-        scores = reader.r.zmscore(keys.following(self.user_id), list(ids))
+        scores = reader.r.zmscore(keys.following(self.user_id), [str(i) for i in ids])
         return [c for c, score in zip(ids, scores) if score is not None]
 
 
@@ -267,9 +271,12 @@ class SharedPosts:
 class PageReader(RepositoryBase):
     """The one read seam: pages of posts from a source, for a viewer."""
 
-    def __init__(self, client, *, loader: PostLoader, **config: Unpack[StoreSettings]) -> None:
+    def __init__(
+        self, client, *, loader: PostLoader, users: UserStore, **config: Unpack[StoreSettings]
+    ) -> None:
         super().__init__(client, **config)
         self.loader = loader
+        self.users = users
 
     def remembers(self, source: Source, number: int, per_page: int) -> bool:
         """Whether this process remembers this page listing any post (so a builder can
@@ -306,8 +313,11 @@ class PageReader(RepositoryBase):
         guess = self.cache.shown.get(memo) if memo else None
         got: dict = {}
         reads_sets = viewer.id is not None and viewer.has_relations
-        if source.reads_ids or first is not None or guess is not None or reads_sets:
+        check = viewer.check
+        if source.reads_ids or first is not None or guess is not None or reads_sets or check:
             reads = self.reads()
+            if check is not None and viewer.id is not None:  # their hash: checked below
+                reads.hgetall("viewer", keys.user(viewer.id))
             source.queue(reads, start, stop + spare, self)
             reads.get("version", keys.visibility_version())
             if guess is not None:  # likely no load to come: the reader's sets come now
@@ -316,6 +326,8 @@ class PageReader(RepositoryBase):
             if first is not None:
                 first(reads)
             got = reads.execute()
+            if check is not None:
+                self._check_viewer(viewer, check, got)
         version = got.get("version")
         ids = source.ids(got, start, stop + spare, self)
         candidates = ids[: per_page + spare]
@@ -403,6 +415,20 @@ class PageReader(RepositoryBase):
             relations=relations,
         )
 
+    def _check_viewer(self, viewer: Viewer, check: ViewerCheck, got: Got) -> None:
+        """Check the remembered reader against their hash, read with the page's ids: the
+        same secret, not suspended, and the same in what decided this page's reads (staff,
+        relations); else raise StaleViewer, before anything is loaded, shown or written."""
+        assert viewer.id is not None
+        fresh = self.users.checked_user(check.secret, viewer.id, got.hash("viewer"))
+        if (
+            fresh is None
+            or fresh.is_staff != viewer.is_staff
+            or fresh.has_relations != viewer.has_relations
+        ):
+            raise StaleViewer(viewer.id)
+        check.fresh = fresh
+
     def _shared_by_known_reposts(self, ids: Sequence[int]) -> list[int]:
         """The ids of the posts shared by those of ids this process remembers as reposts
         (a repost never changes what it shares)."""
@@ -414,7 +440,7 @@ class PageReader(RepositoryBase):
                 shared.append(known.post.repost_of)
         return shared
 
-    def _load_shared(self, ids: list[int], version: object, viewer: Viewer) -> SharedPosts:
+    def _load_shared(self, ids: list[int], version: MaybeVersion, viewer: Viewer) -> SharedPosts:
         """Load the posts that reposts new to this process share, with their counts and
         the reader's likes, reports and reposts of them: one round trip more (two when
         their authors are new too), once: the process remembers them after."""

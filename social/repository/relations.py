@@ -88,7 +88,7 @@ class RelationStore(RepositoryBase):
             raise UserNotFound(target_id)
         if already is not None:
             pipe = self._pipe()  # complete a half-written one (see the module docstring)
-            pipe.zadd(reverse(target_id), {user_id: already}, nx=True)
+            pipe.zadd(reverse(target_id), {str(user_id): already}, nx=True)
             pipe.execute()
             return False
         if size >= keys.RELATIONS_CAP:
@@ -100,8 +100,8 @@ class RelationStore(RepositoryBase):
         pipe.hset(keys.user(user_id), "relations", 1)
         if own is keys.blocks:
             pipe.hset(keys.user(target_id), "relations", 1)
-        pipe.zadd(own(user_id), {target_id: ts}, nx=True)
-        pipe.zadd(reverse(target_id), {user_id: ts}, nx=True)
+        pipe.zadd(own(user_id), {str(target_id): ts}, nx=True)
+        pipe.zadd(reverse(target_id), {str(user_id): ts}, nx=True)
         *_, added, _ = pipe.execute()
         return bool(added)
 
@@ -119,7 +119,8 @@ class RelationStore(RepositoryBase):
         pipe.zscore(keys.blocks(user_id), other_id)
         pipe.zscore(keys.blocks(other_id), user_id)
         pipe.zscore(keys.mutes(user_id), other_id)
-        return tuple(reply is not None for reply in pipe.execute())  # type: ignore[return-value]
+        blocks, blocked, mutes = pipe.execute()
+        return blocks is not None, blocked is not None, mutes is not None
 
     def refuses(self, viewer: Viewer, author_id: int) -> bool:
         """Whether author_id blocks viewer (who may then not follow, reply to or like

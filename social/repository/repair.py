@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 from social import keys
 
@@ -151,8 +152,8 @@ class RepairStore(RepositoryBase):
             for post_id in ids:
                 pipe.hget(keys.post(post_id), "user_id")
             for post_id, author in zip(ids, pipe.execute()):
-                if as_int(author) is not None:
-                    by_author[as_int(author)].append(post_id)
+                if (author_id := as_int(author)) is not None:
+                    by_author[author_id].append(post_id)
         missing: dict[int, list[int]] = {}
         for authors in batched(by_author, SCAN_COUNT):
             pipe = self._pipe()
@@ -172,10 +173,11 @@ class RepairStore(RepositoryBase):
         """
         added = 0
         for author_id, post_ids in missing.items():
-            listed, merged = self._rewrite_list(
-                keys.own_posts(author_id),
-                lambda ids, more=post_ids: sorted(set(ids) | set(more), reverse=True),
-            )
+
+            def with_missing(ids: list[int], more: list[int] = post_ids) -> list[int]:
+                return sorted(set(ids) | set(more), reverse=True)
+
+            listed, merged = self._rewrite_list(keys.own_posts(author_id), with_missing)
             added += len(merged) - len(listed)
         return added
 
@@ -245,5 +247,5 @@ class RepairStore(RepositoryBase):
         """Add tags to the search index; return how many were new."""
         added = 0
         for batch in batched(tags, SCAN_COUNT):
-            added += self.r.zadd(keys.tag_index(), dict.fromkeys(batch, 0))
+            added += cast(int, self.r.zadd(keys.tag_index(), dict.fromkeys(batch, 0)))  # no INCR
         return added

@@ -14,15 +14,15 @@ from datetime import datetime
 from time import monotonic
 from typing import Unpack
 
-import redis
 from django.utils.translation import gettext, gettext_noop
-from redis.client import Pipeline
 
 from social import keys
 
 from .audit import AuditDraft, AuditStore
 from .base import (
+    Client,
     NamedReads,
+    Pipe,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -153,7 +153,7 @@ class ReportStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         audit: AuditStore,
         posts: PostStore,
@@ -212,7 +212,7 @@ class ReportStore(RepositoryBase):
         )
         pipe.zadd(keys.open_reports(), {report_id: ts})
         pipe.zadd(keys.user_reports(author_id), {report_id: ts})
-        pipe.zadd(keys.user_reported(reporter.id), {post_id: ts})
+        pipe.zadd(keys.user_reported(reporter.id), {str(post_id): ts})
         pipe.execute()
         self.forget_open_count()
         return report_id
@@ -366,7 +366,7 @@ class ReportStore(RepositoryBase):
             reason=reason,
         )
 
-        def queue(pipe: Pipeline, ts: int) -> None:
+        def queue(pipe: Pipe, ts: int) -> None:
             if delete:
                 self.posts.queue_soft_delete(
                     pipe, report.post_id, report.author_id, s(body) or "", actor, reason, ts
@@ -381,7 +381,7 @@ class ReportStore(RepositoryBase):
 
     def queue_close_reports(
         self,
-        pipe: Pipeline,
+        pipe: Pipe,
         post_id: int,
         claims: dict[str, str],
         outcome: str,
@@ -411,7 +411,7 @@ class ReportStore(RepositoryBase):
                 },
             )
             pipe.zrem(keys.open_reports(), report_id)
-            pipe.zadd(keys.resolved_reports(), {report_id: ts})
+            pipe.zadd(keys.resolved_reports(), {str(report_id): ts})
         if claims:
             pipe.hdel(keys.post_reports(post_id), *claims.keys())
             for reporter_id in claims:

@@ -14,14 +14,23 @@ scored by the repost's id, and the post hash's `reposts` counter (loading.COUNT_
 
 from __future__ import annotations
 
-from typing import Unpack
+from typing import Unpack, cast
 
-import redis
 from django.utils.translation import gettext_noop
 
 from social import keys
 
-from .base import RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
+from .base import (
+    Client,
+    Members,
+    RepositoryBase,
+    Scored,
+    StoreSettings,
+    as_int,
+    now,
+    queue_hiding,
+    s,
+)
 from .errors import NotAllowed, PostNotFound
 from .loading import HIDDEN_STATUSES
 from .models import Page, User
@@ -46,7 +55,7 @@ def repost_body(author_name: str) -> str:
 class RepostStore(RepositoryBase):
     """Reposting, undoing it, and who reposts a post."""
 
-    def __init__(self, client: redis.Redis, **config: Unpack[StoreSettings]) -> None:
+    def __init__(self, client: Client, **config: Unpack[StoreSettings]) -> None:
         super().__init__(client, **config)
 
     def repost(self, user_id: int, post_id: int, *, at: int | None = None) -> tuple[int, bool]:
@@ -90,13 +99,13 @@ class RepostStore(RepositoryBase):
         pipe.zrange(keys.reposts(original), 0, EARLIER_REPOSTERS_CHECKED - 1)
         new_id, listed, follower_count, follows_author, earlier = pipe.execute()
         repost_id = int(new_id)
-        if not self.r.zadd(keys.user_reposts(user_id), {original: repost_id}, nx=True):
+        if not self.r.zadd(keys.user_reposts(user_id), {str(original): repost_id}, nx=True):
             return int(self.r.zscore(keys.user_reposts(user_id), original) or 0), False
         read_fanout = listed is not None or follower_count >= self.fanout_read_threshold
         fan_out = follower_count > 0 and not read_fanout
         pipe = self._pipe()
         if fan_out:  # first, as for a post: a fan-out cut short is on record for repair
-            pipe.zadd(keys.fanouts_in_progress(), {repost_id: ts})
+            pipe.zadd(keys.fanouts_in_progress(), {str(repost_id): ts})
         pipe.hset(
             keys.post(repost_id),
             mapping={
@@ -111,13 +120,13 @@ class RepostStore(RepositoryBase):
         if follows_author is None:  # else the shared post is in their feed already
             pipe.lpush(keys.home_feed(user_id), repost_id)
             pipe.ltrim(keys.home_feed(user_id), 0, self.home_feed_cap - 1)
-        pipe.zadd(keys.reposts(original), {user_id: repost_id})
+        pipe.zadd(keys.reposts(original), {str(user_id): repost_id})
         pipe.hincrby(keys.post(original), "reposts", 1)
         queue_notification(pipe, author_id, "repost", user_id, original, ts)
         self._count_event(pipe, "reposts", ts)
         self._mark_active(pipe, user_id, ts)
         if read_fanout and listed is None:
-            pipe.zadd(keys.celebrities(), {user_id: ts}, nx=True)
+            pipe.zadd(keys.celebrities(), {str(user_id): ts}, nx=True)
             queue_hiding(pipe)  # web processes re-read the set (posts.queue_promotion)
         self.send(pipe)
         if fan_out:
@@ -131,14 +140,18 @@ class RepostStore(RepositoryBase):
         skip_if_following (the shared post's author, its earlier reposters): theirs holds
         the post already. Two round trips a batch: who to skip, then the copies."""
         start = 0
+        skipped = [str(i) for i in skip_if_following]  # as members
         while batch := [
             int(f)
-            for f in self.r.zrange(keys.followers(user_id), start, start + self.fanout_batch - 1)
+            for f in cast(
+                Members,
+                self.r.zrange(keys.followers(user_id), start, start + self.fanout_batch - 1),
+            )
         ]:
             start += self.fanout_batch
             pipe = self._pipe()
             for follower in batch:
-                pipe.zmscore(keys.following(follower), skip_if_following)
+                pipe.zmscore(keys.following(follower), skipped)
             wanted = [
                 follower
                 for follower, scores in zip(batch, pipe.execute())
@@ -172,16 +185,19 @@ class RepostStore(RepositoryBase):
             pipe.delete(keys.post(repost_id))
             if (author_id := as_int(author)) is not None and (when := as_int(ts)) is not None:
                 unqueue_notification(pipe, author_id, "repost", user_id, post_id, when)
-        pipe.lrem(keys.own_posts(user_id), 0, repost_id)
-        pipe.lrem(keys.home_feed(user_id), 0, repost_id)
+        member = str(repost_id)
+        pipe.lrem(keys.own_posts(user_id), 0, member)
+        pipe.lrem(keys.home_feed(user_id), 0, member)
         queue_hiding(pipe)
         self.send(pipe)
         start = 0
-        while batch := self.r.zrange(keys.followers(user_id), start, start + self.fanout_batch - 1):
+        while batch := cast(
+            Members, self.r.zrange(keys.followers(user_id), start, start + self.fanout_batch - 1)
+        ):
             start += self.fanout_batch
             pipe = self._pipe()
             for follower in batch:
-                pipe.lrem(keys.home_feed(int(follower)), 0, repost_id)
+                pipe.lrem(keys.home_feed(int(follower)), 0, member)
             pipe.execute()
         return True
 
@@ -211,7 +227,9 @@ class RepostStore(RepositoryBase):
         feeds and followers' skip the dangling id; the purge deletes their lists). Return
         how many."""
         done = 0
-        while pairs := self.r.zrange(keys.user_reposts(user_id), 0, 499, withscores=True):
+        while pairs := cast(
+            Scored, self.r.zrange(keys.user_reposts(user_id), 0, 499, withscores=True)
+        ):
             pipe = self._pipe()
             for post_id, _ in pairs:
                 pipe.zrem(keys.reposts(int(post_id)), user_id)
@@ -221,7 +239,7 @@ class RepostStore(RepositoryBase):
                 if gone:
                     pipe.hincrby(keys.post(int(post_id)), "reposts", -1)
                 pipe.delete(keys.post(int(repost_id)))
-                pipe.lrem(keys.own_posts(user_id), 0, int(repost_id))
+                pipe.lrem(keys.own_posts(user_id), 0, str(int(repost_id)))
             pipe.zrem(keys.user_reposts(user_id), *(p for p, _ in pairs))
             queue_hiding(pipe)
             self.send(pipe)

@@ -80,7 +80,7 @@ class SearchStore(RepositoryBase):
         reads.get("checked", keys.usernames_lower_checked())
         reads.get("top", keys.next_user_id())
         got = reads.execute()
-        if (as_int(got["top"]) or 0) > (as_int(got["checked"]) or 0):
+        if (as_int(got.value("top")) or 0) > (as_int(got.value("checked")) or 0):
             self.users.claim_legacy_names()  # accounts the reference wrote: findable too
         reads = self.reads()
         reads.hget("exact", keys.users(), name)  # a legacy name, as the reference wrote it
@@ -89,11 +89,11 @@ class SearchStore(RepositoryBase):
             low = b"[" + lower.encode()
             reads.zrangebylex("prefix", keys.username_index(), low, low + b"\xff", 0, SEARCH_LIMIT)
         got = reads.execute()
-        names = [s(n) for n in got.get("prefix") or []]
+        names = [s(n) for n in got.members("prefix")] if "prefix" in got else []
         if len(lower) >= CONTAINS_MIN and CONTAINS_RE.fullmatch(lower):
             contains = self.directory.users_page(lower, match="contains", per_page=SEARCH_LIMIT)
             names += [row.user.username.lower() for row in contains.items]
-        ids = [as_int(got["exact"]), as_int(got["claimed"])]
+        ids = [as_int(got.value("exact")), as_int(got.value("claimed"))]
         if names:
             pipe = self._pipe()
             for found in names:
@@ -118,15 +118,21 @@ class SearchStore(RepositoryBase):
                 reads.zmscore("blocked_by", keys.blocked_by(viewer.id), ids)
         got = reads.execute()
         users = users_from(got, ids)
-        none = [None] * len(ids)
-        follows = dict(zip(ids, got.get("follows") or none))
+        n = len(ids)
+        follows = dict(zip(ids, got.scores_if_read("follows", n)))
+        blocks, blocked_by = got.scores_if_read("blocks", n), got.scores_if_read("blocked_by", n)
         apart = {
             i
-            for i, a, b in zip(ids, got.get("blocks") or none, got.get("blocked_by") or none)
+            for i, a, b in zip(ids, blocks, blocked_by)
             if a is not None or (b is not None and not viewer.is_staff)
         }
         return [
-            PersonResult(users[i], got[f"posts:{i}"], got[f"followers:{i}"], follows[i] is not None)
+            PersonResult(
+                users[i],
+                got.count(f"posts:{i}"),
+                got.count(f"followers:{i}"),
+                follows[i] is not None,
+            )
             for i in ids
             if i in users and not users[i].is_suspended and i not in apart
         ]

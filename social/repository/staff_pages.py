@@ -10,13 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Unpack
 
-import redis
-
 from social import keys
 from social.text import normal_tag
 
 from .audit import AuditEntry, entries_from_xranges
 from .base import (
+    Client,
     NamedReads,
     RepositoryBase,
     StoreSettings,
@@ -98,7 +97,7 @@ class StaffPageStore(RepositoryBase):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         reports: ReportStore,
         reader: PageReader,
@@ -150,10 +149,10 @@ class StaffPageStore(RepositoryBase):
         if user is None:
             raise UserNotFound(user_id)
         report_ids = [int(i) for i in got["report_ids"]]
-        reports = [
+        built = [
             report_from_hash(rid, decode_hash(read.then[f"report:{rid}"])) for rid in report_ids
         ]
-        reports = self.reports.attach_posts([r for r in reports if r is not None])
+        reports = self.reports.attach_posts([r for r in built if r is not None])
         return Account(
             user=user,
             counts=counts_from(got),

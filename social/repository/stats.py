@@ -8,8 +8,10 @@ searches are social/repository/directory.py's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import cast
 
 from django.utils.translation import gettext_noop
 from redis.cluster import ClusterNode, RedisCluster
@@ -17,6 +19,7 @@ from redis.cluster import ClusterNode, RedisCluster
 from social import keys
 
 from .base import (
+    Bulk,
     RepositoryBase,
     as_int,
     now,
@@ -193,40 +196,41 @@ class StatsStore(RepositoryBase):
         reads.zrevrange("latest", keys.users_by_time(), 0, LATEST_SIGNUPS - 1, withscores=True)
         nodes = cluster_nodes(self.r) if isinstance(self.r, RedisCluster) else []
         if nodes:  # a cluster pipeline refuses info(): each node is named instead
-            for i, node in enumerate(nodes):
-                reads.execute_command(f"info@{i}", "INFO", target_nodes=node)
-                reads.execute_command(f"dbsize@{i}", "DBSIZE", target_nodes=node)
+            for i, target in enumerate(nodes):
+                reads.execute_command(f"info@{i}", "INFO", target_nodes=target)
+                reads.execute_command(f"dbsize@{i}", "DBSIZE", target_nodes=target)
         else:
             reads.info("info@0")
             reads.dbsize("dbsize@0")
         got = reads.execute(raise_on_error=False)
+        counters = cast("Mapping[str, Bulk | int]", got)  # the GETs and PFCOUNTs above
         series = []
         for metric, label, kind in SERIES:
-            values = [as_int(got[f"{metric}@{day.isoformat()}"]) or 0 for day in days]
+            values = [as_int(counters[f"{metric}@{day.isoformat()}"]) or 0 for day in days]
             current, previous = values[PERIOD_DAYS:], values[:PERIOD_DAYS]
             series.append(
                 DailySeries(metric, label, days[PERIOD_DAYS:], current, previous, kind == "hll")
             )
-        follows = got["follows"]
+        follows = got.value("follows")
         servers, silent = [], []
         for i, node in enumerate(nodes or [None]):
             info, dbsize = got[f"info@{i}"], got[f"dbsize@{i}"]
             name, role = (node.name, node.server_type) if node else ("", "")
             if isinstance(info, dict) and not isinstance(dbsize, Exception):
-                servers.append(health_from_info(info, dbsize, name, role))
+                servers.append(health_from_info(info, got.count(f"dbsize@{i}"), name, role))
             elif node:
                 silent.append(name)
         return Dashboard(
             totals=Totals(
-                users=got["users"],
-                posts=as_int(got["posts"]) or 0,
+                users=got.count("users"),
+                posts=as_int(got.value("posts")) or 0,
                 follows=None if follows is None else max(0, as_int(follows) or 0),
-                open_reports=got["reports"],
-                suspended=got["suspended"],
-                staff=got["staff"],
+                open_reports=got.count("reports"),
+                suspended=got.count("suspended"),
+                staff=got.count("staff"),
             ),
             series=series,
-            latest_signups=[(s(name), as_datetime(ts)) for name, ts in got["latest"]],
+            latest_signups=[(s(name), as_datetime(ts)) for name, ts in got.scored("latest")],
             servers=tuple(servers),
             silent=tuple(silent),
             cluster=bool(nodes),

@@ -18,11 +18,9 @@ import time
 from collections.abc import Sequence
 from typing import Unpack
 
-import redis
-
 from social import keys
 
-from .base import NamedReads, RepositoryBase, StoreSettings
+from .base import Client, NamedReads, RepositoryBase, StoreSettings
 from .loading import PostLoader
 from .models import User
 from .users import name_has_url
@@ -39,7 +37,7 @@ class Suggestions(RepositoryBase):
     """People to follow for a reader whose home page is empty."""
 
     def __init__(
-        self, client: redis.Redis, *, loader: PostLoader, **config: Unpack[StoreSettings]
+        self, client: Client, *, loader: PostLoader, **config: Unpack[StoreSettings]
     ) -> None:
         super().__init__(client, **config)
         self.loader = loader
@@ -79,11 +77,11 @@ class Suggestions(RepositoryBase):
         self.cache.suggestions = (clock, pool)
         others = [u for u in pool if u.id != user_id]
         if others and got.get("following"):
-            scores = self.r.zmscore(keys.following(user_id), [u.id for u in others])
+            scores = self.r.zmscore(keys.following(user_id), [str(u.id) for u in others])
             others = [u for u, score in zip(others, scores) if score is None]
         return others[:SUGGESTIONS_SHOWN]
 
-    def _build(self, post_ids: Sequence[int], version: object) -> tuple[User, ...]:
+    def _build(self, post_ids: Sequence[int], version: bytes | None) -> tuple[User, ...]:
         """Return the authors of the visible posts among post_ids, most posts first then
         most recent, up to SUGGESTION_POOL; only names a URL leads to (the Follow button
         needs one)."""

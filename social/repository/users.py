@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from social import keys
 
@@ -217,24 +217,39 @@ class UserStore(RepositoryBase):
 
         `auths` may hold stale secrets (written by the reference, or left by a crash during
         rotation), so the secret is checked against user:<id>.auth in constant time. That
-        check is the truth, so the process remembers which id a valid secret belongs to
-        and a returning cookie costs one round trip (the user hash), not two.
+        check is the truth, so the process remembers which user a valid secret belongs to
+        and a returning cookie costs one round trip (the user hash), not two; a page of
+        posts pays none (remembered_user: the read path checks it on its own pipeline).
         """
         if not secret or len(secret) > 128:
             return None
-        user_id = self.cache.secrets.get(secret)
+        known = self.cache.secrets.get(secret)
+        user_id = known.id if known is not None else as_int(self.r.hget(keys.auths(), secret))
         if user_id is None:
-            user_id = as_int(self.r.hget(keys.auths(), secret))
-            if user_id is None:
-                return None
-        h = decode_hash(self.r.hgetall(keys.user(user_id)))
-        if not secrets.compare_digest((h.get("auth") or "").encode(), secret.encode()):
+            return None
+        return self.checked_user(secret, user_id, self.r.hgetall(keys.user(user_id)))
+
+    def remembered_user(self, secret: str) -> User | None:
+        """The user this process last found behind `secret`, unchecked (no round trip):
+        only for a read that checks it on its own first pipeline (visibility.ViewerCheck,
+        reader.py)."""
+        return self.cache.secrets.get(secret) if 0 < len(secret) <= 128 else None
+
+    def checked_user(self, secret: str, user_id: int, raw: Mapping) -> User | None:
+        """Return the user of user_id's hash (an HGETALL reply) when its current secret is
+        `secret` (compared in constant time) and the account is not suspended, else None;
+        remember the user for the secret, or forget the secret."""
+        h = decode_hash(raw)
+        user = user_from_hash(user_id, h)
+        if user is None or not secrets.compare_digest(
+            (h.get("auth") or "").encode(), secret.encode()
+        ):
             self.cache.secrets.discard(secret)
             return None
-        self.cache.secrets.put(secret, user_id)
-        user = user_from_hash(user_id, h)
-        if user is None or user.is_suspended:
+        if user.is_suspended:
+            self.cache.secrets.discard(secret)
             return None
+        self.cache.secrets.put(secret, user)
         return user
 
     def record_login(self, user_id: int, ip: str = "", *, at: int | None = None) -> str:

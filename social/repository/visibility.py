@@ -14,14 +14,35 @@ from .filters import matching
 from .models import Post, User
 
 
+class ViewerCheck:
+    """A reader as this process remembers them for their `auth` secret, not yet checked:
+    the read path reads their user hash on the page's first pipeline and checks the secret
+    there (reader.py), instead of one round trip before the page. `fresh` is the user as
+    read then; a failed check raises StaleViewer before anything is shown or written."""
+
+    __slots__ = ("secret", "fresh")
+
+    def __init__(self, secret: str) -> None:
+        self.secret = secret
+        self.fresh: User | None = None
+
+
+class StaleViewer(Exception):
+    """The remembered reader of a ViewerCheck is not the one the user hash says (another
+    secret, suspended, made staff, with blocks or mutes since): read the page again as the
+    user the request's cookie leads to (social.mixins.RepositoryMixin.read_as_viewer)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Viewer:
     """Who reads: a user (their id, whether staff, whether their blocks and mutes must be
-    read: unknown means yes) or a visitor (id None)."""
+    read: unknown means yes) or a visitor (id None). `check`: the user is as remembered
+    for their secret and still to be checked by the read path (ViewerCheck)."""
 
     id: int | None = None
     is_staff: bool = False
     has_relations: bool = True
+    check: ViewerCheck | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, user: object) -> Viewer:

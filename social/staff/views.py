@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib import messages
@@ -24,6 +25,9 @@ from social.staff import forms
 from social.staff.charts import build_chart
 from social.staff.mixins import StaffRequiredMixin
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 @dataclass(frozen=True)
 class UserAction:
@@ -32,8 +36,8 @@ class UserAction:
 
     form_class: type[forms.ReasonForm]
     method: str
-    done: str
-    unchanged: str = ""
+    done: StrOrPromise
+    unchanged: StrOrPromise = ""
 
 
 _ = gettext_lazy
@@ -155,7 +159,7 @@ class UserActionView(UserDetailView):
             return user.username
         return gettext("Account #%(id)s") % {"id": self.target_id}
 
-    def post(self, request: HttpRequest, **kwargs) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, **kwargs) -> HttpResponse:
         action = USER_ACTIONS[self.action]
         form = action.form_class(request.POST, prefix=self.action)
         if not form.is_valid():
@@ -236,11 +240,13 @@ class DeletePostsView(StaffRequiredMixin, TemplateView):
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         select = forms.SelectPostsForm(request.GET)
         if not select.is_valid():
-            messages.error(request, select.errors["id"][0])  # translated by the form
+            # The form's message, translated (an ErrorList item is its message; django-stubs
+            # allow a ValidationError too).
+            messages.error(request, str(select.errors["id"][0]))
             return redirect("staff:posts")
         return self.confirm(forms.DeletePostsForm(initial={"id": select.cleaned_data["id"]}))
 
-    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, *args, **kwargs) -> HttpResponse:
         form = forms.DeletePostsForm(request.POST)
         if not form.is_valid():
             return self.confirm(form, status=400)
@@ -329,11 +335,11 @@ ALREADY_RESOLVED = _("Someone already resolved that report.")
 class ReportAction:
     """What the confirmation page of an action on a report says (translated when shown)."""
 
-    title: str
-    explain: str
-    label: str  # the reason field's
-    button: str
-    done: str
+    title: StrOrPromise
+    explain: StrOrPromise
+    label: StrOrPromise  # the reason field's
+    button: StrOrPromise
+    done: StrOrPromise
 
 
 REPORT_ACTIONS = {
@@ -400,7 +406,7 @@ class ReportActionView(StaffRequiredMixin, TemplateView):
         initial = {"reason": report.reason_label} if self.action == "delete" else {}
         return self.confirm(report, forms.RequiredReasonForm(initial=initial))
 
-    def post(self, request: HttpRequest, report_id: int) -> HttpResponse:
+    def post(self, request: AuthenticatedHttpRequest, report_id: int) -> HttpResponse:
         form = forms.RequiredReasonForm(request.POST)
         if not form.is_valid():
             return self.confirm(self.report(report_id), form, status=400)

@@ -25,7 +25,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from social.demo import DEMO_FOLLOWS as DEMO_FOLLOWS  # re-exported: tests import it from here
 from social.demo import DEMO_PASSWORD, DEMO_USERNAME, DemoData, Plan, choose_seed
 from social.redis_client import UNAVAILABLE
-from social.repository import Repository, User, get_repository
+from social.repository import Repository, RepositoryError, User, get_repository
 
 
 class Command(BaseCommand):
@@ -40,6 +40,9 @@ class Command(BaseCommand):
         parser.add_argument("--follows", type=int, default=2000, help="follow relations")
         parser.add_argument("--posts", type=int, default=3000, help="posts")
         parser.add_argument("--days", type=int, default=28, help="spread over this many days")
+        parser.add_argument(
+            "--reposts", type=int, default=0, help="of the likes, this many are reposts too"
+        )
         parser.add_argument("--seed", type=int, help="random seed, for a repeatable data set")
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument(
@@ -61,13 +64,13 @@ class Command(BaseCommand):
         try:
             if not self._may_write(repo, options):
                 return
-            self._seed(repo, plan, dry_run=options["dry_run"])
+            self._seed(repo, plan, dry_run=options["dry_run"], reposts=options["reposts"])
         except UNAVAILABLE as exc:
             raise CommandError(f"Redis is unreachable ({exc}); check REDIS_URL.") from exc
 
     def _plan(self, options: dict) -> Plan:
         """Validate the sizes and return the Plan."""
-        for name in ("users", "follows", "posts", "days"):
+        for name in ("users", "follows", "posts", "days", "reposts"):
             if options[name] < 0:
                 raise CommandError(f"--{name} must not be negative.")
         if options["users"] < 1 or options["days"] < 1:
@@ -95,7 +98,7 @@ class Command(BaseCommand):
             "at an empty database, or pass --force to add demo data to this one."
         )
 
-    def _seed(self, repo: Repository, plan: Plan, *, dry_run: bool) -> None:
+    def _seed(self, repo: Repository, plan: Plan, *, dry_run: bool, reposts: int = 0) -> None:
         """Generate the data set and write it stage by stage, reporting each stage's time."""
         started = time.monotonic()
         self._say(
@@ -131,7 +134,7 @@ class Command(BaseCommand):
         gc.freeze()
         gc.disable()
         try:
-            self._write(repo, users, follows, posts, likes, logins)
+            self._write(repo, users, follows, posts, likes, logins, reposts)
         finally:
             gc.unfreeze()
             if collecting:
@@ -139,7 +142,9 @@ class Command(BaseCommand):
         self._say(f"Done in {time.monotonic() - started:.1f}s.", self.style.SUCCESS)
         self._report_demo(repo, accounts, users)
 
-    def _write(self, repo: Repository, users, follows, posts, likes, logins) -> None:
+    def _write(
+        self, repo: Repository, users, follows, posts, likes, logins, reposts: int = 0
+    ) -> None:
         """Write the generated data after the users, stage by stage, and rebuild the feeds."""
         self._stage(
             "follows", len(follows), lambda p: repo.bulk.add_follows_bulk(follows, progress=p)
@@ -163,6 +168,23 @@ class Command(BaseCommand):
             len(user_ids),
             lambda p: repo.bulk.rebuild_home_feeds(user_ids, progress=p),
         )
+        if reposts:  # some likes are reposts too (spread over them), written as the site
+            # writes them (with their fan-out), last: the newest ids
+            shared = liked[:: max(1, len(liked) // reposts)][:reposts]
+            done = self._stage("reposts", len(shared), lambda p: self._repost(repo, shared, p))
+            self._say(f"  {done:,} reposts")
+
+    @staticmethod
+    def _repost(repo: Repository, shared: list[tuple[int, int, int]], progress) -> int:
+        """Repost each (user id, post id, time); return how many were written."""
+        done = 0
+        for user_id, post_id, ts in sorted(shared, key=lambda like: like[2]):
+            try:
+                done += repo.reposts.repost(user_id, post_id, at=ts)[1]
+            except RepositoryError:  # e.g. a post deleted meanwhile: one repost fewer
+                continue
+            progress(done)
+        return done
 
     def _create(self, repo: Repository, accounts, progress) -> list[User]:
         """Create the accounts; return those created (names may clash), in id order."""
