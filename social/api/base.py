@@ -223,9 +223,7 @@ class ApiView(View):
         account) or 403 (a suspended account)."""
         if not text or len(text) > TOKEN_MAX:
             raise ApiError(401, INVALID_TOKEN)
-        cache_key = "oauth:" + text[:16]  # the process's guess of the token's user only
-        guess = self.repo.cache.secrets.get(cache_key)
-        stored, user = self.repo.oauth.authenticate(text, guess)
+        stored, user = self.repo.oauth.authenticate(text)
         if stored is None:
             raise ApiError(401, INVALID_TOKEN)
         if stored.user_id is None:
@@ -234,7 +232,6 @@ class ApiView(View):
             raise ApiError(401, INVALID_TOKEN)
         if user.is_suspended:
             raise ApiError(403, "Your login is currently disabled")
-        self.repo.cache.secrets.put(cache_key, user.id)
         return stored, user
 
     def check_scope(self, request: HttpRequest, method: str) -> None:

@@ -243,7 +243,7 @@ class Validator(RequestValidator):
     def revoke_token(
         self, token: str, token_type_hint: str | None, request: Request, *args, **kwargs
     ) -> None:
-        stored, _ = self.repo.oauth.authenticate(token, None)
+        stored, _ = self.repo.oauth.authenticate(token)
         if stored is not None and stored.client_id == request.client.client_id:
             self.repo.oauth.revoke(token)
 

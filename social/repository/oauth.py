@@ -308,26 +308,27 @@ class OAuthStore(RepositoryBase):
         oldest = members(self.r.zrange(keys.oauth_user_tokens(user_id), 0, count - 1))
         self._revoke_digests(user_id, oldest)
 
-    def authenticate(
-        self, token: str, user_id: int | None
-    ) -> tuple[AccessToken | None, User | None]:
+    def authenticate(self, token: str) -> tuple[AccessToken | None, User | None]:
         """Return the token stored for `token` and its user (None for an app's own token or
-        a missing user), in one round trip when user_id, the process's guess of the token's
-        user (or None), is right; two otherwise. The token hash is read every time: it is
-        the truth (revoking deletes it)."""
+        a missing user). One round trip when this process has seen the token (its user's
+        hash is read with it; cache.tokens), two otherwise. The token hash is read every
+        time: it is the truth (revoking deletes it)."""
         if not token or len(token) > 256:
             return None, None
         token_digest = digest(token)
+        guess = self.cache.tokens.get(token_digest)
         reads = self.reads()
         reads.hgetall("token", keys.oauth_token(token_digest))
-        if user_id is not None:
-            reads.hgetall("user", keys.user(user_id))
+        if guess is not None:
+            reads.hgetall("user", keys.user(guess))
         got = reads.execute()
         stored = token_from_hash(token_digest, decode_hash(cast(Mapping, got["token"])))
         if stored is None or stored.user_id is None:
+            self.cache.tokens.discard(token_digest)
             return stored, None
-        if stored.user_id != user_id:
+        if stored.user_id != guess:
             raw = cast(Mapping, self.r.hgetall(keys.user(stored.user_id)))
+            self.cache.tokens.put(token_digest, stored.user_id)
         else:
             raw = cast(Mapping, got["user"])
         return stored, user_from_hash(stored.user_id, decode_hash(raw))
