@@ -127,6 +127,30 @@ def test_a_page_costs_the_same_round_trips_whatever_its_length(repo, alice, bob,
         costs.append(round_trips.count)
     assert costs[0] == costs[1]
     if not CLUSTER:  # a cluster's pipeline is one round trip per node it reaches
-        # The token and its user; the page's first pipeline, with the accounts of the
-        # posts it listed last time.
-        assert costs[1] == 2
+        # The page's first pipeline, with the token and its user (remembered, checked
+        # there) and the accounts of the posts it listed last time.
+        assert costs[1] == 1
+
+
+def test_a_remembered_token_is_checked_on_the_page_and_answers_nothing_once_revoked(
+    repo, alice, bob, sam, posts
+):
+    token = token_for(repo, bob)
+    api = Api(token)
+    assert len(ids(api.get("/api/v1/timelines/home"))) == 12  # now remembered
+    repo.oauth.revoke(token)
+    revoked = api.get("/api/v1/timelines/home")
+    assert revoked.status_code == 401
+    assert revoked.json() == {"error": "The access token is invalid"}
+    other = Api(token_for(repo, bob))
+    assert other.get("/api/v1/timelines/public").status_code == 200
+    repo.moderation.suspend(bob.id, sam, "spam")
+    assert other.get("/api/v1/timelines/public").status_code == 403
+    assert other.get("/api/v1/timelines/public", {"remote": "true"}).status_code == 403
+
+
+def test_a_remembered_token_follows_its_accounts_new_blocks(repo, alice, bob, posts):
+    api = Api(token_for(repo, bob))
+    assert len(ids(api.get("/api/v1/timelines/public"))) == 12
+    repo.relations.block(bob.id, alice.id)  # bob's relations flag is set: read again
+    assert ids(api.get("/api/v1/timelines/public")) == []

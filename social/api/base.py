@@ -37,7 +37,7 @@ from social.repository import (
     get_repository,
 )
 from social.repository.limits import Check, RateLimited, Verdict
-from social.repository.oauth import AccessToken
+from social.repository.oauth import AccessToken, RememberedToken, StaleToken
 
 from . import scopes as scope_rules
 
@@ -153,6 +153,7 @@ class ApiRequest(SiteHttpRequest):
     """A request as an API view sees it (annotations only)."""
 
     token: AccessToken | None
+    token_check: RememberedToken | None
     params: QueryDict | dict[str, Any]
 
 
@@ -165,6 +166,9 @@ class ApiView(View):
     scopes: ClassVar[dict[str, str]] = {}
     public: ClassVar[frozenset[str]] = frozenset()  # methods a visitor may call
     app_may_call: ClassVar[bool] = False  # an app's own token (no user) is enough
+    # The view reads a page of posts and checks a remembered token on its first pipeline
+    # (authenticate(deferred=True)): read-only views whose every answer comes after it.
+    checks_token_on_page: ClassVar[bool] = False
 
     @classonlymethod
     def as_view(cls, **initkwargs) -> Callable[..., HttpResponseBase]:
@@ -187,8 +191,12 @@ class ApiView(View):
             return with_cors(HttpResponse(status=204))
         try:
             request.params = parse_body(request)  # type: ignore[attr-defined]
-            self.authenticate(request)
-            response = super().dispatch(request, *args, **kwargs)
+            try:
+                self.authenticate(request, deferred=self.checks_token_on_page)
+                response = super().dispatch(request, *args, **kwargs)
+            except StaleToken:  # the remembered token no longer holds: check it first
+                self.authenticate(request, deferred=False)
+                response = super().dispatch(request, *args, **kwargs)
         except Exception as exception:  # mapped to Mastodon's answers, else a 500
             mapped = error_for(exception)
             if mapped is None:
@@ -199,13 +207,24 @@ class ApiView(View):
     def http_method_not_allowed(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         return error_response(405, "Method not allowed")
 
-    def authenticate(self, request: HttpRequest) -> None:
+    def authenticate(self, request: HttpRequest, *, deferred: bool = False) -> None:
         """Set request.user and request.token from the Bearer token, or from the `auth`
-        cookie (CSRF-checked for writes); check the method's scope."""
+        cookie (CSRF-checked for writes); check the method's scope.
+
+        deferred: a token this process remembers is taken as remembered, unchecked, and
+        set as request.token_check: the view's page read checks it on its own first
+        pipeline (oauth.token_holds) and raises StaleToken, before answering anything, if
+        it no longer holds; dispatch() then calls this again, not deferred."""
         method = (request.method or "GET").lower()
         header = request.headers.get("Authorization", "")
         request.token = None  # type: ignore[attr-defined]
-        if header[:7].lower() == "bearer ":
+        request.token_check = None  # type: ignore[attr-defined]
+        remembered = self.repo.oauth.remembered(header[7:].strip()) if deferred else None
+        if header[:7].lower() == "bearer " and remembered is not None:
+            request.token = remembered.token  # type: ignore[attr-defined]
+            request.token_check = remembered  # type: ignore[attr-defined]
+            request.user = remembered.user  # type: ignore[assignment]
+        elif header[:7].lower() == "bearer ":
             token, user = self.repo_token(header[7:].strip())
             request.token = token  # type: ignore[attr-defined]
             request.user = user  # type: ignore[assignment]

@@ -11,6 +11,7 @@ from django.http import HttpResponse
 from social.repository import Post, PostCounts, User, Viewer, may_see_account
 from social.repository.api_reads import AccountRow
 from social.repository.models import Page
+from social.repository.oauth import RememberedToken, StaleToken
 
 from . import entities
 from .base import ApiError, ApiView, json_response
@@ -20,6 +21,17 @@ from .paging import PostsPage, link_header
 
 class EntityView(ApiView):
     """An API view answering with Mastodon entities."""
+
+    @property
+    def token_check(self) -> RememberedToken | None:
+        """The caller's token as remembered, for the page read to check (see
+        ApiView.authenticate)."""
+        return getattr(self.request, "token_check", None)
+
+    def confirm_token(self) -> None:
+        """Before an answer that reads no page: a remembered token is checked first."""
+        if self.token_check is not None:
+            raise StaleToken(self.token_check.token.digest)
 
     @property
     def viewer(self) -> Viewer:

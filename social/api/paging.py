@@ -19,6 +19,7 @@ from django.http import HttpRequest
 
 from social.repository import Post, PostCounts, Repository, Viewer
 from social.repository.api_reads import AccountRow
+from social.repository.oauth import RememberedToken
 from social.repository.reader import Source
 
 from .forms import ID_MAX, limit_param
@@ -52,9 +53,11 @@ class PostsPage:
 def read_posts(
     repo: Repository, source: Source, viewer: Viewer, params: Mapping[str, Any], *,
     default: int = 20, most: int = 40, keep: Callable[[Post], bool] | None = None,
+    check: RememberedToken | None = None,
 ) -> PostsPage:  # fmt: skip
     """Read the page of source the cursors in params ask for (see the module docstring).
-    keep: a further filter (exclude_replies)."""
+    keep: a further filter (exclude_replies). check: the caller's token as remembered,
+    checked on the page's first pipeline (StaleToken when it no longer holds)."""
     limit = limit_param(params, default, most)
     max_id, since_id, min_id = (cursor(params, name) for name in CURSORS)
     offset, count = 0, limit
@@ -71,7 +74,7 @@ def read_posts(
         count = found[0] - offset
     floor = min_id if min_id is not None else since_id
     for _ in range(RETRIES):
-        read, accounts, names = repo.api_reads.page_from(source, viewer, offset, count)
+        read, accounts, names = repo.api_reads.page_from(source, viewer, offset, count, check)
         posts = [
             post
             for post in read.page.items

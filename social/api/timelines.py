@@ -27,10 +27,13 @@ class HomeView(EntityView):
     """GET /api/v1/timelines/home: the reader's home feed, as the home page reads it."""
 
     scopes = {"get": "read:statuses"}
+    checks_token_on_page = True
 
     def get(self, request: HttpRequest) -> HttpResponse:
         me = self.me()
-        page = read_posts(self.repo, HomeFeed(me.id), self.viewer, request.GET)
+        page = read_posts(
+            self.repo, HomeFeed(me.id), self.viewer, request.GET, check=self.token_check
+        )
         return self.statuses_response(page)
 
 
@@ -41,10 +44,13 @@ class PublicView(EntityView):
     scopes = {"get": "read:statuses"}
     public = frozenset({"get"})
 
+    checks_token_on_page = True
+
     def get(self, request: HttpRequest) -> HttpResponse:
         if flag(request.GET, "remote") or flag(request.GET, "only_media"):
+            self.confirm_token()
             return json_response([])
-        page = read_posts(self.repo, Timeline(), self.viewer, request.GET)
+        page = read_posts(self.repo, Timeline(), self.viewer, request.GET, check=self.token_check)
         return self.statuses_response(page)
 
 
@@ -54,11 +60,16 @@ class TagView(EntityView):
     scopes = {"get": "read:statuses"}
     public = frozenset({"get"})
 
+    checks_token_on_page = True
+
     def get(self, request: HttpRequest, hashtag: str) -> HttpResponse:
         tag = normal_tag(hashtag[:100])
         if not tag or flag(request.GET, "remote") or flag(request.GET, "only_media"):
+            self.confirm_token()
             return json_response([])
-        page = read_posts(self.repo, TagPosts(tag), self.viewer, request.GET)
+        page = read_posts(
+            self.repo, TagPosts(tag), self.viewer, request.GET, check=self.token_check
+        )
         return self.statuses_response(page)
 
 
@@ -67,9 +78,11 @@ class FavouritesView(EntityView):
 
     scopes = {"get": "read:favourites"}
 
+    checks_token_on_page = True
+
     def get(self, request: HttpRequest) -> HttpResponse:
         me = self.me()
-        page = read_posts(self.repo, Liked(me.id), self.viewer, request.GET)
+        page = read_posts(self.repo, Liked(me.id), self.viewer, request.GET, check=self.token_check)
         return self.statuses_response(page)
 
 

@@ -32,7 +32,7 @@ from .base import (
     users_from,
 )
 from .models import Counts, Page, Post, User
-from .oauth import members
+from .oauth import RememberedToken, StaleToken, members, queue_token_check, token_holds
 from .reader import Listed, NamedReads, PageRead, PageReader, Source
 from .visibility import Viewer, may_list
 
@@ -286,13 +286,19 @@ class ApiReadStore(RepositoryBase):
         return low, False
 
     def page_from(
-        self, source: Source, viewer: Viewer, offset: int, count: int
+        self,
+        source: Source,
+        viewer: Viewer,
+        offset: int,
+        count: int,
+        check: RememberedToken | None = None,
     ) -> tuple[PageRead, dict[int, AccountRow], dict[str, int]]:
         """Read `count` posts of source from `offset` on, on the read path; and the
         accounts the posts this process last listed there name (their authors, those of
         the posts their reposts share, and those their replies answer, by name), read on
         the page's first pipeline: when the page lists what it listed last, its accounts
-        cost no round trip more."""
+        cost no round trip more. check: the caller's token as remembered, checked on the
+        same pipeline (raise StaleToken when it no longer holds: nothing was shown)."""
         shifted = Shifted(source, offset)
         remembered = [
             known.post
@@ -312,8 +318,14 @@ class ApiReadStore(RepositoryBase):
 
         def first(reads: NamedReads) -> None:
             queue_accounts(reads, authors, names)
+            if check is not None:
+                queue_token_check(reads, check)
 
-        read = self.reader.page(shifted, viewer, 1, count, first=first if remembered else None)
+        wanted = remembered or check is not None
+        read = self.reader.page(shifted, viewer, 1, count, first=first if wanted else None)
+        if check is not None and not token_holds(check, read.got):
+            self.cache.tokens.discard(check.token.digest)
+            raise StaleToken(check.token.digest)
         return read, accounts_from(read.got, authors), names_from(read.got, names)
 
     def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:

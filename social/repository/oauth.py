@@ -115,6 +115,41 @@ class Authorisation:
         return as_datetime(self.first)
 
 
+@dataclass(frozen=True)
+class RememberedToken:
+    """A token and its user as this process last read them (cache.tokens): a guess, never
+    trusted alone. A read of a page may use it and check it on its own first pipeline
+    (queue_token_check, token_holds), answering nothing before the check."""
+
+    token: AccessToken
+    user: User
+
+
+class StaleToken(Exception):
+    """A remembered token no longer holds (revoked, its account changed): read again with
+    the token checked first."""
+
+
+def queue_token_check(reads, remembered: RememberedToken) -> None:
+    """Queue the reads that check a remembered token (see token_holds)."""
+    reads.hgetall("token_check", keys.oauth_token(remembered.token.digest))
+    reads.hgetall("token_user", keys.user(remembered.user.id))
+
+
+def token_holds(remembered: RememberedToken, got: Mapping) -> bool:
+    """Whether the token and its user, as queue_token_check read them, are as remembered:
+    the token not revoked, the account's name, standing and relations flag the same."""
+    token = token_from_hash(remembered.token.digest, decode_hash(cast(Mapping, got["token_check"])))
+    user = user_from_hash(remembered.user.id, decode_hash(cast(Mapping, got["token_user"])))
+    was = remembered.user
+    return (
+        token == remembered.token
+        and user is not None
+        and (user.username, user.is_staff, user.is_suspended, user.has_relations)
+        == (was.username, was.is_staff, was.is_suspended, was.has_relations)
+    )
+
+
 def app_from_hash(client_id: str, h: Mapping[str, str]) -> OAuthApp | None:
     """Build an OAuthApp from a decoded app hash, or None when there is none."""
     if not h.get("secret"):
@@ -316,7 +351,8 @@ class OAuthStore(RepositoryBase):
         if not token or len(token) > 256:
             return None, None
         token_digest = digest(token)
-        guess = self.cache.tokens.get(token_digest)
+        known = self.cache.tokens.get(token_digest)
+        guess = known.user.id if known is not None else None
         reads = self.reads()
         reads.hgetall("token", keys.oauth_token(token_digest))
         if guess is not None:
@@ -328,10 +364,21 @@ class OAuthStore(RepositoryBase):
             return stored, None
         if stored.user_id != guess:
             raw = cast(Mapping, self.r.hgetall(keys.user(stored.user_id)))
-            self.cache.tokens.put(token_digest, stored.user_id)
         else:
             raw = cast(Mapping, got["user"])
-        return stored, user_from_hash(stored.user_id, decode_hash(raw))
+        user = user_from_hash(stored.user_id, decode_hash(raw))
+        if user is None:
+            self.cache.tokens.discard(token_digest)
+        else:
+            self.cache.tokens.put(token_digest, RememberedToken(stored, user))
+        return stored, user
+
+    def remembered(self, token: str) -> RememberedToken | None:
+        """The token and user this process last read for `token`, unchecked (no round
+        trip): only for a read that checks it on its own first pipeline (token_holds)."""
+        if not token or len(token) > 256:
+            return None
+        return self.cache.tokens.get(digest(token))
 
     def revoke(self, token: str) -> bool:
         """Revoke one token (RFC 7009: revoking an unknown token is no error); return
