@@ -394,3 +394,18 @@ def test_the_reposters_feed_has_an_entry_for_the_repost(repo, cast):
 
     assert "<title>@bob RT @alice: a good thought #redis</title>" in feed
     assert f"http://testserver/p/{repost_id}/" in feed and "<name>alice</name>" in feed
+
+
+def test_a_block_takes_back_each_ones_reposts_of_the_others_posts(repo, r, cast):
+    alice, bob, carol, dave, post = cast
+    bobs = repo.posts.create_post(bob.id, "bob's own", at=T0 + 2)
+    repost_id, _ = repo.reposts.repost(bob.id, post)
+    repo.reposts.repost(alice.id, bobs)
+    assert home(repo, carol) == [(post, "bob"), (bobs, "")]
+
+    repo.relations.block(alice.id, bob.id)
+
+    assert not r.exists(keys.post(repost_id))
+    assert r.zcard(keys.user_reposts(bob.id)) == 0 and r.zcard(keys.user_reposts(alice.id)) == 0
+    assert r.hget(keys.post(post), "reposts") == "0" and r.hget(keys.post(bobs), "reposts") == "0"
+    assert home(repo, carol) == [(bobs, "")]  # bob's followers no longer get alice's post

@@ -97,7 +97,7 @@ class Repository:
         self.graph = GraphStore(client, **config)
         self.likes = LikeStore(client, **config)
         self.reposts = RepostStore(client, **config)
-        self.relations = RelationStore(client, graph=self.graph, **config)
+        self.relations = RelationStore(client, graph=self.graph, reposts=self.reposts, **config)
         self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)

@@ -2,7 +2,8 @@
 
 A block removes the follows both ways and keeps the two apart: neither sees the other's
 posts (staff excepted: no one blocks staff from anything), the blocked account cannot
-follow, reply to, like or mention the blocker to any effect. A mute only leaves the muted
+follow, reply to, like, repost or mention the blocker to any effect, and its reposts of the
+blocker's posts are taken back. A mute only leaves the muted
 account's posts out of the reader's home, timeline, tags and mentions; the muted account
 notices nothing and may still follow. Both are kept from both sides (keys.blocks /
 keys.blocked_by, keys.mutes / keys.muted_by): the reader's own sets ride on the first
@@ -29,6 +30,7 @@ from .base import RepositoryBase, StoreSettings, now, page_bounds, queue_users, 
 from .errors import NotAllowed, UserNotFound
 from .graph import GraphStore
 from .models import Page, User, as_datetime
+from .reposts import RepostStore
 from .visibility import Viewer
 
 # The reader's own sets are read whole with every page: each is bounded.
@@ -51,17 +53,29 @@ class RelationEntry:
 class RelationStore(RepositoryBase):
     """Blocking and muting, and the lists of them."""
 
-    def __init__(self, client, *, graph: GraphStore, **config: Unpack[StoreSettings]) -> None:
+    def __init__(
+        self,
+        client,
+        *,
+        graph: GraphStore,
+        reposts: RepostStore,
+        **config: Unpack[StoreSettings],
+    ) -> None:
         super().__init__(client, **config)
         self.graph = graph
+        self.reposts = reposts
 
     def block(self, user_id: int, target_id: int, *, at: int | None = None) -> bool:
-        """Block target_id for user_id: the follows both ways go. Return False when
-        already blocked (a no-op). Raise NotAllowed (oneself, the cap), UserNotFound."""
+        """Block target_id for user_id: the follows both ways go, and each one's reposts
+        of the other's posts. Return False when already blocked (a no-op). Raise
+        NotAllowed (oneself, the cap), UserNotFound."""
         added = self._add(keys.blocks, keys.blocked_by, user_id, target_id, at)
         if added:
             self.graph.unfollow(user_id, target_id)
             self.graph.unfollow(target_id, user_id)
+            # Each one's reposts of the other's posts go too: no longer in anyone's feed.
+            self.reposts.take_back_reposts_of(target_id, user_id)
+            self.reposts.take_back_reposts_of(user_id, target_id)
         return added
 
     def unblock(self, user_id: int, target_id: int) -> bool:

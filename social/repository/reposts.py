@@ -201,6 +201,26 @@ class RepostStore(RepositoryBase):
             pipe.execute()
         return True
 
+    def take_back_reposts_of(self, user_id: int, author_id: int) -> int:
+        """Undo user_id's reposts of author_id's posts (a block between the two); return
+        how many. Reads user_id's reposts in batches (bounded by their reposts) and each
+        shared post's author with them."""
+        taken: list[int] = []
+        start = 0
+        while shared := [
+            int(i)
+            for i in cast(Members, self.r.zrange(keys.user_reposts(user_id), start, start + 499))
+        ]:
+            start += 500
+            pipe = self._pipe()
+            for post_id in shared:
+                pipe.hget(keys.post(post_id), "user_id")
+            authors = pipe.execute()
+            taken += [p for p, author in zip(shared, authors) if as_int(author) == author_id]
+        for shared_id in taken:
+            self.unrepost(user_id, shared_id)
+        return len(taken)
+
     def reposted_by(self, post_id: int, number: int = 1, per_page: int = 40) -> Page[User]:
         """A page of the accounts that repost post_id, most recent first (hidden accounts
         left out). Two round trips."""

@@ -198,6 +198,14 @@ class SiteTour:
         repo.relations.block(ada.id, self.troll.id)
         repo.relations.mute(ada.id, dan.id)
         repo.filters.add(ada.id, "spoilers", "7d")
+        # Reposts: bob's repost of a carol post is in ada's home "reposted by @bob" and on his
+        # profile; ada's own repost shows her "Reposted" button pressed; carol's repost of the
+        # long post puts its 270-letter word on carol's profile and "reposted your post" in
+        # ada's notifications.
+        self.shared = posts.create_post(carol.id, "Streams are a log you can read twice")
+        repo.reposts.repost(bob.id, self.shared)
+        repo.reposts.repost(ada.id, first)
+        repo.reposts.repost(carol.id, self.long_post)
 
     def pages(self, audience: str) -> list[tuple[str, object]]:
         if audience == "visitor":
@@ -210,20 +218,22 @@ class SiteTour:
                 ("permalink", f"/p/{self.thread}/"),
                 ("tag", "/tag/redis/"),
                 ("followers", "/u/ada/followers/"),
+                ("a reposter's profile", "/u/carol/"),
                 ("404", "/u/nobody_here/"),
                 ("search", "/search/?q=redis"),
             ]
         if audience == "reader":
             return [
-                ("home with posts", "/"),
+                ("home with posts and a repost", self.home_with_a_repost),
                 ("timeline", "/timeline/"),
                 ("own profile", "/u/ada/"),
-                ("other profile", "/u/bob/"),
+                ("other profile, with a repost", "/u/bob/"),
+                ("a reposter's profile", "/u/carol/"),
                 ("permalink with replies", f"/p/{self.thread}/"),
                 ("permalink of a long word", f"/p/{self.long_post}/"),
                 ("report form", f"/p/{self.spam}/report/"),
                 ("mentions", "/mentions/"),
-                ("notifications", "/notifications/"),
+                ("notifications, a repost among them", self.notifications_with_a_repost),
                 ("likes tab", "/u/ada/likes/"),
                 ("following", "/u/carol/following/"),
                 ("tag", "/tag/redis/"),
@@ -244,6 +254,21 @@ class SiteTour:
             ("reports", "/staff/reports/"),
             ("audit log", "/staff/log/"),
         ]
+
+    def home_with_a_repost(self, page, base: str) -> None:
+        """The reader's home, holding bob's repost of carol's post."""
+        assert page.goto(base + "/").status == 200
+        card = page.locator(f"#post-{self.shared}")
+        assert card.locator(".reposted-by").inner_text().endswith("reposted by @bob")
+
+    def notifications_with_a_repost(self, page, base: str) -> None:
+        """The reader's notifications, carol's repost of the long post among them."""
+        assert page.goto(base + "/notifications/").status == 200
+        assert (
+            page.locator("li.notification.repost")
+            .inner_text()
+            .startswith("@carol reposted your post.")
+        )
 
     def open(self, audience: str, *, width=1280, height=900, scheme="light", bypass_csp=False):
         """A fresh page in its own context, logged in as the audience's persona. bypass_csp:
