@@ -2,7 +2,7 @@
 
 Usage (from the repository root):  .venv/bin/python bench/http_bench.py [--duration 10]
     [--connections 50,100] [--warmup 2]
-    [--pages home,timeline,profile,welcome,permalink,login,timeline_anon,home_guarded]
+    [--pages home,timeline,profile,welcome,permalink,login,timeline_anon,home_guarded,api_home]
 
 1. Starts a redis-server of its own on a free port (never 6379, never the machine's Redis)
    with its data in var/bench/ under a dump named after the data set (e.g.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -61,6 +62,7 @@ PAGE_NAMES = (
     "login",
     "timeline_anon",
     "home_guarded",
+    "api_home",
 )
 GUARDED_BLOCKS = GUARDED_MUTES = 100  # the persona who blocks and mutes (issue 17)
 GUARDED_FILTERS = 20  # ... and filters words: "<id>|<phrase>", never expiring (filters.py)
@@ -230,6 +232,7 @@ class Personas:
     profile_followers: int
     guarded_secret: str = ""
     guarded_following: int = 0
+    api_token: str = ""  # demo's client API token (api_token())
 
 
 # A well-formed CSRF cookie (32 characters of Django's alphabet), as a browser keeps it.
@@ -238,20 +241,24 @@ BENCH_CSRF_COOKIE = "0123456789abcdefABCDEF0123456789"
 
 @dataclass(frozen=True)
 class Page:
-    """One page to load: its short name, a label for the tables, its path and cookie."""
+    """One page to load: its short name, a label for the tables, its path and cookie (or,
+    `bearer`, the client API token `secret` is)."""
 
     name: str
     label: str
     path: str
     secret: str | None
+    bearer: bool = False
 
     @property
     def headers(self) -> dict[str, str]:
         """Return the request headers of a logged-in page: the `auth` cookie, and the
         `csrftoken` cookie the browser of a logged-in user holds since its first form (an
-        anonymous page is a first visit: no cookies at all)."""
+        anonymous page is a first visit: no cookies at all); or a client's Bearer token."""
         if not self.secret:
             return {}
+        if self.bearer:
+            return {"Authorization": f"Bearer {self.secret}"}
         return {"Cookie": f"auth={self.secret}; csrftoken={BENCH_CSRF_COOKIE}"}
 
 
@@ -289,7 +296,34 @@ def pick_personas(r: redis.Redis) -> Personas:
         profile_followers=followers,
         guarded_secret=guard(r, guarded, ids),
         guarded_following=r.zcard(keys.following(guarded)),
+        api_token=api_token(r, int(demo_id)),
     )
+
+
+# The bench's own client API app and token for demo (the same every run).
+BENCH_CLIENT_ID = "http-bench-client-0001"
+BENCH_API_TOKEN = "http-bench-api-token-" + "0" * 22
+
+
+def api_token(r: redis.Redis, user_id: int) -> str:
+    """Give user_id a client API token with every scope, written as
+    social/repository/oauth.py's save_token writes one (the app, the token's hash by its
+    SHA-256, the user's list), on the bench's own Redis; return it."""
+    digest = hashlib.sha256(BENCH_API_TOKEN.encode()).hexdigest()
+    pipe = r.pipeline(transaction=False)
+    pipe.hset(
+        keys.oauth_app(BENCH_CLIENT_ID),
+        mapping={"name": "http_bench", "website": "", "redirect_uris": "urn:ietf:wg:oauth:2.0:oob",
+                 "scopes": "read write follow", "secret": "0" * 64, "created": 0},
+    )  # fmt: skip
+    pipe.hset(
+        keys.oauth_token(digest),
+        mapping={"client_id": BENCH_CLIENT_ID, "user_id": user_id,
+                 "scopes": "read write follow", "created": 0},
+    )  # fmt: skip
+    pipe.zadd(keys.oauth_user_tokens(user_id), {digest: 0})
+    pipe.execute()
+    return BENCH_API_TOKEN
 
 
 def guard(r: redis.Redis, user_id: int, ids: list[int]) -> str:
@@ -336,6 +370,13 @@ def build_pages(who: Personas, names: list[str]) -> list[Page]:
         "login": Page("login", "/login/, anonymous (no Redis)", "/login/", None),
         "timeline_anon": Page(
             "timeline_anon", "timeline (50 posts), anonymous", "/timeline/", None
+        ),
+        "api_home": Page(
+            "api_home",
+            "GET /api/v1/timelines/home?limit=10 (Bearer token)",
+            "/api/v1/timelines/home?limit=10",
+            who.api_token,
+            bearer=True,
         ),
         "home_guarded": Page(
             "home_guarded",
@@ -435,7 +476,10 @@ def measure_memory(r: redis.Redis, sample: int) -> list[tuple[str, str, str]]:
 def count_round_trips(redis_url: str, pages: list[Page]) -> list[list[int]]:
     """Return each page's [cold, warm] round trips, counted in-process by
     bench/http_round_trips.py."""
-    request = {"redis_url": redis_url, "pages": [[page.path, page.secret] for page in pages]}
+    request = {
+        "redis_url": redis_url,
+        "pages": [[page.path, page.secret, page.bearer] for page in pages],
+    }
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "http_round_trips.py")],
         input=json.dumps(request), capture_output=True, text=True, cwd=ROOT,

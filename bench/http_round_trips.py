@@ -1,6 +1,6 @@
 """Count the Redis round trips of a few pages in-process: a helper of bench/http_bench.py.
 
-Usage:  echo '{"redis_url": URL, "pages": [[PATH, AUTH_SECRET_OR_NULL], ...]}' |
+Usage:  echo '{"redis_url": URL, "pages": [[PATH, AUTH_SECRET_OR_NULL, BEARER], ...]}' |
         .venv/bin/python bench/http_round_trips.py
 
 Requests each page through Django's test client on the Redis at redis_url, counting round
@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def count(redis_url: str, pages: list[tuple[str, str | None]]) -> list[list[int]]:
-    """Return [cold, warm] round trips of one GET of each (path, auth secret): first in a
-    process that remembers nothing (social/repository/cache.py), then the same GET again."""
+def count(redis_url: str, pages: list[tuple]) -> list[list[int]]:
+    """Return [cold, warm] round trips of one GET of each (path, auth secret, bearer): first
+    in a process that remembers nothing (social/repository/cache.py), then the same GET
+    again. bearer: the secret is a client API token, sent as `Authorization: Bearer`."""
     os.environ.update(
         DJANGO_SETTINGS_MODULE="retwis_site.settings",
         SECRET_KEY="bench-only-secret-key",
@@ -46,9 +47,11 @@ def count(redis_url: str, pages: list[tuple[str, str | None]]) -> list[list[int]
     from social.repository import PROCESS_CACHE
 
     counts = []
-    for path, secret in pages:
+    for path, secret, *bearer in pages:
         client = Client()
-        if secret:
+        if secret and bearer and bearer[0]:
+            client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {secret}"
+        elif secret:
             client.cookies["auth"] = secret
         client.get("/healthz")  # open the pooled connection so its set-up is not counted
         pair = []

@@ -199,6 +199,7 @@ LOGIN_REDIRECT_URL = "social:home"
 RETWIS_LIMIT_LOGIN_ADDRESS = envrate("RETWIS_LIMIT_LOGIN_ADDRESS", "20/15m")  # failures
 RETWIS_LIMIT_LOGIN_NAME = envrate("RETWIS_LIMIT_LOGIN_NAME", "10/15m")  # failures, per address
 RETWIS_LIMIT_SIGNUP = envrate("RETWIS_LIMIT_SIGNUP", "10/1h")  # new accounts per address
+RETWIS_LIMIT_APPS = envrate("RETWIS_LIMIT_APPS", "30/1h")  # client API apps per address
 RETWIS_LIMIT_POSTS = envrate("RETWIS_LIMIT_POSTS", "30/10m")  # per user
 RETWIS_LIMIT_FOLLOWS = envrate("RETWIS_LIMIT_FOLLOWS", "100/1h")  # follows + unfollows, per user
 RETWIS_LIMIT_REPORTS = envrate("RETWIS_LIMIT_REPORTS", "10/1h")  # per user

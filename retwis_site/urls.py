@@ -1,8 +1,10 @@
-"""Root URLconf: the public site and the staff pages."""
+"""Root URLconf: the public site, the staff pages, the client API."""
 
 from django.urls import include, path
 
 urlpatterns = [
+    # The client API first: /api/ is one prefix to try; then OAuth's few routes (api:...).
+    path("", include("social.api.urls")),
     path("", include("social.urls")),  # names: social:home, social:profile, ...
     path("staff/", include("social.staff.urls")),
 ]

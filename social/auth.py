@@ -113,6 +113,11 @@ def signup_limits(ip: str) -> list[Check]:
     return [(limit("signup_ip", "RETWIS_LIMIT_SIGNUP"), address_subject(ip))]
 
 
+def app_limits(ip: str) -> list[Check]:
+    """Return what registering a client API app counts against: its address."""
+    return [(limit("app_ip", "RETWIS_LIMIT_APPS"), address_subject(ip))]
+
+
 def post_limits(user_id: int) -> list[Check]:
     """Return what publishing a post counts against: its author."""
     return [(limit("post_user", "RETWIS_LIMIT_POSTS"), str(int(user_id)))]

@@ -297,10 +297,10 @@ def rate_limit(scope: str, subject: str) -> str:
     logins per client address per 15 minutes; "login_user_ip" 10 failed logins per
     "<address>|<lower-cased username>" per 15 minutes (never per username alone: the owner is
     never locked out from elsewhere); "signup_ip" 10 sign-ups per address per hour;
-    "post_user" 30 posts, "follow_user" 100 follows and unfollows, "report_user" 10 reports,
-    "relation_user" 100 blocks, mutes, their undos and filters, "repost_user" 100 reposts
-    and undos per user id per 10 minutes, hour, hour, hour, hour. An address is an IPv4
-    address or an IPv6 /64.
+    "app_ip" 30 client API apps registered per address per hour; "post_user" 30 posts,
+    "follow_user" 100 follows and unfollows, "report_user" 10 reports, "relation_user" 100
+    blocks, mutes, their undos and filters, "repost_user" 100 reposts and undos per user id
+    per 10 minutes, hour, hour, hour, hour. An address is an IPv4 address or an IPv6 /64.
     `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():
@@ -350,6 +350,66 @@ def name_trigrams_checked() -> str:
     "contains" search indexes the ids above it (and looks again at the 50 below it: a
     sign-up in flight). One integer."""
     return "{names}:checked"
+
+
+# --- OAuth (social/repository/oauth.py) ----------------------------------------------------
+# The client API's OAuth 2 state (docs/api.md). Secrets are never stored: a token, a code
+# and an app's client secret are kept as the SHA-256 of their text (hex), so a copy of the
+# database lets no one call the API as anyone.
+
+
+def _checked_digest(digest: str) -> str:
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise ValueError(f"bad digest {digest!r}")
+    return digest
+
+
+def _checked_client_id(client_id: str) -> str:
+    if not 16 <= len(client_id) <= 64 or not client_id.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"bad client id {client_id!r}")
+    return client_id
+
+
+def oauth_app(client_id: str) -> str:
+    """Hash: a registered client application: name, website, redirect_uris (one per
+    line), scopes, secret (SHA-256 of the client secret), created. Expires
+    OAUTH_APP_UNUSED_TTL after registration until someone authorises it (then PERSIST).
+    Bound: registrations are rate-limited per address."""
+    return f"oauth:app:{_checked_client_id(client_id)}"
+
+
+OAUTH_APP_UNUSED_TTL = 24 * 60 * 60
+
+
+def oauth_code(digest: str) -> str:
+    """Hash: an authorization code (by the SHA-256 of its text): client_id, user_id,
+    redirect_uri, scopes, challenge, challenge_method. Used once (deleted when exchanged);
+    expires after OAUTH_CODE_TTL."""
+    return f"oauth:code:{_checked_digest(digest)}"
+
+
+OAUTH_CODE_TTL = 10 * 60
+
+
+def oauth_token(digest: str) -> str:
+    """Hash: an access token (by the SHA-256 of its text): client_id, user_id (empty for
+    an app's own token, client_credentials), scopes, created. A user's token lives until
+    revoked (it is in oauth_user_tokens, at most OAUTH_TOKENS_CAP a user); an app's own
+    token expires after OAUTH_APP_TOKEN_TTL."""
+    return f"oauth:token:{_checked_digest(digest)}"
+
+
+OAUTH_APP_TOKEN_TTL = 24 * 60 * 60
+
+
+def oauth_user_tokens(user_id: int) -> str:
+    """Sorted set: the SHA-256 of each access token user_id authorised, scored by when
+    (/settings/apps/, the staff account page, revoking). At most OAUTH_TOKENS_CAP: a new
+    token past it revokes the oldest."""
+    return f"oauth:user:{int(user_id)}"
+
+
+OAUTH_TOKENS_CAP = 200
 
 
 # --- Blocks and mutes (social/repository/relations.py) ------------------------------------

@@ -6,6 +6,8 @@ import pytest
 
 from social import keys
 
+DIGEST = "ab" * 32  # a SHA-256 hex digest
+
 
 @pytest.mark.parametrize(
     ("built", "expected"),
@@ -69,6 +71,10 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.blocked_by(7), "blocked_by:7"),
         (keys.mutes(7), "mutes:7"),
         (keys.muted_by(7), "muted_by:7"),
+        (keys.oauth_app("abcDEF_123-xyz789"), "oauth:app:abcDEF_123-xyz789"),
+        (keys.oauth_code(DIGEST), "oauth:code:" + DIGEST),
+        (keys.oauth_token(DIGEST), "oauth:token:" + DIGEST),
+        (keys.oauth_user_tokens(7), "oauth:user:7"),
         (keys.reposts(42), "reposts:42"),
         (keys.user_reposts(7), "user_reposts:7"),
         (keys.user_key_prefix() + "7", keys.user(7)),
@@ -100,3 +106,17 @@ def test_it_refuses_a_bad_metric_name(bad):
 def test_it_refuses_a_bad_audit_action_name(bad):
     with pytest.raises(ValueError):
         keys.audit_by_action(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "ab" * 31, "AB" * 32, "zz" * 32, "ab" * 32 + ":x"])
+def test_it_refuses_anything_but_a_sha256_hex_digest_in_oauth_keys(bad):
+    with pytest.raises(ValueError):
+        keys.oauth_token(bad)
+    with pytest.raises(ValueError):
+        keys.oauth_code(bad)
+
+
+@pytest.mark.parametrize("bad", ["short", "x" * 65, "abc:defghijklmnopq", "abc defghijklmnopq"])
+def test_it_refuses_a_malformed_client_id(bad):
+    with pytest.raises(ValueError):
+        keys.oauth_app(bad)

@@ -8,6 +8,8 @@ shapes, the process cache and the other stores it uses, nothing more.
   `repo.reposts`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, with visibility.py's policy); `repo.trending`, `repo.search`.
+- The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.api_reads`
+  (accounts and relationships in bulk, positions in lists, notification events).
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
 """
@@ -21,6 +23,7 @@ from django.conf import settings
 from social.redis_client import get_redis
 
 from .accounts import AccountStore
+from .api_reads import ApiReadStore
 from .audit import AuditStore
 from .backup import BackupStore
 from .base import Client, FeedShape, StoreSettings
@@ -56,6 +59,7 @@ from .models import (
 from .moderation import ModerationStore
 from .notices import NoticeStore
 from .notifications import NotificationStore
+from .oauth import OAuthStore
 from .pages import Conversation, PageStore
 from .posts import PostStore
 from .reader import PageReader
@@ -124,6 +128,8 @@ class Repository:
             client, audit=self.audit, users=self.users, reposts=self.reposts, **config
         )
         self.backup = BackupStore(client, **config)
+        self.oauth = OAuthStore(client, audit=self.audit, **config)
+        self.api_reads = ApiReadStore(client, reader=self.reader, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.

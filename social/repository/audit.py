@@ -52,6 +52,7 @@ ACTIONS: dict[str, str] = {
     "delete_account": gettext_noop("Deleted own account"),
     "grant_owner": gettext_noop("Made owner"),
     "revoke_owner": gettext_noop("Removed owner"),
+    "revoke_app": gettext_noop("Revoked an app's access"),
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.

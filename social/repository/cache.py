@@ -9,6 +9,11 @@ Each cache, its size setting, and the one rule that says it is still right:
   alone: the user hash is read on every request and its secret compared, before the page
   (the middleware) or on the page's first pipeline (a page of posts: ViewerCheck), and
   nothing is shown or written for a secret that no longer matches.
+- tokens (sized as secrets): a client API token and its user as last read, by the
+  token's SHA-256; never trusted alone: the token hash (revoking deletes it) and the user
+  hash are read with every call, before it (OAuthStore.authenticate) or on the page's
+  first pipeline (a timeline: oauth.token_holds), and nothing is answered for a token
+  that no longer holds.
 - names (RETWIS_NAME_CACHE_SIZE): a profile URL's name -> user id; used while the user
   hash read with the page still bears exactly that name.
 - shown (RETWIS_SHOWN_CACHE_SIZE): the ids a page of posts (source, page, size) listed
@@ -31,7 +36,7 @@ from __future__ import annotations
 import enum
 import threading
 from dataclasses import dataclass
-from typing import Final, Generic, Literal, TypeAlias, TypeVar
+from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
 from .models import Post, User
 
@@ -109,6 +114,7 @@ class ProcessCache:
     ) -> None:
         self.posts: BoundedCache[int, RememberedPost] = BoundedCache(posts)
         self.secrets: BoundedCache[str, User] = BoundedCache(secrets)
+        self.tokens: BoundedCache[str, Any] = BoundedCache(secrets)  # oauth.RememberedToken
         self.names: BoundedCache[str, int] = BoundedCache(names)
         self.shown: BoundedCache[tuple, tuple[int, ...]] = BoundedCache(shown)
         self.celebrities: tuple[bytes, tuple[int, ...]] | None = None
@@ -121,6 +127,7 @@ class ProcessCache:
         """Forget everything (tests do this whenever they empty the database)."""
         self.posts.clear()
         self.secrets.clear()
+        self.tokens.clear()
         self.names.clear()
         self.shown.clear()
         self.celebrities = None

@@ -40,15 +40,21 @@ class Verdict:
 
     allowed: bool
     retry_after: int = 0
+    # For an allowed attempt: the attempts left under the tightest of its limits, and the
+    # seconds until that limit's window ends (the client API's X-RateLimit-* headers).
+    limit: int = 0
+    remaining: int = 0
+    reset_after: int = 0
 
 
 class RateLimited(Exception):
     """An action refused by a rate limit: the site answers 429 with Retry-After."""
 
-    def __init__(self, message: str, retry_after: int) -> None:
+    def __init__(self, message: str, retry_after: int, *, limit: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+        self.limit = limit  # the attempts the window allows (X-RateLimit-Limit), if known
 
 
 # KEYS[1]: a counter. Take one attempt back if its window is still running. A plain DECR
@@ -86,7 +92,11 @@ class LimitStore(RepositoryBase):
         counts, ttls = replies[1::3], replies[2::3]
         over = [int(n) > limit.attempts for n, (limit, _) in zip(counts, checks)]
         if not any(over):
-            return Verdict(allowed=True)
+            left, limit, ttl = min(
+                (limit.attempts - int(n), limit.attempts, ttl if ttl > 0 else limit.window)
+                for n, (limit, _), ttl in zip(counts, checks, ttls)
+            )
+            return Verdict(allowed=True, limit=limit, remaining=left, reset_after=ttl)
         self.give_back(checks)
         waits = [
             ttl if ttl > 0 else limit.window
@@ -95,11 +105,15 @@ class LimitStore(RepositoryBase):
         ]
         return Verdict(allowed=False, retry_after=max(waits))
 
-    def enforce(self, checks: Sequence[Check], message: str) -> None:
-        """Count one attempt against every check; raise RateLimited(message) if refused."""
+    def enforce(self, checks: Sequence[Check], message: str) -> Verdict:
+        """Count one attempt against every check; raise RateLimited(message) if refused,
+        else return the verdict (what is left of the limits)."""
         verdict = self.hit(checks)
         if not verdict.allowed:
-            raise RateLimited(message, verdict.retry_after)
+            raise RateLimited(
+                message, verdict.retry_after, limit=max(c[0].attempts for c in checks)
+            )
+        return verdict
 
     def give_back(self, checks: Sequence[Check], *, forget: Sequence[Check] = ()) -> None:
         """Take back one attempt from each of checks (it turned out not to count), and forget

@@ -131,3 +131,11 @@ class NotificationStore(RepositoryBase):
     def _shows(viewer: Viewer, post: Post, read) -> bool:
         """A notification about a post the reader would see in their mentions."""
         return may_list(viewer, post, read.relations, hides_muted=True)
+
+    def clear(self, user_id: int) -> None:
+        """Delete all of the user's notifications (the client API's
+        /api/v1/notifications/clear) and their unread count. One round trip."""
+        pipe = self._pipe()
+        pipe.delete(keys.notifications(user_id))
+        pipe.hset(keys.user(user_id), "unread_notifications", 0)
+        pipe.execute()

@@ -30,6 +30,16 @@ urlpatterns = [
         )
         for action in views.USER_ACTIONS
     ],
+    path(
+        "users/<str:username>/apps/<str:client_id>/revoke/",
+        views.RevokeAppView.as_view(),
+        name="user_revoke_app",
+    ),
+    path(
+        "users/id/<int:user_id>/apps/<str:client_id>/revoke/",
+        views.RevokeAppView.as_view(),
+        name="user_by_id_revoke_app",
+    ),
     path("posts/", views.PostListView.as_view(), name="posts"),
     path("posts/delete/", views.DeletePostsView.as_view(), name="delete_posts"),
     path("reports/", views.ReportListView.as_view(), name="reports"),

@@ -124,6 +124,7 @@ class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
             )
         except UserNotFound:
             raise Http404("No such user.") from None
+        context["apps"] = self.repo.oauth.authorisations(self.target_id)
         bound = kwargs.get("bound", {})
         context["forms"] = {
             name: bound.get(name) or action.form_class(prefix=name)
@@ -179,6 +180,32 @@ class UserActionView(UserDetailView):
             else:
                 messages.success(request, action.done % {"name": name})
         return HttpResponseRedirect(self.account_url())
+
+
+class RevokeAppView(StaffRequiredMixin, UserPageMixin, View):
+    """POST /staff/users/<username>/apps/<client_id>/revoke/: revoke every token the
+    account gave an app (the client API), logged; back to the account."""
+
+    request: AuthenticatedHttpRequest
+    http_method_names = ["post"]
+
+    def post(self, request: AuthenticatedHttpRequest, client_id: str, **kwargs) -> HttpResponse:
+        back = (
+            reverse("staff:user", args=[kwargs["username"]])
+            if "username" in kwargs
+            else reverse("staff:user_by_id", args=[kwargs["user_id"]])
+        )
+        form = forms.ReasonForm(request.POST)
+        reason = form.value() if form.is_valid() else ""
+        try:
+            revoked = self.repo.oauth.staff_revoke_app(
+                self.target_id, client_id, request.user, reason
+            )
+        except UserNotFound:
+            raise Http404("No such user.") from None
+        if revoked:
+            messages.success(request, gettext("The app can no longer use this account."))
+        return HttpResponseRedirect(back)
 
 
 class PostListView(StaffRequiredMixin, TemplateView):

@@ -1,0 +1,179 @@
+"""/api/v1/accounts/...: the reader's own account, others' accounts, their posts and
+follow lists, relationships, and following, blocking and muting (through the same
+repository methods and limits as the pages' buttons)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext
+
+from social import auth
+from social.keys import RELATIONS_CAP
+from social.repository import CannotFollowSelf, NotAllowed
+from social.repository.models import Page
+from social.repository.reader import OwnPosts
+
+from . import entities
+from .base import ApiError, json_response
+from .common import EntityView
+from .forms import flag, id_param, limit_param, text_param
+from .paging import link_header, page_number, read_posts
+
+RELATIONSHIPS_MAX = 80  # ids asked about at once
+
+
+class VerifyCredentialsView(EntityView):
+    """GET /api/v1/accounts/verify_credentials: the reader's own account, with `source`."""
+
+    scopes = {"get": "read:accounts"}
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        me = self.me()
+        render = self.render(user_ids=[me.id])
+        return json_response(render.account(me.id, me, source=True))
+
+
+class AccountView(EntityView):
+    """GET /api/v1/accounts/:id (anyone; a suspended account is not found)."""
+
+    scopes = {"get": "read:accounts"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest, account_id: str) -> HttpResponse:
+        row = self.target(account_id)
+        return json_response(entities.account(entities.Render(self.base_url()), row))
+
+
+class LookupView(EntityView):
+    """GET /api/v1/accounts/lookup?acct=name (or name@this.host)."""
+
+    scopes = {"get": "read:accounts"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        acct = text_param(request.GET, "acct", 300).strip().lstrip("@")
+        name, _, host = acct.partition("@")
+        if not name or (host and host.lower() != request.get_host().split(":")[0].lower()):
+            raise ApiError(404, "Record not found")
+        user_id = self.repo.users.user_id_for_name(name)
+        if user_id is None:
+            raise ApiError(404, "Record not found")
+        row = self.target(user_id)
+        return json_response(entities.account(entities.Render(self.base_url()), row))
+
+
+class AccountStatusesView(EntityView):
+    """GET /api/v1/accounts/:id/statuses: their posts, newest first (pinned, media and
+    reblogs: none here, so those filters give an empty list or change nothing)."""
+
+    scopes = {"get": "read:statuses"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest, account_id: str) -> HttpResponse:
+        row = self.target(account_id)
+        params = request.GET
+        if flag(params, "pinned") or flag(params, "only_media"):
+            return json_response([])
+        no_replies = flag(params, "exclude_replies")
+        page = read_posts(
+            self.repo, OwnPosts(row.user.id), self.viewer, params,
+            keep=(lambda post: post.reply_to is None) if no_replies else None,
+        )  # fmt: skip
+        return self.statuses_response(page)
+
+
+class FollowListView(EntityView):
+    """GET /api/v1/accounts/:id/followers and /following, newest first."""
+
+    scopes = {"get": "read:accounts"}
+    public = frozenset({"get"})
+    which = "followers"
+
+    def get(self, request: HttpRequest, account_id: str) -> HttpResponse:
+        row = self.target(account_id)
+        limit = limit_param(request.GET, 40, 80)
+        number = page_number(request.GET)
+        listed = self.repo.graph.follow_list(
+            row.user.id, self.which, number, limit, viewer=self.viewer
+        )
+        return self.accounts_page([entry.user for entry in listed.items], listed)
+
+    def accounts_page(self, users: list, page: Page) -> HttpResponse:
+        headers = {}
+        link = link_header(
+            self.request,
+            page.number + 1 if page.has_next else None,
+            None,
+        )
+        if link:
+            headers["Link"] = link
+        return json_response(self.accounts_json(users), headers=headers)
+
+
+class RelationListView(FollowListView):
+    """GET /api/v1/blocks and /api/v1/mutes: the reader's, newest first."""
+
+    scopes = {"get": "read:blocks"}
+    public = frozenset()
+
+    def get(self, request: HttpRequest) -> HttpResponse:  # type: ignore[override]
+        me = self.me()
+        limit = limit_param(request.GET, 40, 80)
+        number = page_number(request.GET)
+        pages = {"blocks": self.repo.relations.blocks_page, "mutes": self.repo.relations.mutes_page}
+        listed = pages[self.which](me.id, number, limit)
+        return self.accounts_page([entry.user for entry in listed.items], listed)
+
+
+class RelationshipsView(EntityView):
+    """GET /api/v1/accounts/relationships?id[]=...: the reader's relation to each."""
+
+    scopes = {"get": "read:follows"}
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        me = self.me()
+        raw = request.GET.getlist("id[]") or request.GET.getlist("id")
+        ids = [id_param(value) for value in raw[:RELATIONSHIPS_MAX] if str(value).isdigit()]
+        found = self.repo.api_reads.relationships(me.id, ids)
+        return json_response([entities.relationship(found[i]) for i in dict.fromkeys(ids)])
+
+
+class AccountActionView(EntityView):
+    """POST /api/v1/accounts/:id/follow, /unfollow, /block, /unblock, /mute, /unmute:
+    idempotent; the Relationship after. Limits as the pages' (follows; relations)."""
+
+    ACTIONS = ("follow", "unfollow", "block", "unblock", "mute", "unmute")
+    SCOPES = {
+        "follow": "write:follows", "unfollow": "write:follows",
+        "block": "write:blocks", "unblock": "write:blocks",
+        "mute": "write:mutes", "unmute": "write:mutes",
+    }  # fmt: skip
+    action = "follow"
+
+    def scope_for(self, method: str) -> str | None:
+        return self.SCOPES[self.action] if method == "post" else None
+
+    def post(self, request: HttpRequest, account_id: str) -> HttpResponse:
+        me = self.me()
+        row = self.target(account_id, hidden_ok=self.action in ("unblock", "unmute"))
+        if self.action in ("follow", "unfollow"):
+            checks = auth.follow_limits(me.id)
+            message = gettext("You have followed and unfollowed a lot in a short time.")
+        else:
+            checks = auth.relation_limits(me.id)
+            message = gettext("You have blocked and muted a lot in a short time.")
+        headers = self.enforce(checks, message)
+        try:
+            if self.action in ("follow", "unfollow"):
+                getattr(self.repo.graph, self.action)(me.id, row.user.id)
+            else:
+                getattr(self.repo.relations, self.action)(me.id, row.user.id)
+        except CannotFollowSelf:
+            raise ApiError(403, "You cannot follow yourself") from None
+        except NotAllowed as error:
+            message = gettext(str(error))
+            if "%(cap)s" in message:
+                message = message % {"cap": f"{RELATIONS_CAP:,}"}
+            raise ApiError(403, message) from None
+        found = self.repo.api_reads.relationships(me.id, [row.user.id])
+        return json_response(entities.relationship(found[row.user.id]), headers=headers)

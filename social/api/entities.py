@@ -1,0 +1,292 @@
+"""Mastodon's JSON shapes (entities) built from the repository's dataclasses: Account,
+Status, Relationship, Context, Notification, Tag. Ids are strings, times ISO 8601 with
+milliseconds in UTC, `content` the site's own escaped HTML of a post (social.templating's
+post_text, its links made absolute). Pure functions: what they need is read before, in
+bulk (social/repository/api_reads.py), never per item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from django.templatetags.static import static
+
+from social.repository import Post, PostCounts, User
+from social.repository.api_reads import AccountRow, Event, Relationship
+from social.repository.models import Counts
+from social.templating import post_text, profile_url, url
+
+NOTIFICATION_TYPES = {
+    "follow": "follow",
+    "like": "favourite",
+    "mention": "mention",
+    "reply": "reply",
+    "repost": "reblog",
+}
+
+
+@lru_cache(maxsize=1)
+def avatar_path() -> str:
+    """The default avatar's URL path (hashed by collectstatic outside DEBUG)."""
+    return static("img/avatar.png")
+
+
+def iso(ts: int | float | None) -> str:
+    """Unix seconds as Mastodon writes times: 2026-01-02T03:04:05.000Z."""
+    moment = datetime.fromtimestamp(ts or 0, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Render:
+    """What every entity of one response shares: the site's base URL and the accounts
+    read for it (by id), and the ids of accounts answered by name (a reply's parent)."""
+
+    base: str
+    accounts: dict[int, AccountRow] = field(default_factory=dict)
+    names: dict[str, int] = field(default_factory=dict)
+    built: dict[int, dict] = field(default_factory=dict)  # accounts already built
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def account(self, user_id: int, fallback: User | None = None, *, source: bool = False):
+        """The Account of user_id (built once a response: a page names few authors)."""
+        if not source and user_id in self.built:
+            return self.built[user_id]
+        row = self.accounts.get(user_id)
+        if row is None and fallback is not None:
+            row = AccountRow(fallback, Counts())
+        if row is None:
+            return None
+        built = account(self, row, source=source)
+        if not source:
+            self.built[user_id] = built
+        return built
+
+
+def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[str, Any]:
+    """An Account (with `source` for verify_credentials)."""
+    user, counts = row.user, row.counts
+    avatar = render.url(avatar_path())
+    path = profile_url(user.username)  # None: a legacy name no URL holds
+    profile = render.url(path) if path else render.url(url("social:home"))
+    data: dict[str, Any] = {
+        "id": str(user.id),
+        "username": user.username,
+        "acct": user.username,
+        "display_name": user.username,
+        "locked": False,
+        "bot": False,
+        "discoverable": True,
+        "indexable": True,
+        "group": False,
+        "noindex": False,
+        "created_at": iso(user.signup_time),
+        "note": "",
+        "url": profile,
+        "uri": profile,
+        "avatar": avatar,
+        "avatar_static": avatar,
+        "header": "",
+        "header_static": "",
+        "followers_count": counts.followers,
+        "following_count": counts.following,
+        "statuses_count": counts.posts,
+        "last_status_at": None,
+        "hide_collections": False,
+        "emojis": [],
+        "fields": [],
+        "roles": [],
+    }
+    if user.is_suspended:
+        data["suspended"] = True
+    if source:
+        data["source"] = {
+            "privacy": "public",
+            "sensitive": False,
+            "language": "",
+            "note": "",
+            "fields": [],
+            "follow_requests_count": 0,
+        }
+    return data
+
+
+def content(render: Render, post: Post) -> str:
+    """The post's text as the site renders it, in a paragraph, its links absolute."""
+    return _content(render.base, post.id, post.body, post.mentions, post.tags)
+
+
+@lru_cache(maxsize=20_000)
+def _content(base: str, post_id: int, body: str, mentions: tuple, tags: tuple) -> str:
+    """Remembered by everything the text depends on (a post's text never changes; its id
+    is in the key only to keep apart two posts with one text and different links)."""
+    post = Post(post_id, 0, "", 0, body, mentions=mentions, tags=tags)
+    html = str(post_text(post)).replace('href="/', f'href="{base}/')
+    return f"<p>{html}</p>"
+
+
+def status(
+    render: Render, post: Post, counts: Mapping[int, PostCounts], *, text: bool = False
+) -> dict:
+    """A Status: a post, or a repost as Mastodon's reblog (the reposter's status holding
+    the shared one in `reblog`). `text` (the source) only for a status just deleted, as
+    Mastodon does. counts: by post id, the shared post's too."""
+    if post.repost_of is not None:
+        return reblog(render, post, counts)
+    own = counts.get(post.id, PostCounts())
+    permalink = render.url(url("social:post_detail", post.id))
+    parent_account = render.names.get(post.reply_to_name) if post.reply_to else None
+    data = {
+        "id": str(post.id),
+        "uri": permalink,
+        "url": permalink,
+        "created_at": iso(post.time),
+        "account": render.account(post.author_id, User(post.author_id, post.author_name)),
+        "content": content(render, post),
+        "visibility": "public",
+        "sensitive": False,
+        "spoiler_text": "",
+        "media_attachments": [],
+        "application": None,
+        "mentions": [
+            {
+                "id": str(user_id),
+                "username": name,
+                "acct": name,
+                "url": render.url(profile_url(name) or url("social:home")),
+            }
+            for name, user_id in post.mentions
+        ],
+        "tags": [tag(render, name) for name in post.tags],
+        "emojis": [],
+        "reblogs_count": own.reposts,
+        "favourites_count": own.likes,
+        "replies_count": own.replies,
+        "quotes_count": 0,
+        "in_reply_to_id": str(post.reply_to) if post.reply_to else None,
+        "in_reply_to_account_id": str(parent_account) if parent_account else None,
+        "reblog": None,
+        "poll": None,
+        "card": None,
+        "language": None,
+        "text": post.body if text else None,
+        "edited_at": None,
+        "favourited": own.liked,
+        "reblogged": own.reposted,
+        "muted": False,
+        "bookmarked": False,
+        "pinned": False,
+        "filtered": [],
+    }
+    return data
+
+
+def reblog(render: Render, repost: Post, counts: Mapping[int, PostCounts]) -> dict:
+    """A repost as Mastodon shows a reblog: the reposter's own status (its id, time and
+    account), empty but for `reblog`, the shared post; None there when the read path did
+    not give the shared post (the caller loads it: a repost read by itself)."""
+    shared = repost.original
+    inner = status(render, shared, counts) if shared is not None else None
+    own = counts.get(shared.id, PostCounts()) if shared is not None else PostCounts()
+    permalink = render.url(url("social:post_detail", repost.id))
+    return {
+        "id": str(repost.id),
+        "uri": permalink,
+        "url": permalink,
+        "created_at": iso(repost.time),
+        "account": render.account(repost.author_id, User(repost.author_id, repost.author_name)),
+        "content": "",
+        "visibility": "public",
+        "sensitive": False,
+        "spoiler_text": "",
+        "media_attachments": [],
+        "application": None,
+        "mentions": [],
+        "tags": [],
+        "emojis": [],
+        "reblogs_count": 0,
+        "favourites_count": 0,
+        "replies_count": 0,
+        "quotes_count": 0,
+        "in_reply_to_id": None,
+        "in_reply_to_account_id": None,
+        "reblog": inner,
+        "poll": None,
+        "card": None,
+        "language": None,
+        "text": None,
+        "edited_at": None,
+        "favourited": own.liked,
+        "reblogged": own.reposted,
+        "muted": False,
+        "bookmarked": False,
+        "pinned": False,
+        "filtered": [],
+    }
+
+
+def tag(render: Render, name: str, posts: int | None = None) -> dict:
+    """A Tag (with a day of history when the number of its recent posts is known)."""
+    data: dict[str, Any] = {
+        "name": name,
+        "url": render.url(url("social:tag", name)),
+    }
+    if posts is not None:
+        data["history"] = [{"day": str(int(datetime.now(UTC).timestamp()) // 86400 * 86400),
+                            "uses": str(posts), "accounts": "0"}]  # fmt: skip
+        data["following"] = False
+    return data
+
+
+def relationship(rel: Relationship) -> dict:
+    """A Relationship."""
+    return {
+        "id": str(rel.id),
+        "following": rel.following,
+        "showing_reblogs": rel.following,
+        "notifying": False,
+        "languages": None,
+        "followed_by": rel.followed_by,
+        "blocking": rel.blocking,
+        "blocked_by": rel.blocked_by,
+        "muting": rel.muting,
+        "muting_notifications": rel.muting,
+        "requested": False,
+        "requested_by": False,
+        "domain_blocking": False,
+        "endorsed": False,
+        "note": "",
+    }
+
+
+def notification(
+    render: Render, event: Event, posts: Mapping[int, Post], counts: Mapping[int, PostCounts]
+) -> dict | None:
+    """A Notification, or None when its account or post is not there to show."""
+    actor = render.account(event.actor_id)
+    if actor is None:
+        return None
+    data: dict[str, Any] = {
+        "id": str(event.id),
+        "type": NOTIFICATION_TYPES[event.kind],
+        "created_at": iso(event.time),
+        "account": actor,
+        "group_key": f"ungrouped-{event.id}",
+    }
+    if event.kind != "follow":
+        post = posts.get(event.post_id or 0)
+        if post is None:
+            return None
+        data["status"] = status(render, post, counts)
+    return data
+
+
+def statuses(render: Render, posts: Iterable[Post], counts: Mapping[int, PostCounts]) -> list:
+    """Statuses, in the order given."""
+    return [status(render, post, counts) for post in posts]

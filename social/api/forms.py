@@ -1,0 +1,167 @@
+"""Validating what clients send: every input bounded, every error a sentence in
+Mastodon's words (`Validation failed: ...`, answered with 422)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from social.forms import POST_MAX, RAW_POST_MAX, shows_something
+from social.repository.oauth import NAME_MAX, REDIRECT_URI_MAX, REDIRECT_URIS_MAX, WEBSITE_MAX
+
+from . import scopes as scope_rules
+from .base import ApiError
+from .oauth import OOB
+
+ID_MAX = 2**63 - 1  # Redis's integer range: ids come from INCR
+SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.-]{0,31}$")
+# Schemes a redirect may never use: they would run or show something in the browser.
+BAD_SCHEMES = frozenset(("javascript", "data", "vbscript", "file", "blob", "about"))
+
+
+def invalid(message: str) -> ApiError:
+    """Mastodon's validation answer."""
+    return ApiError(422, f"Validation failed: {message}")
+
+
+def text_param(params: Mapping[str, Any], name: str, limit: int) -> str:
+    """A string parameter (lists take their first item, as a form would), at most limit
+    characters, or 422."""
+    value = params.get(name)
+    if isinstance(value, list):
+        value = value[0] if value else ""
+    if value is None:
+        return ""
+    if not isinstance(value, str | int):
+        raise invalid(f"{name} must be a string")
+    value = str(value)
+    if len(value) > limit:
+        raise invalid(f"{name} is too long (maximum is {limit} characters)")
+    return value
+
+
+def id_param(value: Any, name: str = "id") -> int:
+    """An id (given as a string of digits, as Mastodon's are, or a number): 1 up to
+    Redis's integer range, else ApiError 404 for a path's id: no such record."""
+    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    if not text.isdigit() or not 0 < int(text) <= ID_MAX:
+        raise ApiError(404, "Record not found")
+    return int(text)
+
+
+def optional_id(params: Mapping[str, Any], name: str) -> int | None:
+    """An optional id parameter (in_reply_to_id): None when absent or empty, else as
+    id_param, but 422 when malformed."""
+    value = params.get(name)
+    if value in (None, ""):
+        return None
+    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    if not text.isdigit() or not 0 < int(text) <= ID_MAX:
+        raise invalid(f"{name} is not a valid id")
+    return int(text)
+
+
+def flag(params: Mapping[str, Any], name: str) -> bool:
+    """A boolean parameter as Mastodon reads it (true, "true", "1", "on")."""
+    value = params.get(name)
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in ("1", "true", "on", "yes")
+
+
+@dataclass(frozen=True)
+class AppRegistration:
+    name: str
+    redirect_uris: tuple[str, ...]
+    scopes: tuple[str, ...]
+    website: str
+
+
+def redirect_uri_ok(uri: str) -> bool:
+    """The out-of-band URN, or an absolute URI with a scheme browsers will not run (an
+    app's own scheme, such as `myapp://callback`, is fine), without a fragment."""
+    if uri == OOB:
+        return True
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if not SCHEME_RE.match(scheme) or scheme in BAD_SCHEMES or parts.fragment:
+        return False
+    return bool(parts.netloc or parts.path) and not any(c.isspace() for c in uri)
+
+
+def app_registration(params: Mapping[str, Any]) -> AppRegistration:
+    """POST /api/v1/apps: client_name, redirect_uris (one per line, or a list), scopes
+    (space-separated; default read), website."""
+    name = text_param(params, "client_name", NAME_MAX).strip()
+    if not name:
+        raise invalid("Application name can't be blank")
+    raw = params.get("redirect_uris")
+    if isinstance(raw, list):
+        uris = [str(u).strip() for u in raw[: REDIRECT_URIS_MAX + 1]]
+    else:
+        text = text_param(params, "redirect_uris", REDIRECT_URI_MAX * REDIRECT_URIS_MAX)
+        uris = [u.strip() for u in text.splitlines() if u.strip()]
+    if not uris:
+        raise invalid("Redirect URI can't be blank")
+    if len(uris) > REDIRECT_URIS_MAX:
+        raise invalid(f"Redirect URI: at most {REDIRECT_URIS_MAX}")
+    if any(len(u) > REDIRECT_URI_MAX or not redirect_uri_ok(u) for u in uris):
+        raise invalid("Redirect URI must be an absolute URI.")
+    scope_text = params.get("scopes")
+    if isinstance(scope_text, list):
+        scope_text = " ".join(str(s) for s in scope_text[: scope_rules.MAX_SCOPES + 1])
+    parsed = scope_rules.parse(str(scope_text)[:2000] if scope_text is not None else None)
+    if parsed is None:
+        raise invalid("Scopes are invalid")
+    website = text_param(params, "website", WEBSITE_MAX).strip()
+    if website and urlsplit(website).scheme.lower() not in ("http", "https"):
+        raise invalid("Website is invalid")
+    return AppRegistration(name, tuple(dict.fromkeys(uris)), parsed or scope_rules.DEFAULT, website)
+
+
+@dataclass(frozen=True)
+class NewStatus:
+    body: str
+    reply_to: int | None
+
+
+UNSUPPORTED_STATUS = {
+    "media_ids": "Media attachments are not supported on this server",
+    "poll": "Polls are not supported on this server",
+    "scheduled_at": "Scheduled posts are not supported on this server",
+}
+
+
+def new_status(params: Mapping[str, Any]) -> NewStatus:
+    """POST /api/v1/statuses: status (the site's rules: newlines become spaces, 1 to
+    POST_MAX characters), in_reply_to_id. What the site has not (media, polls,
+    scheduling, a visibility but public, a content warning) is refused with 422, as
+    Mastodon refuses what an instance does not allow."""
+    for name, message in UNSUPPORTED_STATUS.items():
+        value = params.get(name) or params.get(f"{name}[]")
+        if value not in (None, "", [], {}):
+            raise invalid(message)
+    visibility = text_param(params, "visibility", 20)
+    if visibility not in ("", "public"):
+        raise invalid("Only public posts exist on this server")
+    if text_param(params, "spoiler_text", 500).strip():
+        raise invalid("Content warnings are not supported on this server")
+    raw = text_param(params, "status", RAW_POST_MAX)
+    body = re.sub(r"[\r\n]+", " ", raw).strip()
+    if not body or not shows_something(body):
+        raise invalid("Text can't be blank")
+    if len(body) > POST_MAX:
+        raise invalid(f"Text character limit of {POST_MAX} exceeded")
+    return NewStatus(body, optional_id(params, "in_reply_to_id"))
+
+
+def limit_param(params: Mapping[str, Any], default: int, most: int) -> int:
+    """`limit`: a whole number, clamped to 1..most (Mastodon clamps); junk means default."""
+    value = params.get("limit")
+    text = str(value) if isinstance(value, str | int) else ""
+    if not text.isdigit():
+        return default
+    return max(1, min(int(text[:9]), most))

@@ -1,0 +1,130 @@
+"""/api/v1/instance and /api/v2/instance: what this server is and allows, in Mastodon's
+shapes (V1_Instance, Instance). Media and polls are absent: their limits are zero."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.templatetags.static import static
+
+from social.forms import POST_MAX
+
+from .base import json_response
+from .common import EntityView
+
+# The Mastodon API version the subset follows (clients read features from it).
+VERSION = "4.3.0 (compatible; Retwis)"
+TITLE = "Retwis"
+DESCRIPTION = "A small Twitter-like site on Django and Redis."
+LANGUAGES = ["en", "zh"]
+
+STATUSES = {"max_characters": POST_MAX, "max_media_attachments": 0,
+            "characters_reserved_per_url": 23}  # fmt: skip
+MEDIA = {
+    "supported_mime_types": [], "image_size_limit": 0, "image_matrix_limit": 0,
+    "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
+}  # fmt: skip
+POLLS = {"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0,
+         "max_expiration": 0}  # fmt: skip
+
+
+class InstanceV1View(EntityView):
+    """GET /api/v1/instance."""
+
+    public = frozenset({"get"})
+    app_may_call = True
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        users, posts = self.repo.api_reads.instance_figures()
+        host = request.get_host()
+        return json_response(
+            {
+                "uri": host,
+                "title": TITLE,
+                "short_description": DESCRIPTION,
+                "description": DESCRIPTION,
+                "email": "",
+                "version": VERSION,
+                "urls": {"streaming_api": ""},
+                "stats": {"user_count": users, "status_count": posts, "domain_count": 0},
+                "thumbnail": None,
+                "languages": LANGUAGES,
+                "registrations": False,
+                "approval_required": False,
+                "invites_enabled": False,
+                "configuration": {
+                    "accounts": {"max_featured_tags": 0},
+                    "statuses": STATUSES,
+                    "media_attachments": MEDIA,
+                    "polls": POLLS,
+                },
+                "contact_account": None,
+                "rules": [],
+            }
+        )
+
+
+class InstanceV2View(EntityView):
+    """GET /api/v2/instance."""
+
+    public = frozenset({"get"})
+    app_may_call = True
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        users, _ = self.repo.api_reads.instance_figures()
+        base = self.base_url()
+        return json_response(
+            {
+                "domain": request.get_host(),
+                "title": TITLE,
+                "version": VERSION,
+                "source_url": "",
+                "description": DESCRIPTION,
+                "usage": {"users": {"active_month": users}},
+                "thumbnail": {"url": base + static("favicon.svg")},
+                "icon": [],
+                "languages": LANGUAGES,
+                "configuration": {
+                    "urls": {"streaming": "", "status": None},
+                    "vapid": {"public_key": ""},
+                    "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
+                    "statuses": STATUSES,
+                    "media_attachments": MEDIA,
+                    "polls": POLLS,
+                    "translation": {"enabled": False},
+                },
+                "registrations": {"enabled": False, "approval_required": False, "message": None},
+                "api_versions": {"mastodon": 2},
+                "contact": {"email": "", "account": None},
+                "rules": [],
+            }
+        )
+
+
+class EmptyListView(EntityView):
+    """GET on what this server has none of (custom emojis, lists, follow requests,
+    bookmarks, filters kept by Mastodon itself, announcements, trends...): an empty
+    list, as Mastodon answers an instance without any."""
+
+    public = frozenset({"get"})
+    app_may_call = True
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return json_response([])
+
+
+class PreferencesView(EntityView):
+    """GET /api/v1/preferences: the defaults every account here has."""
+
+    scopes = {"get": "read:accounts"}
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        self.me()
+        return json_response(
+            {
+                "posting:default:visibility": "public",
+                "posting:default:sensitive": False,
+                "posting:default:language": None,
+                "reading:expand:media": "default",
+                "reading:expand:spoilers": False,
+            }
+        )

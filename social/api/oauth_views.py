@@ -1,0 +1,302 @@
+"""OAuth 2 endpoints: registering an app, the consent page, tokens, revocation, the
+server's metadata; and /settings/apps/, where a person sees and revokes what they
+authorised. The protocol is oauthlib's (social/api/oauth.py); these views only carry
+requests to it and its answers back."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.translation import gettext
+from django.views import View
+from django.views.decorators.csrf import csrf_exempt
+from django.views.generic import TemplateView
+from oauthlib.oauth2 import FatalClientError, OAuth2Error
+
+from social import auth
+from social.http import AuthenticatedHttpRequest
+from social.mixins import LoginNextMixin, RepositoryMixin
+from social.repository import get_repository
+
+from . import scopes as scope_rules
+from .base import (
+    ApiError,
+    ApiView,
+    error_for,
+    error_response,
+    json_response,
+    parse_body,
+    with_cors,
+)
+from .forms import app_registration
+from .oauth import OOB, server
+
+# What the consent page's hidden fields carry back to the POST (and nothing else).
+AUTHORIZE_FIELDS = (
+    "client_id", "redirect_uri", "response_type", "scope", "state", "code_challenge",
+    "code_challenge_method",
+)  # fmt: skip
+FIELD_MAX = 2000
+
+
+def app_json(app, secret: str | None = None) -> dict:
+    """An Application as Mastodon shows it (the secret only when just registered)."""
+    data = {
+        "id": app.client_id,
+        "name": app.name,
+        "website": app.website or None,
+        "scopes": list(app.scopes),
+        "redirect_uri": "\n".join(app.redirect_uris),
+        "redirect_uris": list(app.redirect_uris),
+        "vapid_key": "",
+    }
+    if secret is not None:
+        data.update(client_id=app.client_id, client_secret=secret, client_secret_expires_at=0)
+    return data
+
+
+class AppsView(ApiView):
+    """POST /api/v1/apps: register a client; anyone may, a few times an hour an address."""
+
+    public = frozenset({"post"})
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = app_registration(self.request.params)
+        headers = self.enforce(
+            auth.app_limits(auth.client_ip(request)), "Too many apps registered."
+        )
+        app, secret = self.repo.oauth.register_app(
+            form.name, form.redirect_uris, form.scopes, form.website
+        )
+        return json_response(app_json(app, secret), headers=headers)
+
+
+class AppVerifyView(ApiView):
+    """GET /api/v1/apps/verify_credentials: the app the token belongs to."""
+
+    app_may_call = True
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        token = self.request.token
+        app = self.repo.oauth.get_app(token.client_id) if token is not None else None
+        if app is None:
+            raise ApiError(401, "The access token is invalid")
+        return json_response(app_json(app))
+
+
+def oauth_request(request: HttpRequest) -> tuple[str, str, str, dict[str, str]]:
+    """The request as oauthlib takes it: URI, method, a form-encoded body (a JSON body is
+    re-encoded: Mastodon takes both) and the headers it reads."""
+    params = parse_body(request)
+    if isinstance(params, dict):
+        pairs = [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in params.items()]
+        body = urlencode([(k, v) for k, v in pairs if v is not None])
+    else:
+        body = urlencode(list(params.lists()), doseq=True) if request.method == "POST" else ""
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    if "Authorization" in request.headers:
+        headers["Authorization"] = request.headers["Authorization"]
+    return request.build_absolute_uri(), request.method or "GET", body, headers
+
+
+def oauth_answer(headers: dict, body: str | None, status: int) -> HttpResponse:
+    """oauthlib's answer as a response, with CORS (/oauth/token is called by browsers)."""
+    response = HttpResponse(body or "{}", status=status, content_type="application/json")
+    for name, value in headers.items():
+        response[name] = value
+    response["Cache-Control"] = "no-store"
+    return with_cors(response)
+
+
+@csrf_exempt  # a client's call, authenticated by its own secret, never by a cookie
+def token_view(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/token: a code, a password or the client's own credentials for a token."""
+    if request.method == "OPTIONS":
+        return with_cors(HttpResponse(status=204))
+    if request.method != "POST":
+        return error_response(405, "Method not allowed")
+    try:
+        uri, method, body, headers = oauth_request(request)
+        answer = server(get_repository(), auth.client_ip(request)).create_token_response(
+            uri, method, body, headers
+        )
+    except Exception as error:  # a refused attempt (429), a bad body, Redis down
+        mapped = error_for(error)
+        if mapped is None:
+            raise
+        return mapped
+    return oauth_answer(*answer)
+
+
+@csrf_exempt
+def revoke_view(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/revoke: the client revokes one of its tokens (unknown ones too: 200)."""
+    if request.method == "OPTIONS":
+        return with_cors(HttpResponse(status=204))
+    if request.method != "POST":
+        return error_response(405, "Method not allowed")
+    try:
+        uri, method, body, headers = oauth_request(request)
+        answer = server(get_repository(), auth.client_ip(request)).create_revocation_response(
+            uri, method, body, headers
+        )
+    except Exception as error:
+        mapped = error_for(error)
+        if mapped is None:
+            raise
+        return mapped
+    headers, body, status = answer
+    if status == 200:
+        body = "{}"
+    elif status == 401:  # oauthlib says invalid_client; Mastodon answers 403 for it
+        status = 403
+    return oauth_answer(headers, body, status)
+
+
+def metadata_view(request: HttpRequest) -> HttpResponse:
+    """GET /.well-known/oauth-authorization-server (RFC 8414), as Mastodon 4.3 serves it."""
+    base = request.build_absolute_uri("/").rstrip("/")
+    data = {
+        "issuer": base + "/",
+        "service_documentation": base + "/",
+        "authorization_endpoint": base + reverse("api:authorize"),
+        "token_endpoint": base + reverse("api:token"),
+        "revocation_endpoint": base + reverse("api:revoke"),
+        "app_registration_endpoint": base + reverse("api:apps"),
+        "scopes_supported": sorted(scope_rules.KNOWN),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "password", "client_credentials"],
+        "token_endpoint_auth_methods_supported": [
+            "client_secret_basic",
+            "client_secret_post",
+            "none",
+        ],  # fmt: skip
+        "code_challenge_methods_supported": ["S256"],
+    }
+    return json_response(data)
+
+
+class AuthorizeView(LoginNextMixin, RepositoryMixin, TemplateView):
+    """/oauth/authorize: GET asks the logged-in person whether the app may act for them
+    (what it asks for, in words); POST answers: a redirect to the app with a code, or
+    the code shown for an app without a web address (the out-of-band URI)."""
+
+    request: AuthenticatedHttpRequest
+    template_name = "api/authorize.html"
+
+    def fields(self, source) -> dict[str, str]:
+        return {
+            name: str(source.get(name, ""))[:FIELD_MAX]
+            for name in AUTHORIZE_FIELDS
+            if source.get(name)
+        }
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        fields = self.fields(request.GET)
+        oauth = server(self.repo, auth.client_ip(request))
+        uri = request.build_absolute_uri(reverse("api:authorize")) + "?" + urlencode(fields)
+        try:
+            scopes, _ = oauth.validate_authorization_request(uri, "GET", "", {})
+        except FatalClientError as error:
+            return self.refuse(error.description or error.error)
+        except OAuth2Error as error:
+            return self.send_back(fields, {"error": error.error, "state": fields.get("state")})
+        app = self.repo.oauth.get_app(fields.get("client_id", ""))
+        context = self.get_context_data(
+            app=app, fields=fields, scopes=scopes, scope_lines=scope_lines(scopes)
+        )
+        return self.render_to_response(context)
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        fields = self.fields(request.POST)
+        if request.POST.get("decision") != "allow":
+            return self.send_back(fields, {"error": "access_denied", "state": fields.get("state")})
+        oauth = server(self.repo, auth.client_ip(request))
+        uri = request.build_absolute_uri(reverse("api:authorize")) + "?" + urlencode(fields)
+        try:
+            scopes, _ = oauth.validate_authorization_request(uri, "GET", "", {})
+            headers, _, _ = oauth.create_authorization_response(
+                uri, "GET", "", {}, scopes=scopes, credentials={"user": request.user}
+            )
+        except FatalClientError as error:
+            return self.refuse(error.description or error.error)
+        except OAuth2Error as error:
+            return self.send_back(fields, {"error": error.error, "state": fields.get("state")})
+        location = headers["Location"]
+        if location.startswith(OOB):
+            code = parse_qs(urlsplit(location).query).get("code", [""])[0]
+            app = self.repo.oauth.get_app(fields.get("client_id", ""))
+            return self.render_to_response(self.get_context_data(code=code, app=app))
+        return HttpResponseRedirect(location)
+
+    def send_back(self, fields: dict[str, str], answer: dict) -> HttpResponse:
+        """Tell the app no (or why not): at its redirect URI when it is registered, else
+        on the page (the out-of-band URI)."""
+        uri = fields.get("redirect_uri", "")
+        app = self.repo.oauth.get_app(fields.get("client_id", ""))
+        if app is None or uri not in app.redirect_uris:
+            return self.refuse(answer["error"])
+        if uri == OOB:
+            return self.render_to_response(self.get_context_data(denied=True, app=app))
+        query = urlencode({k: v for k, v in answer.items() if v})
+        return HttpResponseRedirect(uri + ("&" if "?" in uri else "?") + query)
+
+    def refuse(self, reason: str) -> HttpResponse:
+        """An authorization request no app may be sent back for (unknown app, a redirect
+        URI it did not register): said on the page, with status 400."""
+        context = self.get_context_data(refused=reason)
+        return self.render_to_response(context, status=400)
+
+
+def scope_lines(scopes) -> list[str]:
+    """What each scope asked for lets the app do, in the reader's language."""
+    words = {
+        "read": gettext("read everything your account can see: posts, people, notifications"),
+        "write": gettext("post, like, follow, block and mute as you, and delete your posts"),
+        "follow": gettext("follow, block and mute accounts for you, and see those lists"),
+        "push": gettext("receive push notifications (this site sends none)"),
+        "profile": gettext("see your name"),
+    }
+    lines = []
+    for scope in scopes:
+        if scope in words:
+            lines.append(words[scope])
+        elif scope.startswith("read:"):
+            lines.append(gettext("read: %(what)s") % {"what": scope[5:]})
+        elif scope.startswith("write:"):
+            lines.append(gettext("change: %(what)s") % {"what": scope[6:]})
+    return lines
+
+
+class AppsSettingsView(LoginNextMixin, RepositoryMixin, TemplateView):
+    """/settings/apps/: the apps the reader authorised, each with its revoke button."""
+
+    request: AuthenticatedHttpRequest
+    template_name = "api/apps.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["authorisations"] = self.repo.oauth.authorisations(self.request.user.id)
+        return context
+
+
+class AppRevokeView(LoginNextMixin, RepositoryMixin, View):
+    """POST /settings/apps/<client_id>/revoke/: revoke every token the reader gave an app;
+    idempotent; back to the list."""
+
+    request: AuthenticatedHttpRequest
+    http_method_names = ["post"]
+
+    def login_next(self) -> str:
+        return reverse("api:settings_apps")
+
+    def post(self, request: AuthenticatedHttpRequest, client_id: str) -> HttpResponse:
+        if self.repo.oauth.revoke_app(request.user.id, client_id):
+            messages.success(request, gettext("The app can no longer use your account."))
+        return redirect("api:settings_apps")

@@ -1,0 +1,189 @@
+"""/api/v1/statuses/...: posting (the Idempotency-Key as the site's one-off post token),
+reading one status and its context, deleting one's own, favourites, and what the site
+has not (edits, bookmarks, pins, translations) answered as Mastodon answers without it."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext
+
+from social import auth
+from social.repository import NotAllowed, PostCounts, PostNotFound, PostPending
+
+from . import entities
+from .base import ApiError, json_response
+from .common import EntityView
+from .forms import invalid, limit_param, new_status
+from .paging import page_number
+
+CONTEXT_REPLIES = 60  # direct replies shown under a status (the permalink pages them)
+IDEMPOTENCY_KEY_MAX = 256
+
+
+def post_token(key: str) -> str | None:
+    """The site's post token for an Idempotency-Key header: its SHA-256 (64 URL-safe
+    characters, whatever the client sent), or None without one."""
+    key = key.strip()
+    if not key:
+        return None
+    if len(key) > IDEMPOTENCY_KEY_MAX:
+        raise invalid("Idempotency-Key is too long")
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+class StatusesView(EntityView):
+    """POST /api/v1/statuses: publish a status or a reply, under the posting limit."""
+
+    scopes = {"post": "write:statuses"}
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        me = self.me()
+        form = new_status(self.request.params)
+        token = post_token(request.headers.get("Idempotency-Key", ""))
+        headers = self.enforce(
+            auth.post_limits(me.id), gettext("You have posted a lot in a short time.")
+        )
+        try:
+            post_id = self.repo.posts.create_post(
+                me.id, form.body, token=token, reply_to=form.reply_to
+            )
+        except PostPending:
+            raise ApiError(409, "This status is still being saved from the first try") from None
+        except PostNotFound:
+            raise invalid("The status you replied to does not exist") from None
+        except NotAllowed as error:
+            raise ApiError(403, gettext(str(error))) from None
+        return json_response(self.status_json(post_id), headers=headers)
+
+
+class StatusView(EntityView):
+    """GET /api/v1/statuses/:id (anyone who may open its permalink); DELETE: the
+    reader's own (answered with the status and its text, as Mastodon does)."""
+
+    scopes = {"get": "read:statuses", "delete": "write:statuses"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        return json_response(self.status_json(status_id))
+
+    def delete(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        me = self.me()
+        post, counts = self.visible_post(status_id, to_act=True)
+        if post.author_id != me.id:
+            raise ApiError(404, "Record not found")  # Mastodon: not yours is not found
+        if post.repost_of is not None:  # a reblog is undone, not deleted
+            raise ApiError(404, "Record not found")
+        data = entities.status(self.render([post]), post, {post.id: counts}, text=True)
+        self.repo.posts.delete_own_post(me.id, post.id)
+        return json_response(data)
+
+    def put(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        self.visible_post(status_id)
+        raise invalid("Editing posts is not supported on this server")
+
+
+class ContextView(EntityView):
+    """GET /api/v1/statuses/:id/context: the posts above it (up to five, oldest first)
+    and its first CONTEXT_REPLIES direct replies (oldest first)."""
+
+    scopes = {"get": "read:statuses"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        post, _ = self.visible_post(status_id)
+        conversation = self.repo.pages.conversation(post.id, self.viewer, 1, CONTEXT_REPLIES)
+        counts = conversation.counts
+        # Replies the page shows folded (a muted author, a filtered word) are left out.
+        replies = [
+            p for p in conversation.replies.items if not counts.get(p.id, PostCounts()).folded
+        ]
+        render = self.render([*conversation.ancestors, *replies])
+        return json_response(
+            {
+                "ancestors": entities.statuses(render, conversation.ancestors, counts),
+                "descendants": entities.statuses(render, replies, counts),
+            }
+        )
+
+
+class FavouriteView(EntityView):
+    """POST /api/v1/statuses/:id/favourite and /unfavourite: idempotent; the status."""
+
+    scopes = {"post": "write:favourites"}
+    action = "like"
+
+    def post(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        me = self.me()
+        post, _ = self.visible_post(status_id)
+        try:
+            if self.action == "like":
+                self.repo.likes.like(me.id, post.id)
+            else:
+                self.repo.likes.unlike(me.id, post.id)
+        except NotAllowed as error:
+            raise ApiError(403, gettext(str(error))) from None
+        return json_response(self.status_json(post.id))
+
+
+class FavouritedByView(EntityView):
+    """GET /api/v1/statuses/:id/favourited_by: who likes it, most recent first."""
+
+    scopes = {"get": "read:statuses"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        post, _ = self.visible_post(status_id)
+        limit = limit_param(request.GET, 40, 80)
+        page = self.repo.api_reads.likers(post.id, page_number(request.GET), limit)
+        return self.accounts_response(page)
+
+
+class ReblogView(EntityView):
+    """POST /api/v1/statuses/:id/reblog (the reblog: the reader's repost, holding the
+    status) and /unreblog (the status, reblogged no more): idempotent, under the repost
+    limit, as the pages' Repost button."""
+
+    scopes = {"post": "write:statuses"}
+    action = "repost"
+
+    def post(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        me = self.me()
+        post, _ = self.visible_post(status_id)
+        shared = post.repost_of if post.repost_of is not None else post.id
+        headers = self.enforce(
+            auth.repost_limits(me.id), gettext("You have reposted a lot in a short time.")
+        )
+        try:
+            if self.action == "repost":
+                repost_id, _ = self.repo.reposts.repost(me.id, shared)
+                return json_response(self.status_json(repost_id), headers=headers)
+            self.repo.reposts.unrepost(me.id, shared)
+        except NotAllowed as error:
+            raise ApiError(403, gettext(str(error))) from None
+        return json_response(self.status_json(shared), headers=headers)
+
+
+class RebloggedByView(EntityView):
+    """GET /api/v1/statuses/:id/reblogged_by: who reposts it, most recent first."""
+
+    scopes = {"get": "read:statuses"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
+        post, _ = self.visible_post(status_id)
+        limit = limit_param(request.GET, 40, 80)
+        page = self.repo.reposts.reposted_by(post.id, page_number(request.GET), limit)
+        return self.accounts_response(page)
+
+
+class UnsupportedStatusActionView(EntityView):
+    """POST /api/v1/statuses/:id/bookmark, /pin, /mute...: what the site has not. The
+    status must be there (404 otherwise); then 422, as Mastodon refuses what it cannot."""
+
+    scopes = {"post": "write:statuses"}
+
+    def post(self, request: HttpRequest, status_id: str, action: str) -> HttpResponse:
+        self.visible_post(status_id)
+        raise invalid(f"{action.capitalize()} is not supported on this server")

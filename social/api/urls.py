@@ -1,0 +1,101 @@
+"""URLs of the client API (Mastodon's paths: a public contract) and its OAuth pages."""
+
+from django.urls import include, path, re_path
+
+from . import accounts, instance, oauth_views, statuses, timelines
+from .base import not_found
+
+app_name = "api"
+
+
+def both(route: str, view, name: str | None = None) -> list:
+    """The route, and the same with a trailing slash: Mastodon (Rails) takes either, and
+    clients send either (Mastodon.py asks for /api/v1/instance/)."""
+    return [path(route, view, name=name), path(route + "/", view)]
+
+
+V1 = "v1/"
+ACCOUNT = V1 + "accounts/<str:account_id>/"
+STATUS = V1 + "statuses/<str:status_id>/"
+# What the site has none of: an empty list (instance.EmptyListView).
+EMPTY_LISTS = (
+    "custom_emojis", "lists", "follow_requests", "bookmarks", "conversations", "filters",
+    "announcements", "endorsements", "featured_tags", "followed_tags", "trends",
+    "trends/tags", "trends/statuses", "trends/links", "scheduled_statuses", "suggestions",
+)  # fmt: skip
+
+api_patterns = [
+    # Timelines, favourites, notifications, search (first: the hottest routes)
+    *both(V1 + "timelines/home", timelines.HomeView.as_view(), name="home"),
+    *both(V1 + "timelines/public", timelines.PublicView.as_view()),
+    *both(V1 + "timelines/tag/<str:hashtag>", timelines.TagView.as_view()),
+    *both(V1 + "favourites", timelines.FavouritesView.as_view()),
+    *both(V1 + "notifications", timelines.NotificationsView.as_view()),
+    *both(V1 + "notifications/clear", timelines.ClearNotificationsView.as_view()),
+    *both("v2/search", timelines.SearchView.as_view()),
+    *both(V1 + "apps", oauth_views.AppsView.as_view(), name="apps"),
+    *both(V1 + "apps/verify_credentials", oauth_views.AppVerifyView.as_view()),
+    # The server
+    *both(V1 + "instance", instance.InstanceV1View.as_view(), name="instance"),
+    *both("v2/instance", instance.InstanceV2View.as_view(), name="instance_v2"),
+    *both(V1 + "preferences", instance.PreferencesView.as_view()),
+    *(p for name in EMPTY_LISTS for p in both(V1 + name, instance.EmptyListView.as_view())),
+    *both("v2/filters", instance.EmptyListView.as_view()),
+    *both("v2/suggestions", instance.EmptyListView.as_view()),
+    # Accounts
+    *both(V1 + "accounts/verify_credentials", accounts.VerifyCredentialsView.as_view()),
+    *both(V1 + "accounts/lookup", accounts.LookupView.as_view()),
+    *both(V1 + "accounts/relationships", accounts.RelationshipsView.as_view()),
+    *both(V1 + "accounts/<str:account_id>", accounts.AccountView.as_view(), name="account"),
+    *both(ACCOUNT + "statuses", accounts.AccountStatusesView.as_view()),
+    *both(ACCOUNT + "followers", accounts.FollowListView.as_view(which="followers")),
+    *both(ACCOUNT + "following", accounts.FollowListView.as_view(which="following")),
+    *(
+        p
+        for action in accounts.AccountActionView.ACTIONS
+        for p in both(ACCOUNT + action, accounts.AccountActionView.as_view(action=action))
+    ),
+    *both(V1 + "blocks", accounts.RelationListView.as_view(which="blocks")),
+    *both(
+        V1 + "mutes",
+        accounts.RelationListView.as_view(which="mutes", scopes={"get": "read:mutes"}),
+    ),
+    # Statuses
+    *both(V1 + "statuses", statuses.StatusesView.as_view(), name="statuses"),
+    *both(V1 + "statuses/<str:status_id>", statuses.StatusView.as_view(), name="status"),
+    *both(STATUS + "context", statuses.ContextView.as_view()),
+    *both(STATUS + "favourite", statuses.FavouriteView.as_view(action="like")),
+    *both(STATUS + "unfavourite", statuses.FavouriteView.as_view(action="unlike")),
+    *both(STATUS + "favourited_by", statuses.FavouritedByView.as_view()),
+    *both(STATUS + "reblog", statuses.ReblogView.as_view(action="repost")),
+    *both(STATUS + "unreblog", statuses.ReblogView.as_view(action="unrepost")),
+    *both(STATUS + "reblogged_by", statuses.RebloggedByView.as_view()),
+    re_path(
+        r"^v1/statuses/(?P<status_id>[^/]+)/"
+        r"(?P<action>bookmark|unbookmark|pin|unpin|mute|unmute|translate)/?$",
+        statuses.UnsupportedStatusActionView.as_view(),
+    ),
+    # Any other API path: Mastodon's 404, as JSON.
+    re_path(r"^(?P<rest>.*)$", not_found),
+]
+
+urlpatterns = [
+    # The API under one prefix: a page of the site tries it once, not route by route.
+    path("api/", include(api_patterns)),
+    # OAuth 2 (social/api/oauth.py). toot asks for /oauth/authorize/ with a slash.
+    path("oauth/authorize", oauth_views.AuthorizeView.as_view(), name="authorize"),
+    path("oauth/authorize/", oauth_views.AuthorizeView.as_view()),
+    path("oauth/token", oauth_views.token_view, name="token"),
+    path("oauth/revoke", oauth_views.revoke_view, name="revoke"),
+    path(
+        ".well-known/oauth-authorization-server",
+        oauth_views.metadata_view,
+        name="oauth_metadata",
+    ),
+    path("settings/apps/", oauth_views.AppsSettingsView.as_view(), name="settings_apps"),
+    path(
+        "settings/apps/<str:client_id>/revoke/",
+        oauth_views.AppRevokeView.as_view(),
+        name="settings_app_revoke",
+    ),
+]

@@ -1,0 +1,385 @@
+"""What the client API reads besides pages of posts (which it reads on the read path):
+accounts with their counts and relationships for many ids at once, the position of a post
+in a list (Mastodon pages by id, the read path by offset), likers, the notification
+events one by one, and the instance's figures. Every method is a fixed number of round
+trips whatever the number of items.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Unpack, cast
+
+import redis
+from redis.cluster import ClusterPipeline
+
+from social import keys
+
+from .base import (
+    USER_FIELDS,
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    counts_from,
+    page_bounds,
+    queue_counts,
+    queue_users,
+    s,
+    user_from_hash,
+    users_from,
+)
+from .models import Counts, Page, Post, User
+from .oauth import RememberedToken, StaleToken, members, queue_token_check, token_holds
+from .reader import Listed, NamedReads, PageRead, PageReader, Source
+from .visibility import Viewer, may_list
+
+BISECT_STEPS = 64
+
+# Accounts with their counts in one command (one server only: the keys are in many cluster
+# slots). KEYS: user:<id>, followers:<id>, following:<id>, user_posts:<id> for each
+# account; ARGV: the user hash's fields (base.USER_FIELDS). Returns, for each account, its
+# fields then its followers, following and posts.
+ACCOUNTS_SCRIPT = """
+local out = {}
+for i = 1, #KEYS, 4 do
+  local fields = redis.call('HMGET', KEYS[i], unpack(ARGV))
+  for j = 1, #ARGV do out[#out + 1] = fields[j] end
+  out[#out + 1] = redis.call('ZCARD', KEYS[i + 1])
+  out[#out + 1] = redis.call('ZCARD', KEYS[i + 2])
+  out[#out + 1] = redis.call('LLEN', KEYS[i + 3])
+end
+return out
+"""
+
+
+def queue_accounts(reads: NamedReads, ids: Sequence[int], names: Sequence[str] = ()) -> None:
+    """Queue the accounts ids with their counts (see accounts_from): on one server one
+    EVAL (ACCOUNTS_SCRIPT), as a page's post counts are; on a cluster a command a key.
+    And the ids of names (names_from), by the one name rule (UserStore)."""
+    for name in names:
+        reads.hget(f"exact:{name}", keys.users(), name)
+        reads.hget(f"lower:{name}", keys.usernames_lower(), name.lower())
+    if not ids:
+        return
+    if isinstance(reads.pipe, ClusterPipeline):
+        for uid in ids:
+            reads.hmget(f"acct:{uid}", keys.user(uid), USER_FIELDS)
+            reads.zcard(f"acct:followers:{uid}", keys.followers(uid))
+            reads.zcard(f"acct:following:{uid}", keys.following(uid))
+            reads.llen(f"acct:posts:{uid}", keys.own_posts(uid))
+        return
+    account_keys = [
+        key
+        for uid in ids
+        for key in (keys.user(uid), keys.followers(uid), keys.following(uid), keys.own_posts(uid))
+    ]
+    reads.execute_command(
+        "accounts", "EVAL", ACCOUNTS_SCRIPT, len(account_keys), *account_keys, *USER_FIELDS
+    )
+
+
+def names_from(got: dict, names: Sequence[str]) -> dict[str, int]:
+    """{name: id} for those of names queue_accounts found."""
+    found = {}
+    for name in names:
+        user_id = as_int(got[f"exact:{name}"])
+        user_id = user_id if user_id is not None else as_int(got[f"lower:{name}"])
+        if user_id is not None:
+            found[name] = user_id
+    return found
+
+
+def accounts_from(got: dict, ids: Sequence[int]) -> dict[int, AccountRow]:
+    """{id: AccountRow} for those of ids that exist, from what queue_accounts read."""
+    if not ids:
+        return {}
+    width = len(USER_FIELDS) + 3
+    reply = got.get("accounts")
+    rows = {}
+    for n, uid in enumerate(ids):
+        if reply is not None:
+            row = reply[n * width : (n + 1) * width]
+            fields, counts = row[: len(USER_FIELDS)], row[-3:]
+        else:
+            fields = got[f"acct:{uid}"]
+            counts = [got[f"acct:{name}:{uid}"] for name in ("followers", "following", "posts")]
+        user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, fields))))
+        if user is not None:
+            rows[uid] = AccountRow(user, Counts(*(int(c) for c in counts)))
+    return rows
+
+
+@dataclass(frozen=True)
+class Shifted(Source):
+    """Another source read from `offset` on: a page that starts at a post (max_id) rather
+    than at a page boundary. Everything else (visibility, mutes) is the inner source's."""
+
+    inner: Source
+    offset: int
+
+    # The inner source's rules (ClassVars there; read per instance here).
+    @property
+    def staff_sees_hidden(self) -> bool:  # type: ignore[override]
+        return self.inner.staff_sees_hidden
+
+    @property
+    def hides_muted(self) -> bool:  # type: ignore[override]
+        return self.inner.hides_muted
+
+    @property
+    def folds_muted(self) -> bool:  # type: ignore[override]
+        return self.inner.folds_muted
+
+    @property
+    def zset(self) -> bool:  # type: ignore[override]
+        return self.inner.zset
+
+    @property
+    def has_reposts(self) -> bool:  # type: ignore[override]
+        return self.inner.has_reposts
+
+    reads_ids: ClassVar[bool] = True
+
+    def list_key(self) -> str | None:
+        return self.inner.list_key()
+
+    def queue(self, reads: NamedReads, start: int, stop: int, reader: PageReader) -> None:
+        self.inner.queue(reads, start + self.offset, stop + self.offset, reader)
+
+    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
+        return self.inner.ids(got, start + self.offset, stop + self.offset, reader)
+
+
+@dataclass(frozen=True)
+class AccountRow:
+    """An account with its counts, as an API Account shows it."""
+
+    user: User
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class Relationship:
+    """The reader's relation to one account."""
+
+    id: int
+    following: bool = False
+    followed_by: bool = False
+    blocking: bool = False
+    blocked_by: bool = False
+    muting: bool = False
+
+
+@dataclass(frozen=True)
+class Event:
+    """One notification as stored: kind, who, about which post, when; and its id (its
+    time and a checksum of the entry: stable, ordered by time)."""
+
+    id: int
+    kind: str
+    actor_id: int
+    post_id: int | None
+    time: int
+
+
+NOTIFICATION_KINDS = ("follow", "like", "reply", "mention", "repost")
+
+
+def event_from(raw: bytes | str) -> Event | None:
+    """Decode one notifications:<id> entry, or None for junk."""
+    text = s(raw) or ""
+    parts = text.split("|")
+    if len(parts) != 4:
+        return None
+    kind, actor, post, ts = parts
+    actor_id, when = as_int(actor), as_int(ts)
+    if kind not in NOTIFICATION_KINDS or actor_id is None or when is None:
+        return None
+    checksum = zlib.crc32(text.encode()) % 1_000_000
+    return Event(when * 1_000_000 + checksum, kind, actor_id, as_int(post), when)
+
+
+class ApiReadStore(RepositoryBase):
+    """The client API's reads (see the module docstring)."""
+
+    def __init__(
+        self, client: redis.Redis, *, reader: PageReader, **config: Unpack[StoreSettings]
+    ) -> None:
+        super().__init__(client, **config)
+        self.reader = reader
+
+    def accounts(
+        self, ids: Sequence[int], names: Sequence[str] = ()
+    ) -> tuple[dict[int, AccountRow], dict[str, int]]:
+        """Return {id: AccountRow} for the ids that exist, and {name: id} for names (the
+        accounts a page's replies answer, by the name stored with each), in one round
+        trip."""
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        wanted = [n for n in dict.fromkeys(names) if 0 < len(n) <= 64]
+        if not unique and not wanted:
+            return {}, {}
+        reads = self.reads()
+        queue_accounts(reads, unique, wanted)
+        got = reads.execute()
+        return accounts_from(got, unique), names_from(got, wanted)
+
+    def account(self, user_id: int) -> AccountRow | None:
+        """One account with its counts, or None (one round trip)."""
+        reads = self.reads()
+        queue_users(reads, [user_id])
+        queue_counts(reads, user_id)
+        got = reads.execute()
+        user = users_from(got, [user_id]).get(user_id)
+        return AccountRow(user, counts_from(got)) if user is not None else None
+
+    def relationships(self, viewer_id: int, ids: Sequence[int]) -> dict[int, Relationship]:
+        """The reader's relation to each id, in one round trip (five ZMSCOREs)."""
+        listed = list(dict.fromkeys(int(i) for i in ids))
+        if not listed:
+            return {}
+        reads = self.reads()
+        reads.zmscore("following", keys.following(viewer_id), listed)
+        reads.zmscore("followed_by", keys.followers(viewer_id), listed)
+        reads.zmscore("blocking", keys.blocks(viewer_id), listed)
+        reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
+        reads.zmscore("muting", keys.mutes(viewer_id), listed)
+        got = reads.execute()
+        return {
+            uid: Relationship(
+                uid,
+                *(
+                    cast(list, got[name])[i] is not None
+                    for name in ("following", "followed_by", "blocking", "blocked_by", "muting")
+                ),
+            )  # fmt: skip
+            for i, uid in enumerate(listed)
+        }
+
+    def position(self, source: Source, post_id: int) -> tuple[int, bool] | None:
+        """Return where post_id is in source's list (its index, True), or would be (the
+        number of ids newer than it, False), or None when that cannot be known (a sorted
+        set that no longer holds it, a source with no list). One round trip when it is
+        there (LPOS, ZREVRANK); else at most BISECT_STEPS probes of a list ordered newest
+        (highest id) first."""
+        key = source.list_key()
+        if key is None:
+            return None
+        if source.zset:
+            rank = cast(int | None, self.r.zrevrank(key, post_id))
+            return None if rank is None else (int(rank), True)
+        found = cast(int | None, self.r.lpos(key, str(post_id)))
+        if found is not None:
+            return int(found), True
+        low, high = 0, int(self.r.llen(key))
+        for _ in range(BISECT_STEPS):
+            if low >= high:
+                break
+            middle = (low + high) // 2
+            value = as_int(self.r.lindex(key, middle))
+            if value is not None and value > post_id:
+                low = middle + 1
+            else:
+                high = middle
+        return low, False
+
+    def page_from(
+        self,
+        source: Source,
+        viewer: Viewer,
+        offset: int,
+        count: int,
+        check: RememberedToken | None = None,
+    ) -> tuple[PageRead, dict[int, AccountRow], dict[str, int]]:
+        """Read `count` posts of source from `offset` on, on the read path; and the
+        accounts the posts this process last listed there name (their authors, those of
+        the posts their reposts share, and those their replies answer, by name), read on
+        the page's first pipeline: when the page lists what it listed last, its accounts
+        cost no round trip more. check: the caller's token as remembered, checked on the
+        same pipeline (raise StaleToken when it no longer holds: nothing was shown)."""
+        shifted = Shifted(source, offset)
+        remembered = [
+            known.post
+            for post_id in self.cache.shown.get((shifted, 1, count)) or ()
+            if (known := self.cache.posts.get(post_id)) is not None
+        ]
+        remembered += [
+            known.post
+            for post in remembered
+            if post.repost_of is not None
+            and (known := self.cache.posts.get(post.repost_of)) is not None
+        ]
+        authors = list(dict.fromkeys(post.author_id for post in remembered))
+        named = {post.author_name for post in remembered}
+        replied = (p.reply_to_name for p in remembered if p.reply_to_name not in named)
+        names = [name for name in dict.fromkeys(replied) if name]
+
+        def first(reads: NamedReads) -> None:
+            queue_accounts(reads, authors, names)
+            if check is not None:
+                queue_token_check(reads, check)
+
+        wanted = remembered or check is not None
+        read = self.reader.page(shifted, viewer, 1, count, first=first if wanted else None)
+        if check is not None and not token_holds(check, read.got):
+            self.cache.tokens.discard(check.token.digest)
+            raise StaleToken(check.token.digest)
+        return read, accounts_from(read.got, authors), names_from(read.got, names)
+
+    def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
+        """The accounts that like post_id, most recent first (two round trips)."""
+        start, stop = page_bounds(number, per_page)
+        rows = [int(i) for i in members(self.r.zrevrange(keys.likes(post_id), start, stop))]
+        listed = rows[:per_page]
+        reads = self.reads()
+        queue_users(reads, listed)
+        users = users_from(reads.execute(), listed) if listed else {}
+        return Page(
+            items=[users[i] for i in listed if i in users and not users[i].is_suspended],
+            number=number,
+            has_next=len(rows) > per_page,
+            per_page=per_page,
+        )
+
+    def events(self, user_id: int, *, at: float | None = None) -> list[Event]:
+        """The user's notification events, newest first, none older than
+        keys.NOTIFICATIONS_DAYS (the whole capped list: at most NOTIFICATIONS_CAP)."""
+        oldest = (time.time() if at is None else at) - keys.NOTIFICATIONS_DAYS * 86400
+        raw = self.r.lrange(keys.notifications(user_id), 0, -1)
+        events = [e for e in map(event_from, raw) if e is not None and e.time >= oldest]
+        return list({e.id: e for e in events}.values())
+
+    def shown_events(
+        self, viewer: Viewer, events: Sequence[Event]
+    ) -> tuple[list[Event], dict[int, Post], PageRead | None]:
+        """Of events, those the reader may see (as the notifications page decides: no
+        actor kept apart by a block, muted, or suspended; no post the reader may not see
+        or filters), with the posts they name, loaded on the read path."""
+        post_ids = tuple(dict.fromkeys(e.post_id for e in events if e.post_id is not None))
+        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)))
+        actors = list(dict.fromkeys(e.actor_id for e in events))
+        reads = self.reads()
+        queue_users(reads, actors)
+        users = users_from(reads.execute(), actors) if actors else {}
+        apart = read.relations.blocked | read.relations.muted
+        shown = []
+        for event in events:
+            actor = users.get(event.actor_id)
+            if actor is None or actor.is_suspended or actor.id in apart:
+                continue
+            if event.kind != "follow":
+                post = read.loaded.get(event.post_id or 0)
+                if post is None or not may_list(viewer, post, read.relations, hides_muted=True):
+                    continue
+            shown.append(event)
+        return shown, read.loaded, read
+
+    def instance_figures(self) -> tuple[int, int]:
+        """(accounts, posts) on this server, for /api/v1/instance (one round trip)."""
+        pipe = self._pipe()
+        pipe.hlen(keys.users())
+        pipe.get(keys.next_post_id())
+        users, posts = pipe.execute()
+        return int(users), as_int(posts) or 0

@@ -1,0 +1,254 @@
+"""Real clients no one here wrote, against the site served for real: Mastodon.py drives the
+client API end to end (app, password and code logins, PKCE, posting, timelines paged with
+fetch_next, favourites, reblogs, follows, blocks, notifications, search, revoking), and
+the `toot` command line logs in and posts. The Redis state is checked after each step.
+
+The site runs as `scripts/run-site --no-seed` serves it (scripts/launch.py: DEBUG off,
+Granian, WhiteNoise), on the suite's own redis-server (under RETWIS_TEST_CLUSTER=1, its
+Redis Cluster), with a posting limit high enough for the paging steps.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+from social import keys
+from social.repository.oauth import digest
+from tests.conftest import CLUSTER, PASSWORD
+from tests.redis_server import free_port
+
+mastodon = pytest.importorskip("mastodon")
+Mastodon = mastodon.Mastodon
+
+ROOT = Path(__file__).resolve().parent.parent
+OOB = "urn:ietf:wg:oauth:2.0:oob"
+SCOPES = ["read", "write", "follow"]
+
+
+@pytest.fixture(scope="module")
+def site(redis_server, tmp_path_factory):
+    """The site served for real on a free port; yields its base URL."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "REDIS_URL": redis_server.url,
+        "REDIS_CLUSTER": "true" if CLUSTER else "false",
+        "SECRET_KEY": "api-client-tests-only-" + "x" * 50,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "WEB_WORKERS": "1",
+        "WEB_THREADS": "2",
+        "RETWIS_LIMIT_POSTS": "500/10m",
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env.pop("DEBUG", None)
+    log_path = tmp_path_factory.mktemp("site") / "site.log"
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "scripts/launch.py", "--no-seed"],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(url + "/healthz", timeout=1)
+            break
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.terminate()
+                server.wait(timeout=40)
+                raise RuntimeError(f"the site did not start:\n{log_path.read_text()}") from None
+            time.sleep(0.2)
+    yield url
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(timeout=40) == 0, log_path.read_text()
+
+
+@pytest.fixture
+def person(repo):
+    """Make an account the served site logs in with PASSWORD (a cheap PBKDF2 hash)."""
+
+    def make(name: str):
+        hashed = PBKDF2PasswordHasher().encode(PASSWORD, "clientsalt", 1000)
+        return repo.users.create_user(name, hashed)
+
+    return make
+
+
+def app_and_login(site: str, username: str) -> Mastodon:
+    """Register an app with Mastodon.py and log in by password."""
+    client_id, client_secret = Mastodon.create_app(
+        "e2e", scopes=SCOPES, redirect_uris=OOB, api_base_url=site
+    )
+    client = Mastodon(client_id=client_id, client_secret=client_secret, api_base_url=site)
+    client.log_in(username, PASSWORD, scopes=SCOPES, allow_http=True)
+    return client
+
+
+def consent(site: str, repo, user, authorize_url: str) -> str:
+    """Approve an authorization request as user (their `auth` cookie, as after a login
+    through the form) and return the code the out-of-band page shows."""
+    browser = requests.Session()
+    browser.cookies.set("auth", repo.users.record_login(user.id, "127.0.0.1"))
+    page = browser.get(authorize_url, timeout=10)
+    assert page.status_code == 200, page.text
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page.text))
+    answer = browser.post(
+        site + "/oauth/authorize",
+        data={**fields, "decision": "allow"},
+        headers={"Referer": authorize_url},
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    return re.search(r'id="oauth-code" type="text" readonly value="([^"]+)"', answer.text)[1]
+
+
+def test_mastodon_py_end_to_end(site, repo, r, person):
+    alice, bob, charlie = person("alice"), person("bob"), person("charlie")
+    ma = app_and_login(site, "alice")
+    me = ma.account_verify_credentials()
+    assert me.username == "alice" and int(me.id) == alice.id
+    assert r.zcard(keys.oauth_user_tokens(alice.id)) == 1
+
+    # bob logs in by code, out of band, as a browser user would.
+    client_id, client_secret = Mastodon.create_app(
+        "e2e code", scopes=SCOPES, redirect_uris=OOB, api_base_url=site
+    )
+    mb = Mastodon(client_id=client_id, client_secret=client_secret, api_base_url=site)
+    url = mb.auth_request_url(redirect_uris=OOB, scopes=SCOPES, allow_http=True)
+    mb.log_in(code=consent(site, repo, bob, url), scopes=SCOPES, allow_http=True)
+    assert mb.me().username == "bob"
+
+    # Post, reply, follow.
+    first = ma.status_post("Hello from Mastodon.py #e2e")
+    assert r.hget(keys.post(int(first.id)), "body") == "Hello from Mastodon.py #e2e"
+    reply = mb.status_post("@alice welcome!", in_reply_to_id=first.id)
+    assert reply.in_reply_to_id == first.id
+    assert r.lrange(keys.replies(int(first.id)), 0, -1) == [str(reply.id)]
+    assert mb.account_follow(alice.id).following
+    assert r.zscore(keys.followers(alice.id), bob.id) is not None
+    context = ma.status_context(first.id)
+    assert [s.id for s in context.descendants] == [reply.id]
+
+    # Home and public timelines, paged with fetch_next.
+    for i in range(23):
+        repo.posts.create_post(alice.id, f"post number {i}")
+    expected = [int(i) for i in r.lrange(keys.home_feed(bob.id), 0, -1)]
+    seen, page = [], mb.timeline_home(limit=10)
+    while page:
+        seen += [int(s.id) for s in page]
+        page = mb.fetch_next(page)
+    assert seen == expected and len(seen) == 25
+    public, page = [], ma.timeline_public(limit=7)
+    while page:
+        public += [int(s.id) for s in page]
+        page = ma.fetch_next(page)
+    assert public == [int(i) for i in r.lrange(keys.timeline(), 0, -1)]
+    newer = ma.fetch_previous(ma.timeline_public(limit=5, max_id=public[10]))
+    assert [int(s.id) for s in newer] == public[6:11]  # the five just above public[11]
+
+    # Favourite and reblog.
+    liked = mb.status_favourite(first.id)
+    assert liked.favourited and liked.favourites_count == 1
+    assert r.zscore(keys.likes(int(first.id)), bob.id) is not None
+    boosted = mb.status_reblog(first.id)
+    assert boosted.reblog.id == first.id and boosted.reblog.reblogged
+    assert r.zscore(keys.reposts(int(first.id)), bob.id) is not None
+    assert [a.username for a in ma.status_reblogged_by(first.id)] == ["bob"]
+
+    # Notifications: bob's reblog, favourite, follow and reply (it names alice: a
+    # mention, as Mastodon has it), newest first.
+    kinds = [n.type for n in ma.notifications()]
+    assert kinds == ["reblog", "favourite", "follow", "mention"]
+
+    # Block: charlie is kept out of alice's world.
+    mc = app_and_login(site, "charlie")
+    blocked = ma.account_block(charlie.id)
+    assert blocked.blocking
+    assert r.zscore(keys.blocks(alice.id), charlie.id) is not None
+    hidden = mc.status_post("charlie was here")
+    assert hidden.id not in [s.id for s in ma.timeline_public(limit=40)]
+    with pytest.raises(mastodon.MastodonAPIError):
+        mc.account_follow(alice.id)
+
+    # Search.
+    found = ma.search_v2("bo")
+    assert [a.username for a in found.accounts] == ["bob"]
+    assert ma.search_v2("#e2")["hashtags"][0]["name"] == "e2e"
+
+    # Revoke: the token stops working at once.
+    token = ma.access_token
+    ma.revoke_access_token(allow_http=True)
+    assert not r.exists(keys.oauth_token(digest(token)))
+    with pytest.raises(mastodon.MastodonUnauthorizedError):
+        Mastodon(access_token=token, api_base_url=site).account_verify_credentials()
+
+
+def test_code_flow_with_pkce_s256(site, repo, r, person):
+    dora = person("dora")
+    client_id, client_secret = Mastodon.create_app(
+        "pkce", scopes=["read"], redirect_uris=OOB, api_base_url=site
+    )
+    verifier = base64.urlsafe_b64encode(os.urandom(40)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    query = {
+        "client_id": client_id, "redirect_uri": OOB, "response_type": "code", "scope": "read",
+        "code_challenge": challenge.rstrip(b"=").decode(), "code_challenge_method": "S256",
+    }  # fmt: skip
+    url = requests.Request("GET", site + "/oauth/authorize", params=query).prepare().url
+    code = consent(site, repo, dora, url)
+    exchange = {"grant_type": "authorization_code", "code": code, "client_id": client_id,
+                "redirect_uri": OOB}  # fmt: skip
+    refused = requests.post(site + "/oauth/token", data={**exchange, "code_verifier": "x" * 43})
+    assert refused.status_code == 400
+    code = consent(site, repo, dora, url)
+    token = requests.post(
+        site + "/oauth/token", data={**exchange, "code": code, "code_verifier": verifier}
+    ).json()
+    assert token["scope"] == "read"
+    client = Mastodon(access_token=token["access_token"], api_base_url=site)
+    assert client.account_verify_credentials().username == "dora"
+    with pytest.raises(mastodon.MastodonAPIError) as refused_post:
+        client.status_post("no write scope")
+    assert refused_post.value.args[1] == 403
+    assert not r.lrange(keys.own_posts(dora.id), 0, -1)
+    assert parse_qs(urlsplit(url).query)["code_challenge_method"] == ["S256"]
+
+
+def test_toot_logs_in_and_posts(site, repo, r, person, tmp_path):
+    erin = person("erin")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "HOME": str(tmp_path)}
+    toot = [sys.executable, "-m", "toot"]
+    login = subprocess.run(
+        [*toot, "login_cli", "-i", site, "-e", "erin", "-p", PASSWORD],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert login.returncode == 0, login.stdout + login.stderr
+    assert r.zcard(keys.oauth_user_tokens(erin.id)) == 1
+    posted = subprocess.run(
+        [*toot, "post", "Hello from toot"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    newest = r.lindex(keys.own_posts(erin.id), 0)
+    assert r.hget(keys.post(int(newest)), "body") == "Hello from toot"
+    timeline = subprocess.run(
+        [*toot, "timeline", "--public", "--once"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert timeline.returncode == 0, timeline.stdout + timeline.stderr
+    assert "Hello from toot" in timeline.stdout
