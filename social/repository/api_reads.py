@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Unpack, cast
 
-import redis
 from redis.cluster import ClusterPipeline
 
 from social import keys
 
 from .base import (
     USER_FIELDS,
+    Client,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -206,7 +206,7 @@ class ApiReadStore(RepositoryBase):
     """The client API's reads (see the module docstring)."""
 
     def __init__(
-        self, client: redis.Redis, *, reader: PageReader, **config: Unpack[StoreSettings]
+        self, client: Client, *, reader: PageReader, **config: Unpack[StoreSettings]
     ) -> None:
         super().__init__(client, **config)
         self.reader = reader

@@ -92,11 +92,11 @@ class LimitStore(RepositoryBase):
         counts, ttls = replies[1::3], replies[2::3]
         over = [int(n) > limit.attempts for n, (limit, _) in zip(counts, checks)]
         if not any(over):
-            left, limit, ttl = min(
+            left, most, reset = min(
                 (limit.attempts - int(n), limit.attempts, ttl if ttl > 0 else limit.window)
                 for n, (limit, _), ttl in zip(counts, checks, ttls)
             )
-            return Verdict(allowed=True, limit=limit, remaining=left, reset_after=ttl)
+            return Verdict(allowed=True, limit=most, remaining=left, reset_after=reset)
         self.give_back(checks)
         waits = [
             ttl if ttl > 0 else limit.window

@@ -24,7 +24,15 @@ import redis
 from social import keys
 
 from .audit import AuditDraft, AuditStore
-from .base import RepositoryBase, StoreSettings, as_int, decode_hash, now, user_from_hash
+from .base import (
+    Client,
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    decode_hash,
+    now,
+    user_from_hash,
+)
 from .errors import UserNotFound
 from .models import User, as_datetime
 
@@ -182,7 +190,7 @@ class OAuthStore(RepositoryBase):
     """Apps, codes and tokens of the client API."""
 
     def __init__(
-        self, client: redis.Redis, *, audit: AuditStore, **config: Unpack[StoreSettings]
+        self, client: Client, *, audit: AuditStore, **config: Unpack[StoreSettings]
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit

@@ -10,6 +10,7 @@ tests launch /usr/bin/chromium.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -17,9 +18,11 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
+from tests.api import OOB
 from tests.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,6 +209,11 @@ class SiteTour:
         repo.reposts.repost(bob.id, self.shared)
         repo.reposts.repost(ada.id, first)
         repo.reposts.repost(carol.id, self.long_post)
+        # A client app ada authorised (/settings/apps/, the staff's account page) and one
+        # asking her consent (/oauth/authorize).
+        app, _ = repo.oauth.register_app("Tusky on ada's phone", [OOB], ["read", "write"])
+        repo.oauth.save_token(secrets.token_urlsafe(32), app.client_id, ada.id, ["read"])
+        self.asking, _ = repo.oauth.register_app("A new client", [OOB], ["read", "write"])
 
     def pages(self, audience: str) -> list[tuple[str, object]]:
         if audience == "visitor":
@@ -244,12 +252,15 @@ class SiteTour:
                 ("search", "/search/?q=bo"),
                 ("a blocked profile", "/u/troll/"),
                 ("settings: delete", "/settings/delete/"),
+                ("settings: apps", "/settings/apps/"),
+                ("an app asking consent", self.consent_page),
                 ("delete-post confirmation", f"/p/{self.own}/delete/"),
             ]
         return [
             ("dashboard", "/staff/"),
             ("users", "/staff/users/"),
             ("user detail", "/staff/users/carol/"),
+            ("user detail with an app", "/staff/users/ada/"),
             ("posts", "/staff/posts/"),
             ("reports", "/staff/reports/"),
             ("audit log", "/staff/log/"),
@@ -260,6 +271,15 @@ class SiteTour:
         assert page.goto(base + "/").status == 200
         card = page.locator(f"#post-{self.shared}")
         assert card.locator(".reposted-by").inner_text().endswith("reposted by @bob")
+
+    def consent_page(self, page, base: str) -> None:
+        """The consent page of an app asking to read and write for the reader."""
+        query = urlencode(
+            {"client_id": self.asking.client_id, "redirect_uri": OOB, "response_type": "code",
+             "scope": "read write"}
+        )  # fmt: skip
+        assert page.goto(f"{base}/oauth/authorize?{query}").status == 200
+        assert "A new client" in page.locator("main").inner_text()
 
     def notifications_with_a_repost(self, page, base: str) -> None:
         """The reader's notifications, carol's repost of the long post among them."""
