@@ -14,11 +14,8 @@ import base64
 import hashlib
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -29,7 +26,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from social import keys
 from social.repository.oauth import digest
 from tests.conftest import CLUSTER, PASSWORD
-from tests.redis_server import free_port
+from tests.served_site import served_site
 
 mastodon = pytest.importorskip("mastodon")
 Mastodon = mastodon.Mastodon
@@ -42,41 +39,16 @@ SCOPES = ["read", "write", "follow"]
 @pytest.fixture(scope="module")
 def site(redis_server, tmp_path_factory):
     """The site served for real on a free port; yields its base URL."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
+    settings = {
         "REDIS_URL": redis_server.url,
         "REDIS_CLUSTER": "true" if CLUSTER else "false",
         "SECRET_KEY": "api-client-tests-only-" + "x" * 50,
-        "ALLOWED_HOSTS": "127.0.0.1",
         "WEB_WORKERS": "1",
         "WEB_THREADS": "2",
         "RETWIS_LIMIT_POSTS": "500/10m",
     }
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    env.pop("DEBUG", None)
-    log_path = tmp_path_factory.mktemp("site") / "site.log"
-    with open(log_path, "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "scripts/launch.py", "--no-seed"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            urllib.request.urlopen(url + "/healthz", timeout=1)
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.terminate()
-                server.wait(timeout=40)
-                raise RuntimeError(f"the site did not start:\n{log_path.read_text()}") from None
-            time.sleep(0.2)
-    yield url
-    server.send_signal(signal.SIGTERM)
-    assert server.wait(timeout=40) == 0, log_path.read_text()
+    with served_site(tmp_path_factory.mktemp("site"), settings, start_within=90) as url:
+        yield url
 
 
 @pytest.fixture

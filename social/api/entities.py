@@ -172,19 +172,27 @@ def status(
         "in_reply_to_id": str(post.reply_to) if post.reply_to else None,
         "in_reply_to_account_id": str(parent_account) if parent_account else None,
         "reblog": None,
+        "text": post.body if text else None,
+        "favourited": own.liked,
+        "reblogged": own.reposted,
+        **what_the_site_has_not(),
+    }
+    return data
+
+
+def what_the_site_has_not() -> dict:
+    """A Status's fields for what the site has not (polls, cards, edits, bookmarks...), as
+    Mastodon gives them for a status without them (a new dict: the caller's to keep)."""
+    return {
         "poll": None,
         "card": None,
         "language": None,
-        "text": post.body if text else None,
         "edited_at": None,
-        "favourited": own.liked,
-        "reblogged": own.reposted,
         "muted": False,
         "bookmarked": False,
         "pinned": False,
         "filtered": [],
     }
-    return data
 
 
 def reblog(render: Render, repost: Post, counts: Mapping[int, PostCounts]) -> dict:
@@ -217,17 +225,10 @@ def reblog(render: Render, repost: Post, counts: Mapping[int, PostCounts]) -> di
         "in_reply_to_id": None,
         "in_reply_to_account_id": None,
         "reblog": inner,
-        "poll": None,
-        "card": None,
-        "language": None,
         "text": None,
-        "edited_at": None,
         "favourited": own.liked,
         "reblogged": own.reposted,
-        "muted": False,
-        "bookmarked": False,
-        "pinned": False,
-        "filtered": [],
+        **what_the_site_has_not(),
     }
 
 

@@ -113,43 +113,39 @@ def oauth_answer(headers: dict, body: str | None, status: int) -> HttpResponse:
     return with_cors(response)
 
 
-@csrf_exempt  # a client's call, authenticated by its own secret, never by a cookie
-def token_view(request: HttpRequest) -> HttpResponse:
-    """POST /oauth/token: a code, a password or the client's own credentials for a token."""
+def _oauth_endpoint(request: HttpRequest, respond: str) -> tuple | HttpResponse:
+    """What /oauth/token and /oauth/revoke share: CORS preflight, POST only, the request
+    given to oauthlib's server (its method `respond`), a refused attempt (429), a bad body
+    or Redis down answered as the API answers them. Returns oauthlib's (headers, body,
+    status), or the response to send as it is."""
     if request.method == "OPTIONS":
         return with_cors(HttpResponse(status=204))
     if request.method != "POST":
         return error_response(405, "Method not allowed")
     try:
         uri, method, body, headers = oauth_request(request)
-        answer = server(get_repository(), auth.client_ip(request)).create_token_response(
-            uri, method, body, headers
-        )
-    except Exception as error:  # a refused attempt (429), a bad body, Redis down
-        mapped = error_for(error)
-        if mapped is None:
-            raise
-        return mapped
-    return oauth_answer(*answer)
-
-
-@csrf_exempt
-def revoke_view(request: HttpRequest) -> HttpResponse:
-    """POST /oauth/revoke: the client revokes one of its tokens (unknown ones too: 200)."""
-    if request.method == "OPTIONS":
-        return with_cors(HttpResponse(status=204))
-    if request.method != "POST":
-        return error_response(405, "Method not allowed")
-    try:
-        uri, method, body, headers = oauth_request(request)
-        answer = server(get_repository(), auth.client_ip(request)).create_revocation_response(
-            uri, method, body, headers
-        )
+        endpoint = server(get_repository(), auth.client_ip(request))
+        return getattr(endpoint, respond)(uri, method, body, headers)
     except Exception as error:
         mapped = error_for(error)
         if mapped is None:
             raise
         return mapped
+
+
+@csrf_exempt  # a client's call, authenticated by its own secret, never by a cookie
+def token_view(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/token: a code, a password or the client's own credentials for a token."""
+    answer = _oauth_endpoint(request, "create_token_response")
+    return answer if isinstance(answer, HttpResponse) else oauth_answer(*answer)
+
+
+@csrf_exempt
+def revoke_view(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/revoke: the client revokes one of its tokens (unknown ones too: 200)."""
+    answer = _oauth_endpoint(request, "create_revocation_response")
+    if isinstance(answer, HttpResponse):
+        return answer
     headers, body, status = answer
     if status == 200:
         body = "{}"

@@ -127,16 +127,22 @@ class FavouriteView(EntityView):
         return json_response(self.status_json(post.id))
 
 
-class FavouritedByView(EntityView):
-    """GET /api/v1/statuses/:id/favourited_by: who likes it, most recent first."""
+class WhoView(EntityView):
+    """GET /api/v1/statuses/:id/favourited_by and /reblogged_by: who likes or reposts it,
+    most recent first."""
 
     scopes = {"get": "read:statuses"}
     public = frozenset({"get"})
+    which = "favourited_by"
 
     def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
         post, _ = self.visible_post(status_id)
         limit = limit_param(request.GET, 40, 80)
-        page = self.repo.api_reads.likers(post.id, page_number(request.GET), limit)
+        number = page_number(request.GET)
+        if self.which == "favourited_by":
+            page = self.repo.api_reads.likers(post.id, number, limit)
+        else:
+            page = self.repo.reposts.reposted_by(post.id, number, limit)
         return self.accounts_response(page)
 
 
@@ -163,19 +169,6 @@ class ReblogView(EntityView):
         except NotAllowed as error:
             raise ApiError(403, gettext(str(error))) from None
         return json_response(self.status_json(shared), headers=headers)
-
-
-class RebloggedByView(EntityView):
-    """GET /api/v1/statuses/:id/reblogged_by: who reposts it, most recent first."""
-
-    scopes = {"get": "read:statuses"}
-    public = frozenset({"get"})
-
-    def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
-        post, _ = self.visible_post(status_id)
-        limit = limit_param(request.GET, 40, 80)
-        page = self.repo.reposts.reposted_by(post.id, page_number(request.GET), limit)
-        return self.accounts_response(page)
 
 
 class UnsupportedStatusActionView(EntityView):

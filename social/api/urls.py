@@ -66,10 +66,10 @@ api_patterns = [
     *both(STATUS + "context", statuses.ContextView.as_view()),
     *both(STATUS + "favourite", statuses.FavouriteView.as_view(action="like")),
     *both(STATUS + "unfavourite", statuses.FavouriteView.as_view(action="unlike")),
-    *both(STATUS + "favourited_by", statuses.FavouritedByView.as_view()),
+    *both(STATUS + "favourited_by", statuses.WhoView.as_view(which="favourited_by")),
     *both(STATUS + "reblog", statuses.ReblogView.as_view(action="repost")),
     *both(STATUS + "unreblog", statuses.ReblogView.as_view(action="unrepost")),
-    *both(STATUS + "reblogged_by", statuses.RebloggedByView.as_view()),
+    *both(STATUS + "reblogged_by", statuses.WhoView.as_view(which="reblogged_by")),
     re_path(
         r"^v1/statuses/(?P<status_id>[^/]+)/"
         r"(?P<action>bookmark|unbookmark|pin|unpin|mute|unmute|translate)/?$",

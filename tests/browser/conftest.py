@@ -9,21 +9,15 @@ tests launch /usr/bin/chromium.
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
 from tests.api import OOB
-from tests.redis_server import free_port
+from tests.served_site import served_site
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -44,13 +38,9 @@ def live_url(redis_server, tmp_path_factory):
     """Run the site (the launcher, as `scripts/run-site --no-seed`) on the suite's Redis; yield
     its base URL. At the end SIGTERM must stop it cleanly: exit code 0.
     """
-    port = free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
+    settings = {
         "REDIS_URL": redis_server.url,
         "SECRET_KEY": "browser-tests-only-" + "x" * 50,
-        "ALLOWED_HOSTS": "127.0.0.1",
         "WEB_WORKERS": "2",
         # Two blocking threads per worker, not production's one (scripts/launch.py says why):
         # Chromium's parallel requests (a page, its stylesheet, a second user's page) get a
@@ -58,31 +48,8 @@ def live_url(redis_server, tmp_path_factory):
         # caches are exercised by more than one thread at a time, as with a remote Redis.
         "WEB_THREADS": "2",
     }
-    env.pop("DJANGO_SETTINGS_MODULE", None)  # manage.py's: retwis_site.settings
-    env.pop("DEBUG", None)
-    log_path = tmp_path_factory.mktemp("site") / "site.log"
-    with open(log_path, "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "scripts/launch.py", "--no-seed"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + "/healthz", timeout=1)
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.terminate()
-                server.wait(timeout=40)
-                raise RuntimeError(
-                    f"the site did not start for the browser tests:\n{log_path.read_text()}"
-                ) from None
-            time.sleep(0.1)
-    yield url
-    server.send_signal(signal.SIGTERM)
-    assert server.wait(timeout=40) == 0, f"launcher exit code on SIGTERM:\n{log_path.read_text()}"
+    with served_site(tmp_path_factory.mktemp("site"), settings) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
