@@ -300,8 +300,15 @@ def widget(bound) -> Markup:
 
 
 NO_COUNTS = PostCounts()
-# Set in a page's context when it shows a reader cards (whose buttons need #card-actions).
+# Set on the request when its page shows a reader cards (whose buttons need #card-actions):
+# on the request, not in the template's context, which a block may render in a copy of.
 CARDS_SHOWN = "card_actions_wanted"
+
+
+def _cards_shown(context: Context) -> None:
+    request = context.get("request")
+    if request is not None:
+        setattr(request, CARDS_SHOWN, True)
 
 
 @pass_context
@@ -311,9 +318,9 @@ def card_actions(context: Context) -> Markup:
     shown at another, as the home page re-shown at /post/ after a bad post). Only on a page
     that showed a reader cards: another page's own URL is not echoed (a login page's
     off-site `next`)."""
-    if not context.vars.get(CARDS_SHOWN):
-        return Markup("")
     request = context.get("request")
+    if not getattr(request, CARDS_SHOWN, False):
+        return Markup("")
     back = context.get("page_url") or (request.get_full_path() if request else "")
     return Markup(
         '<form id="card-actions" method="post" hidden>{}'
@@ -356,7 +363,7 @@ class PostCards:
     ) -> Markup:
         """post_card(post, user, counts, report_form=None, exact_time=False): one card."""
         if user.is_authenticated:
-            context.vars[CARDS_SHOWN] = True
+            _cards_shown(context)
         return self.card(post, user, counts, report_form, exact_time)
 
     @pass_context
@@ -364,7 +371,7 @@ class PostCards:
         """post_cards(posts, user, counts): the cards of a feed, in one call (one per post
         costs a template function call each, which a 50-post timeline feels)."""
         if user.is_authenticated and posts:
-            context.vars[CARDS_SHOWN] = True
+            _cards_shown(context)
         return self.cards_of(posts, user, counts)
 
     def card(self, post, user, counts=None, report_form=None, exact_time=False) -> Markup:
@@ -444,23 +451,31 @@ class Layout:
     def __init__(self, env: Environment, size: int = 4096) -> None:
         self.env = env
         self.parts: BoundedCache[tuple, Markup] = BoundedCache(size)
-        self.modules: dict[str, object] = {}
+        self.modules: dict[tuple[str, str], object] = {}
         self.current: dict[str, dict[str, str]] = {}  # prefix -> {path: nav item}
 
-    def part(self, name: str, language: str, *args) -> Markup:
-        """Return the macro `name` of _layout.html rendered with args in language."""
-        key = (name, language, getattr(_local, "prefix", "/"), args)
+    def part(self, name: str, language: str, *args, template: str = "_layout.html") -> Markup:
+        """Return the macro `name` of template rendered with args in language."""
+        key = (template, name, language, getattr(_local, "prefix", "/"), args)
         html = None if self.env.auto_reload else self.parts.get(key)
         if html is None:
-            module = self.modules.get(language)
+            module = self.modules.get((template, language))
             if module is None or self.env.auto_reload:
-                template = self.env.get_template("_layout.html")
-                module = template.make_module({"LANGUAGE_CODE": language})
-                self.modules[language] = module
+                made = self.env.get_template(template).make_module({"LANGUAGE_CODE": language})
+                self.modules[(template, language)] = module = made
             html = getattr(module, name)(*args)
             if not self.env.auto_reload:
                 self.parts.put(key, html)
         return html
+
+    @pass_context
+    def page_part(self, context: Context, template: str, name: str, *args) -> Markup:
+        """page_part(template, name, *args): a part of one page remembered like the
+        layout's (the macro `name` of template, called with args and CSRF_SLOT where its
+        forms take the page's CSRF field): the args, all hashable, are everything it
+        shows."""
+        html = self.part(name, _page_language(context), *args, CSRF_SLOT, template=template)
+        return with_csrf(html, context)
 
     @pass_context
     def head(self, context: Context) -> Markup:
@@ -638,7 +653,12 @@ def environment(**options) -> Environment:
     env.globals.update(post_card=cards.one, post_cards=cards.many, card_actions=card_actions)
     env.globals.update(open_report_count=open_report_count)
     layout = Layout(env)
-    env.globals.update(site_head=layout.head, site_nav=layout.nav, site_footer=layout.footer)
+    env.globals.update(
+        site_head=layout.head,
+        site_nav=layout.nav,
+        site_footer=layout.footer,
+        page_part=layout.page_part,
+    )
     env.filters.update(
         intcomma=intcomma,
         date=date,

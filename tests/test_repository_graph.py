@@ -234,7 +234,7 @@ def test_mutuals_are_named_newest_followed_first_and_a_suspended_one_only_counte
     profile = any_repo.pages.profile(target, Viewer.of(any_repo.users.get_user(viewer)))
 
     assert profile.mutual_count == 4
-    assert profile.mutual_names == ["f3", "f2", "f1"]
+    assert profile.mutual_names == ("f3", "f2", "f1")
 
 
 def test_it_shows_no_follow_state_on_your_own_profile(any_repo):

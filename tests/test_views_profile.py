@@ -184,3 +184,16 @@ def test_it_lists_whom_a_user_follows(client, alice, bob, repo):
 
     assert b'href="/u/bob/">@bob</a>' in content
     assert b"Not following anyone yet." in client.get("/u/bob/following/").content
+
+
+@pytest.mark.parametrize("owner", ["alice", "bob"])
+def test_the_cards_buttons_have_the_pages_form_on_any_profile(bob_client, alice, bob, repo, owner):
+    # The cards' Like, Repost and Mute buttons submit #card-actions (form="card-actions"):
+    # another account's profile lacked it once, so its buttons did nothing.
+    repo.posts.create_post(alice.id if owner == "alice" else bob.id, "a post to like")
+
+    html = bob_client.get(f"/u/{owner}/").content.decode()
+
+    assert 'form="card-actions"' in html
+    assert html.count('<form id="card-actions" method="post" hidden>') == 1
+    assert f'name="next" value="/u/{owner}/"' in html

@@ -235,7 +235,7 @@ class Profile:
     posts: Page[Post]
     counts: Counts
     viewer_follows: bool
-    mutual_names: list[str]
+    mutual_names: tuple[str, ...]
     mutual_count: int
     follows_viewer: bool = False  # the user follows the reader ("Follows you")
     # The reader's blocks and mutes of this account, and whether it blocks the reader

@@ -279,7 +279,7 @@ class PageStore(RepositoryBase):
             posts=read.page,
             counts=counts_from(read.got),
             viewer_follows=read.got.get("viewer_follows") is not None,
-            mutual_names=names[:3],
+            mutual_names=tuple(names[:3]),
             mutual_count=mutual_count,
             follows_viewer=read.got.get("follows_viewer") is not None,
             viewer_blocks=user_id in read.relations.blocks,
