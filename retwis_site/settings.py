@@ -255,9 +255,10 @@ RETWIS_FANOUT_BATCH = envint("RETWIS_FANOUT_BATCH", 1000, minimum=1)
 # (docs/scaling.md, "Celebrities", for the measurements behind the default).
 RETWIS_FANOUT_READ_THRESHOLD = envint("RETWIS_FANOUT_READ_THRESHOLD", 10_000, minimum=1)
 # What a web process remembers between requests (social/repository/cache.py): posts'
-# unchanging parts (about 0.6 KB each) and auth secrets' user ids.
+# unchanging parts (about 0.6 KB each), auth secrets' users and client API tokens' users.
 RETWIS_POST_CACHE_SIZE = envint("RETWIS_POST_CACHE_SIZE", 20_000)
 RETWIS_SECRET_CACHE_SIZE = envint("RETWIS_SECRET_CACHE_SIZE", 10_000)
+RETWIS_TOKEN_CACHE_SIZE = envint("RETWIS_TOKEN_CACHE_SIZE", 10_000)
 # A profile URL's name -> user id, and the ids each page of posts listed last (its counts
 # ride on the page's next first pipeline): social/repository/cache.py.
 RETWIS_NAME_CACHE_SIZE = envint("RETWIS_NAME_CACHE_SIZE", 10_000)

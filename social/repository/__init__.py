@@ -136,6 +136,7 @@ class Repository:
 PROCESS_CACHE = ProcessCache(
     posts=settings.RETWIS_POST_CACHE_SIZE,
     secrets=settings.RETWIS_SECRET_CACHE_SIZE,
+    tokens=settings.RETWIS_TOKEN_CACHE_SIZE,
     names=settings.RETWIS_NAME_CACHE_SIZE,
     shown=settings.RETWIS_SHOWN_CACHE_SIZE,
 )

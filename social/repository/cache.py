@@ -9,7 +9,7 @@ Each cache, its size setting, and the one rule that says it is still right:
   alone: the user hash is read on every request and its secret compared, before the page
   (the middleware) or on the page's first pipeline (a page of posts: ViewerCheck), and
   nothing is shown or written for a secret that no longer matches.
-- tokens (sized as secrets): a client API token and its user as last read, by the
+- tokens (RETWIS_TOKEN_CACHE_SIZE): a client API token and its user as last read, by the
   token's SHA-256; never trusted alone: the token hash (revoking deletes it) and the user
   hash are read with every call, before it (OAuthStore.authenticate) or on the page's
   first pipeline (a timeline: oauth.token_holds), and nothing is answered for a token
@@ -36,9 +36,12 @@ from __future__ import annotations
 import enum
 import threading
 from dataclasses import dataclass
-from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, Literal, TypeAlias, TypeVar
 
 from .models import Post, User
+
+if TYPE_CHECKING:  # oauth.py imports this module
+    from .oauth import RememberedToken
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -109,12 +112,13 @@ class ProcessCache:
         *,
         posts: int = 20_000,
         secrets: int = 10_000,
+        tokens: int = 10_000,
         names: int = 10_000,
         shown: int = 10_000,
     ) -> None:
         self.posts: BoundedCache[int, RememberedPost] = BoundedCache(posts)
         self.secrets: BoundedCache[str, User] = BoundedCache(secrets)
-        self.tokens: BoundedCache[str, Any] = BoundedCache(secrets)  # oauth.RememberedToken
+        self.tokens: BoundedCache[str, RememberedToken] = BoundedCache(tokens)
         self.names: BoundedCache[str, int] = BoundedCache(names)
         self.shown: BoundedCache[tuple, tuple[int, ...]] = BoundedCache(shown)
         self.celebrities: tuple[bytes, tuple[int, ...]] | None = None
