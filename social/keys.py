@@ -405,7 +405,7 @@ OAUTH_APP_TOKEN_TTL = 24 * 60 * 60
 def oauth_user_tokens(user_id: int) -> str:
     """Sorted set: the SHA-256 of each access token user_id authorised, scored by when
     (/settings/apps/, the staff account page, revoking). At most OAUTH_TOKENS_CAP: a new
-    token past it revokes the oldest."""
+    token past it revokes the oldest. Deleting the account revokes them all."""
     return f"oauth:user:{int(user_id)}"
 
 

@@ -15,7 +15,7 @@ from django.test import Client
 
 from social import keys
 from social.repository.oauth import digest
-from tests.api import all_keys
+from tests.api import Api, all_keys, token_for
 from tests.conftest import PASSWORD, login
 
 OOB = "urn:ietf:wg:oauth:2.0:oob"
@@ -367,3 +367,16 @@ def test_a_user_keeps_at_most_the_cap_of_tokens(repo, r, alice, monkeypatch):
     assert r.zcard(keys.oauth_user_tokens(alice.id)) == 3
     assert not r.exists(keys.oauth_token(digest(tokens[0])))
     assert r.exists(keys.oauth_token(digest(tokens[4])))
+
+
+def test_deleting_an_account_revokes_its_tokens(repo, r, alice, bob):
+    token = token_for(repo, alice)
+    kept = token_for(repo, bob)
+    assert Api(token).get("/api/v1/accounts/verify_credentials").status_code == 200
+
+    repo.accounts.delete_account(alice)
+
+    assert Api(token).get("/api/v1/accounts/verify_credentials").status_code == 401
+    assert not r.exists(keys.oauth_token(digest(token)))
+    assert not r.exists(keys.oauth_user_tokens(alice.id))
+    assert r.exists(keys.oauth_token(digest(kept)))  # another account's stays

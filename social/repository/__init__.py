@@ -124,11 +124,12 @@ class Repository:
         self.search = SearchStore(client, directory=self.directory, users=self.users, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
-        self.accounts = AccountStore(
-            client, audit=self.audit, users=self.users, reposts=self.reposts, **config
-        )
-        self.backup = BackupStore(client, **config)
         self.oauth = OAuthStore(client, audit=self.audit, **config)
+        self.accounts = AccountStore(
+            client, audit=self.audit, users=self.users, reposts=self.reposts,
+            oauth=self.oauth, **config,
+        )  # fmt: skip
+        self.backup = BackupStore(client, **config)
         self.api_reads = ApiReadStore(client, reader=self.reader, **config)
 
 

@@ -35,6 +35,7 @@ from .base import (
 )
 from .errors import NotAllowed, UserNotFound
 from .models import User
+from .oauth import OAuthStore
 from .posts import queue_post_deletion
 from .reposts import RepostStore
 from .users import UserStore
@@ -54,12 +55,14 @@ class AccountStore(RepositoryBase):
         audit: AuditStore,
         users: UserStore,
         reposts: RepostStore,
+        oauth: OAuthStore,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit
         self.users = users
         self.reposts = reposts
+        self.oauth = oauth
 
     def change_password(self, user_id: int, password_hash: str) -> str:
         """Store a new password hash and log out every other device: return the new auth
@@ -105,7 +108,8 @@ class AccountStore(RepositoryBase):
 
     def _cut_ties(self, user_id: int) -> None:
         """Remove user_id's follow edges, blocks and mutes on both sides (no one is kept
-        from a deleted account, nor it from anyone) and take back its likes and reposts."""
+        from a deleted account, nor it from anyone), take back its likes and reposts and
+        revoke its client API tokens."""
         removed = 0  # follow edges, for the dashboard's total
         for key, other_side in (
             (keys.following(user_id), keys.followers),
@@ -137,6 +141,7 @@ class AccountStore(RepositoryBase):
         if removed:
             self.r.decrby(keys.follows_total(), removed)
         self.reposts.cut_reposts(user_id)
+        self.oauth.revoke_all(user_id)
 
     def deleted_accounts_due(self, *, at: int | None = None) -> list[int]:
         """Return the ids of deleted accounts whose grace period is over."""

@@ -414,6 +414,16 @@ class OAuthStore(RepositoryBase):
         pipe.zrem(keys.oauth_user_tokens(user_id), *digests)
         pipe.execute()
 
+    def revoke_all(self, user_id: int) -> int:
+        """Revoke every token user_id holds (their account is deleted): the token hashes and
+        the list go. Return how many. Two round trips (the list is at most
+        keys.OAUTH_TOKENS_CAP)."""
+        held = members(self.r.zrange(keys.oauth_user_tokens(user_id), 0, -1))
+        self._revoke_digests(user_id, held)
+        if held:
+            self.r.delete(keys.oauth_user_tokens(user_id))
+        return len(held)
+
     def user_tokens(self, user_id: int) -> list[AccessToken]:
         """Return user_id's tokens, newest first (two round trips; tokens listed but gone
         are skipped)."""
