@@ -63,8 +63,7 @@ class EntityView(ApiView):
         found.update(
             (p.reply_to_name, known[p.reply_to_name]) for p in posts if p.reply_to_name in known
         )
-        if not self.viewer.is_staff:
-            rows = {i: row for i, row in rows.items() if not row.user.is_suspended}
+        rows = {i: row for i, row in rows.items() if may_see_account(self.viewer, row.user)}
         return entities.Render(self.base_url(), rows, found)
 
     def statuses_response(self, page: PostsPage, headers: dict | None = None) -> HttpResponse:

@@ -24,7 +24,6 @@ from .base import (
     StoreSettings,
     as_int,
     counts_from,
-    page_bounds,
     queue_counts,
     queue_users,
     s,
@@ -32,9 +31,9 @@ from .base import (
     users_from,
 )
 from .models import Counts, Page, Post, User
-from .oauth import RememberedToken, StaleToken, members, queue_token_check, token_holds
+from .oauth import RememberedToken, StaleToken, queue_token_check, token_holds
 from .reader import Listed, NamedReads, PageRead, PageReader, Source
-from .visibility import Viewer, may_list
+from .visibility import Viewer, may_notify
 
 BISECT_STEPS = 64
 
@@ -330,18 +329,7 @@ class ApiReadStore(RepositoryBase):
 
     def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
         """The accounts that like post_id, most recent first (two round trips)."""
-        start, stop = page_bounds(number, per_page)
-        rows = [int(i) for i in members(self.r.zrevrange(keys.likes(post_id), start, stop))]
-        listed = rows[:per_page]
-        reads = self.reads()
-        queue_users(reads, listed)
-        users = users_from(reads.execute(), listed) if listed else {}
-        return Page(
-            items=[users[i] for i in listed if i in users and not users[i].is_suspended],
-            number=number,
-            has_next=len(rows) > per_page,
-            per_page=per_page,
-        )
+        return self._accounts_page(keys.likes(post_id), number, per_page)
 
     def events(self, user_id: int, *, at: float | None = None) -> list[Event]:
         """The user's notification events, newest first, none older than
@@ -363,17 +351,17 @@ class ApiReadStore(RepositoryBase):
         reads = self.reads()
         queue_users(reads, actors)
         users = users_from(reads.execute(), actors) if actors else {}
-        apart = read.relations.blocked | read.relations.muted
-        shown = []
-        for event in events:
-            actor = users.get(event.actor_id)
-            if actor is None or actor.is_suspended or actor.id in apart:
-                continue
-            if event.kind != "follow":
-                post = read.loaded.get(event.post_id or 0)
-                if post is None or not may_list(viewer, post, read.relations, hides_muted=True):
-                    continue
-            shown.append(event)
+        shown = [
+            event
+            for event in events
+            if may_notify(
+                viewer,
+                users.get(event.actor_id),
+                read.loaded.get(event.post_id or 0),
+                read.relations,
+                about_post=event.kind != "follow",
+            )
+        ]
         return shown, read.loaded, read
 
     def instance_figures(self) -> tuple[int, int]:

@@ -21,7 +21,7 @@ from social import keys
 from .base import Pipe, RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
 from .models import Page, Post, User, as_datetime
 from .reader import Listed, PageReader
-from .visibility import Viewer, may_list
+from .visibility import Viewer, may_notify
 
 KINDS = ("follow", "like", "reply", "mention", "repost")
 NAMES_SHOWN = 3  # actors named in a group; the rest are counted ("and 3 others")
@@ -101,17 +101,18 @@ class NotificationStore(RepositoryBase):
         reads = self.reads()
         queue_users(reads, actor_ids)
         users = users_from(reads.execute(), actor_ids)
-        kept_apart, muted = read.relations.blocked, read.relations.muted
+        relations = read.relations
         items = []
         for (kind, ref), events in shown:
             actors = [
                 users[a]
                 for a in dict.fromkeys(a for a, _ in events)
-                if a in users and not users[a].is_suspended and a not in kept_apart | muted
+                if may_notify(viewer, users.get(a), None, relations, about_post=False)
             ]
-            post = read.loaded.get(ref) if kind != "follow" else None
-            if not actors or (
-                kind != "follow" and (post is None or not self._shows(viewer, post, read))
+            about_post = kind != "follow"
+            post = read.loaded.get(ref) if about_post else None
+            if not actors or not may_notify(
+                viewer, actors[0], post, relations, about_post=about_post
             ):
                 continue
             items.append(
@@ -126,11 +127,6 @@ class NotificationStore(RepositoryBase):
         return Page(
             items=items, number=number, has_next=len(ordered) > start + per_page, per_page=per_page
         )
-
-    @staticmethod
-    def _shows(viewer: Viewer, post: Post, read) -> bool:
-        """A notification about a post the reader would see in their mentions."""
-        return may_list(viewer, post, read.relations, hides_muted=True)
 
     def clear(self, user_id: int) -> None:
         """Delete all of the user's notifications (the client API's

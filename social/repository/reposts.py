@@ -224,22 +224,7 @@ class RepostStore(RepositoryBase):
     def reposted_by(self, post_id: int, number: int = 1, per_page: int = 40) -> Page[User]:
         """A page of the accounts that repost post_id, most recent first (hidden accounts
         left out). Two round trips."""
-        start = (max(1, number) - 1) * per_page
-        pipe = self._pipe()
-        pipe.zrevrange(keys.reposts(post_id), start, start + per_page)
-        pipe.zcard(keys.reposts(post_id))
-        ids, total = pipe.execute()
-        user_ids = [int(i) for i in ids]
-        users = self._users_by_ids(user_ids[:per_page])
-        return Page(
-            items=[
-                users[u] for u in user_ids[:per_page] if u in users and not users[u].is_suspended
-            ],
-            number=number,
-            has_next=len(user_ids) > per_page,
-            total=total,
-            per_page=per_page,
-        )
+        return self._accounts_page(keys.reposts(post_id), number, per_page)
 
     def cut_reposts(self, user_id: int) -> int:
         """Take back every repost of user_id (their account is deleted): each shared

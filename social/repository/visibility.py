@@ -162,6 +162,28 @@ def may_act(viewer: Viewer, post: Post) -> bool:
     return not post.is_hidden
 
 
+def may_notify(
+    viewer: Viewer,
+    actor: User | None,
+    post: Post | None,
+    relations: Relations,
+    *,
+    about_post: bool,
+) -> bool:
+    """Whether an event (a follow, like, reply, mention, repost) reaches the reader's
+    notifications: not from a missing or suspended account, nor one a block keeps apart or
+    the reader mutes; and, about_post, about a post the reader would see in their mentions
+    (there, not hidden, muted or filtered). The notifications page and the client API ask
+    this."""
+    if actor is None or actor.is_suspended:
+        return False
+    if actor.id in relations.blocked or actor.id in relations.muted:
+        return False
+    if not about_post:
+        return True
+    return post is not None and may_list(viewer, post, relations, hides_muted=True)
+
+
 def may_see_account(viewer: Viewer, user: User) -> bool:
     """Whether viewer may see user's pages (profile, likes, follow lists, feed): a
     suspended or deleted account is there for staff only. (A profile across a block is
