@@ -11,14 +11,14 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.contrib.humanize.templatetags import humanize
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 from django.templatetags.static import static
 from django.urls import get_script_prefix, reverse
 from django.utils import dateformat, timezone
@@ -145,6 +145,14 @@ def querystring(request: HttpRequest, **changes) -> str:
     if not params and not request.GET:
         return ""
     return f"?{params.urlencode()}"
+
+
+@lru_cache(maxsize=4096)
+def _page_href(path: str, query: str, number: int) -> str:
+    """Return path with query's `page` set to number, its other parameters kept."""
+    params = QueryDict(query, mutable=True)
+    params["page"] = str(number)
+    return f"{path}?{params.urlencode()}"
 
 
 def intcomma(value) -> str:
@@ -288,15 +296,40 @@ def widget(bound) -> Markup:
     so it is rendered once per process and language (labels, placeholders and the
     composer's counter texts are translated); fields with data or errors render as usual.
     """
+    return _remembered_blank("widget", bound, lambda: Markup(str(bound)))
+
+
+def _remembered_blank(kind: str, bound, render: Callable[[], Markup]) -> Markup:
+    """Return render(), remembered per process and language when bound's form is blank."""
     form = bound.form
     if form.is_bound or form.initial or form.prefix:
-        return Markup(str(bound))
-    key = (type(form), form.auto_id, bound.name, get_language())
+        return render()
+    key = (kind, type(form), form.auto_id, bound.name, get_language())
     html = _blank_fields.get(key)
     if html is None:
-        html = Markup(str(bound))
+        html = render()
         _blank_fields.put(key, html)
     return html
+
+
+class FieldRows:
+    """field_row(field): a form field with its label, help and errors (the macro `row` of
+    social/_field.html), remembered for a blank form's field as widget() remembers its
+    widget: the log-in, sign-up and settings forms render their rows once per language."""
+
+    TEMPLATE, MACRO = "social/_field.html", "row"
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+
+    def __call__(self, bound) -> Markup:
+        def render() -> Markup:
+            module = self.env.get_template(self.TEMPLATE).module
+            return Markup(getattr(module, self.MACRO)(bound))
+
+        if self.env.auto_reload:
+            return render()
+        return _remembered_blank("row", bound, render)
 
 
 NO_COUNTS = PostCounts()
@@ -501,6 +534,23 @@ class Layout:
         """The footer: the site's links and the language switch (a form)."""
         return with_csrf(self.part("footer", _page_language(context), CSRF_SLOT), context)
 
+    @pass_context
+    def pager(
+        self, context: Context, request: HttpRequest, page, url: str | None = None,
+        prev_label: str | None = None, next_label: str | None = None,
+    ) -> Markup:  # fmt: skip
+        """pager(request, page): the links to a Page's neighbours (_pager.html pager_page),
+        remembered per language and everything they show. The other query parameters
+        (filters) are kept; url: the list's own address when it is shown at another one."""
+        here = url or request.path
+        query = request.META.get("QUERY_STRING", "")
+        prev_href = _page_href(here, query, page.previous_number) if page.has_previous else None
+        next_href = _page_href(here, query, page.next_number) if page.has_next else None
+        return self.part(
+            "pager_page", _page_language(context), prev_href, next_href, page.number,
+            page.num_pages, prev_label, next_label, template="_pager.html",
+        )  # fmt: skip
+
     def item(self, context: Context) -> str:
         """Return the nav item of the page shown ("home"...), or "" for any other page."""
         request = context.get("request")
@@ -648,7 +698,7 @@ def environment(**options) -> Environment:
     env.globals.update(url=url, static=static_url, querystring=querystring, widget=widget)
     env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
     env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)
-    env.globals.update(with_auto_id=with_auto_id)
+    env.globals.update(with_auto_id=with_auto_id, field_row=FieldRows(env))
     cards = PostCards(env)
     env.globals.update(post_card=cards.one, post_cards=cards.many, card_actions=card_actions)
     env.globals.update(open_report_count=open_report_count)
@@ -658,6 +708,7 @@ def environment(**options) -> Environment:
         site_nav=layout.nav,
         site_footer=layout.footer,
         page_part=layout.page_part,
+        pager=layout.pager,
     )
     env.filters.update(
         intcomma=intcomma,

@@ -108,3 +108,21 @@ def test_while_templates_auto_reload_each_part_is_rendered_afresh(monkeypatch):
     first = layout().part("head_links", "en")
 
     assert "css/site" in first and layout().part("head_links", "en") is not first
+
+
+def test_a_blank_forms_remembered_rows_never_stand_in_for_a_filled_one_or_another_language(
+    client, repo, alice
+):
+    """field_row() remembers a blank form's rows per language; a refused log-in renders its
+    own rows: the name typed kept, the error shown."""
+    blank = client.get("/login/").content.decode()
+    chinese = client.get("/login/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    refused = client.post("/login/", {"username": "alice", "password": "wrong"})
+    again = client.get("/login/").content.decode()
+
+    assert ">Username</label>" in blank and ">用户名</label>" in chinese
+    assert ">Username</label>" not in chinese
+    html = refused.content.decode()
+    assert refused.status_code == 400
+    assert 'value="alice"' in html and 'class="field has-error"' not in blank
+    assert 'value="alice"' not in again and again.count("<label") == blank.count("<label")

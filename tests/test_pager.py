@@ -40,3 +40,19 @@ def test_following_older_links_walks_a_list_to_its_end_and_never_past_it(
     assert seen == ["/u/alice/", "/u/alice/?page=2", "/u/alice/?page=3"]
     assert "Page 3 of 3" in html
     assert alice_client.get("/u/alice/?page=4").status_code == 404
+
+
+def test_the_remembered_pager_speaks_each_readers_language_and_keeps_the_query(
+    repo, alice, alice_client
+):
+    for i in range(12):
+        repo.posts.create_post(alice.id, f"post {i}")
+    english = alice_client.get("/u/alice/?page=2&x=1").content.decode()
+    chinese = alice_client.get(
+        "/u/alice/?page=2&x=1", HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+
+    assert "Page 2 of 2" in english and "第 2 页，共 2 页" not in english
+    assert "第 2 页，共 2 页" in chinese and "Page 2 of 2" not in chinese
+    for html in (english, chinese):
+        assert 'href="/u/alice/?page=1&amp;x=1" rel="prev"' in html

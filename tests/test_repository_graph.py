@@ -237,6 +237,22 @@ def test_mutuals_are_named_newest_followed_first_and_a_suspended_one_only_counte
     assert profile.mutual_names == ("f3", "f2", "f1")
 
 
+def test_mutuals_from_the_smaller_side_are_named_newest_followed_first(any_repo):
+    """The owner has fewer followers than the viewer follows: the one-server script walks
+    the owner's followers, and still names the viewer's newest followings first."""
+    viewer, target, *people = users(any_repo, "viewer", "target", *(f"p{i}" for i in range(8)))
+    for i, person in enumerate(people):
+        any_repo.graph.follow(viewer, person, at=T0 + i)  # p7 followed last
+    for person in (people[1], people[6], people[3]):  # followed by the target in another order
+        any_repo.graph.follow(person, target, at=T0 + 100 - person)
+
+    profile = any_repo.pages.profile(target, Viewer.of(any_repo.users.get_user(viewer)))
+
+    assert any_repo.r.zcard(keys.followers(target)) < any_repo.r.zcard(keys.following(viewer))
+    assert profile.mutual_count == 3
+    assert profile.mutual_names == ("p6", "p3", "p1")
+
+
 def test_it_shows_no_follow_state_on_your_own_profile(any_repo):
     alice, bob = users(any_repo, "alice", "bob")
     any_repo.graph.follow(alice, bob, at=T0)

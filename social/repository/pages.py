@@ -40,33 +40,48 @@ from .suggestions import Suggestions
 from .users import UserStore
 from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account
 
-# "Followed by people you follow" looks at this many of the viewer's newest followings.
+# "Followed by people you follow" looks at this many members of the smaller of the two sets
+# (a cluster: of the viewer's newest followings).
 MUTUAL_SCAN_LIMIT = 2000
 MUTUALS_NAMED = 6  # the profile names three of them, the first not suspended
 
 # "Followed by people you follow" in one command, on one server (a profile's first
 # pipeline; a cluster reads the two sets and the names in the steps after: the keys are
-# on different nodes).
+# on different nodes). It walks the smaller of the two sets and asks the other one, so a
+# reader who follows hundreds costs a profile with 15 followers 15 lookups, not hundreds;
+# either way the ones named are the viewer's newest followings.
 # KEYS[1] following:<viewer>, KEYS[2] followers:<owner>
-# ARGV[1] how many of the viewer's newest followings to look at, ARGV[2] the owner's id,
+# ARGV[1] how many of the walked set's newest members to look at, ARGV[2] the owner's id,
 # ARGV[3] how many to name, ARGV[4] keys.user_key_prefix(). Returns: how many of those
 # follow the owner, then (id, username, status) of the first ARGV[3] of them, read from
 # their user hashes.
 MUTUALS_SCRIPT = """
-local ids = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-local count, out = 0, {}
-for _, id in ipairs(ids) do
-  if id ~= ARGV[2] and redis.call('ZSCORE', KEYS[2], id) then
-    count = count + 1
-    if count <= tonumber(ARGV[3]) then
-      local f = redis.call('HMGET', ARGV[4] .. id, 'username', 'status')
-      out[#out + 1] = id
-      out[#out + 1] = f[1] or ''
-      out[#out + 1] = f[2] or ''
-    end
+local limit, named = tonumber(ARGV[1]), tonumber(ARGV[3])
+local found = {}
+if redis.call('ZCARD', KEYS[1]) <= redis.call('ZCARD', KEYS[2]) then
+  for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, limit - 1)) do
+    if id ~= ARGV[2] and redis.call('ZSCORE', KEYS[2], id) then found[#found + 1] = id end
   end
+else
+  local scored = {}
+  for _, id in ipairs(redis.call('ZREVRANGE', KEYS[2], 0, limit - 1)) do
+    local since = redis.call('ZSCORE', KEYS[1], id)
+    if since and id ~= ARGV[2] then scored[#scored + 1] = {tonumber(since), id} end
+  end
+  -- newest followed first, ties as ZREVRANGE orders them
+  table.sort(scored, function(x, y)
+    if x[1] ~= y[1] then return x[1] > y[1] end
+    return x[2] > y[2]
+  end)
+  for i, pair in ipairs(scored) do found[i] = pair[2] end
 end
-table.insert(out, 1, count)
+local out = {#found}
+for i = 1, math.min(#found, named) do
+  local f = redis.call('HMGET', ARGV[4] .. found[i], 'username', 'status')
+  out[#out + 1] = found[i]
+  out[#out + 1] = f[1] or ''
+  out[#out + 1] = f[2] or ''
+end
 return out
 """
 
