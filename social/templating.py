@@ -29,6 +29,7 @@ from jinja2 import Environment, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
+from social.forms import PostForm
 from social.repository.cache import BoundedCache
 from social.repository.models import PostCounts
 from social.repository.users import name_has_url
@@ -569,6 +570,15 @@ def with_csrf(html: Markup, context: Context) -> Markup:
     return Markup(html.replace(CSRF_SLOT, escape(context.get("csrf_input", ""))))
 
 
+# Where a remembered form (the home page's blank composer) takes a fresh submission token.
+SUBMISSION_TOKEN_SLOT = Markup("<!--submission-token-->")
+
+
+def with_submission_token(html: Markup) -> Markup:
+    """Return html with a fresh submission_token() in SUBMISSION_TOKEN_SLOT."""
+    return Markup(html.replace(SUBMISSION_TOKEN_SLOT, submission_token()))
+
+
 def submission_token() -> Markup:
     """A hidden input with a one-off token for a form whose submission must take effect
     once: a retried POST (a reload after a timeout or a 503) sends the same token, and the
@@ -699,6 +709,11 @@ def environment(**options) -> Environment:
     env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
     env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)
     env.globals.update(with_auto_id=with_auto_id, field_row=FieldRows(env))
+    env.globals.update(
+        blank_post_form=PostForm,
+        submission_token_slot=SUBMISSION_TOKEN_SLOT,
+        with_submission_token=with_submission_token,
+    )
     cards = PostCards(env)
     env.globals.update(post_card=cards.one, post_cards=cards.many, card_actions=card_actions)
     env.globals.update(open_report_count=open_report_count)

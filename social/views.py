@@ -69,8 +69,7 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
         )
         if home is not None:
             context["home"] = home
-            self.checked_page(home.feed)
-            context.setdefault("post_form", PostForm())
+            self.checked_page(home.feed)  # the composer: blank, or post_form from PostView
         else:
             context["register_form"] = RegisterForm()
             context["login_form"] = LoginForm()

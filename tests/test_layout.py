@@ -4,6 +4,8 @@ name, counts or CSRF token to another."""
 
 from __future__ import annotations
 
+import re
+
 from django.template import engines
 from django.test import RequestFactory
 from markupsafe import Markup
@@ -126,3 +128,27 @@ def test_a_blank_forms_remembered_rows_never_stand_in_for_a_filled_one_or_anothe
     assert refused.status_code == 400
     assert 'value="alice"' in html and 'class="field has-error"' not in blank
     assert 'value="alice"' not in again and again.count("<label") == blank.count("<label")
+
+
+def test_the_remembered_composer_greets_each_reader_in_their_language_with_the_pages_csrf(
+    alice_client, bob_client
+):
+    """The blank composer is rendered once per reader name and language (page_part); the
+    page's own CSRF field and a fresh submission token go into it on every request."""
+    pages = [
+        alice_client.get("/").content.decode(),
+        bob_client.get("/").content.decode(),
+        alice_client.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode(),
+    ]
+    composers = [
+        re.search(r'<form class="card compose".*?</form>', html, re.S).group(0) for html in pages
+    ]
+
+    assert "What are you doing, alice?" in composers[0]
+    assert "What are you doing, bob?" in composers[1]
+    assert "alice，你在做什么？" in composers[2]
+    for html, composer in zip(pages, composers):
+        field = re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', composer)
+        page_fields = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', html))
+        assert len(field) == 1 and page_fields == set(field) and "<!--" not in composer
+        assert len(re.findall(r'name="token" value="[A-Za-z0-9_-]{16,}"', composer)) == 1
