@@ -200,7 +200,7 @@ class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
             )
         )
         self.checked_page(timeline.posts)
-        context["trending"] = self.repo.trending.trending()
+        context["trending"] = tuple(self.repo.trending.trending())  # hashable: a page_part key
         return context
 
     def remembered_fingerprint(self, context: dict) -> Hashable | None:
@@ -209,8 +209,8 @@ class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
         return (
             posts_fingerprint(timeline.posts, time.time()),
             timeline.posts.has_next,
-            tuple(timeline.latest_users),
-            tuple(context["trending"]),
+            timeline.latest_users,
+            context["trending"],
         )
 
 

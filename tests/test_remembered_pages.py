@@ -93,3 +93,22 @@ def test_each_language_has_its_own(repo, posted, monkeypatch):
     chinese = Client(headers={"accept-language": "zh-hans"}).get("/timeline/").content.decode()
 
     assert len(seen) == 2 and english != chinese
+
+
+def test_the_timelines_remembered_side_column_follows_new_sign_ups_and_the_language(
+    repo, posted, alice_client
+):
+    """The side column (trending tags, newest sign-ups) is a remembered page part keyed by
+    what it shows and the language: a new account shows on the next request. (The tags
+    themselves are summed once a minute per process: TrendingStore.)"""
+    repo.posts.create_post(posted[0].id, "all about #fresh")
+    before = alice_client.get("/timeline/").content.decode()
+    make_user(repo, "newcomer")
+    after = alice_client.get("/timeline/").content.decode()
+    chinese = alice_client.get("/timeline/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    side = [re.search(r'<aside class="card">.*?</aside>', html, re.S).group(0)
+            for html in (before, after, chinese)]  # fmt: skip
+    assert 'href="/tag/fresh/"' in side[0] and "@newcomer" not in side[0]
+    assert 'href="/tag/fresh/"' in side[1] and "@newcomer" in side[1] and "1 post" in side[1]
+    assert "@newcomer" in side[2] and "Trending today" not in side[2]

@@ -143,7 +143,7 @@ def test_it_hides_posts_of_suspended_authors_from_the_timeline(any_repo, any_r):
     page = any_repo.pages.timeline()
 
     assert [p.body for p in page.posts.items] == ["from alice"]
-    assert page.latest_users == ["alice"]
+    assert page.latest_users == ("alice",)
 
 
 def test_it_pages_the_global_timeline_newest_first_with_the_latest_signups(any_repo):
@@ -158,7 +158,7 @@ def test_it_pages_the_global_timeline_newest_first_with_the_latest_signups(any_r
     assert first.posts.has_next
     assert [p.body for p in second.posts.items] == ["p1", "p0"]
     assert not second.posts.has_next
-    assert first.latest_users == ["bob"]
+    assert first.latest_users == ("bob",)
 
 
 def test_it_shows_the_latest_posts_to_visitors(any_repo):

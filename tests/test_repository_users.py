@@ -229,8 +229,8 @@ def test_it_lists_the_newest_signups_first_without_suspended_ones(any_repo, any_
         any_repo.users.create_user(name, "h", at=T0 + i)
     any_r.zadd("suspended_users", {"cat": T0})
 
-    assert any_repo.pages.timeline(latest_users=2).latest_users == ["dan", "ben"]
-    assert any_repo.pages.timeline(latest_users=10).latest_users == ["dan", "ben", "ann"]
+    assert any_repo.pages.timeline(latest_users=2).latest_users == ("dan", "ben")
+    assert any_repo.pages.timeline(latest_users=10).latest_users == ("dan", "ben", "ann")
 
 
 def test_it_refuses_the_lower_cased_twin_of_a_mixed_case_reference_account(any_repo, any_r):

@@ -255,4 +255,4 @@ class TimelinePage:
     """The global timeline page: latest posts plus the latest sign-ups."""
 
     posts: Page[Post]
-    latest_users: list[str]
+    latest_users: tuple[str, ...]

@@ -177,7 +177,7 @@ class PageStore(RepositoryBase):
             scores = read.then.get("suspended") or [None] * len(names)
             visible = tuple(n for n, score in zip(names, scores) if score is None)
             self.cache.signups = ((tuple(names), read.got["version"]), visible)
-        return TimelinePage(posts=read.page, latest_users=list(visible[:latest_users]))
+        return TimelinePage(posts=read.page, latest_users=tuple(visible[:latest_users]))
 
     def _signups(self, names: Sequence[str], version: object) -> tuple[str, ...] | None:
         """The newest sign-ups without the suspended, as remembered for these names at this
