@@ -20,29 +20,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def count(redis_url: str, pages: list[tuple]) -> list[list[int]]:
-    """Return [cold, warm] round trips of one GET of each (path, auth secret, bearer): first
-    in a process that remembers nothing (social/repository/cache.py), then the same GET
-    again. bearer: the secret is a client API token, sent as `Authorization: Bearer`."""
+def setup_django(redis_url: str, allowed_hosts: str) -> None:
+    """Set up Django as the served site runs (DEBUG off) on the Redis at redis_url, with
+    plain static URLs: the hashed manifest exists only once run-site has collected static
+    files, and which URL a page links to changes neither its round trips nor its cost."""
     os.environ.update(
         DJANGO_SETTINGS_MODULE="retwis_site.settings",
         SECRET_KEY="bench-only-secret-key",
         DEBUG="false",
-        ALLOWED_HOSTS="testserver",
+        ALLOWED_HOSTS=allowed_hosts,
         REDIS_URL=redis_url,
     )
     import django
 
     django.setup()
-
     from django.conf import settings
-    from django.test import Client
 
-    # Plain static URLs: the hashed manifest exists only once run-site has collected static
-    # files, and which URL a page links to does not change its round trips.
     settings.STORAGES["staticfiles"]["BACKEND"] = (
         "django.contrib.staticfiles.storage.StaticFilesStorage"
     )
+
+
+def count(redis_url: str, pages: list[tuple]) -> list[list[int]]:
+    """Return [cold, warm] round trips of one GET of each (path, auth secret, bearer): first
+    in a process that remembers nothing (social/repository/cache.py), then the same GET
+    again. bearer: the secret is a client API token, sent as `Authorization: Bearer`."""
+    setup_django(redis_url, "testserver")
+    from django.conf import settings
+    from django.test import Client
 
     from tests.counting import CountingConnection, RoundTrips
 

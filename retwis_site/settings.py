@@ -265,6 +265,10 @@ RETWIS_NAME_CACHE_SIZE = envint("RETWIS_NAME_CACHE_SIZE", 10_000)
 RETWIS_SHOWN_CACHE_SIZE = envint("RETWIS_SHOWN_CACHE_SIZE", 10_000)
 # Rendered pages a visitor sees alike, by what they show (social/remembered.py).
 RETWIS_PAGE_CACHE_SIZE = envint("RETWIS_PAGE_CACHE_SIZE", 256)
+# Rendered post cards, and rendered page parts (the layout's header per reader, a reader's
+# blank composer, pagers, side columns) by what they show (social/templating.py).
+RETWIS_CARD_CACHE_SIZE = envint("RETWIS_CARD_CACHE_SIZE", 10_000)
+RETWIS_PART_CACHE_SIZE = envint("RETWIS_PART_CACHE_SIZE", 4096)
 RETWIS_FEED_PAGE_SIZE = 10
 RETWIS_TIMELINE_PAGE_SIZE = 50
 RETWIS_LIST_PAGE_SIZE = 50

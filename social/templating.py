@@ -714,10 +714,10 @@ def environment(**options) -> Environment:
         submission_token_slot=SUBMISSION_TOKEN_SLOT,
         with_submission_token=with_submission_token,
     )
-    cards = PostCards(env)
+    cards = PostCards(env, settings.RETWIS_CARD_CACHE_SIZE)
     env.globals.update(post_card=cards.one, post_cards=cards.many, card_actions=card_actions)
     env.globals.update(open_report_count=open_report_count)
-    layout = Layout(env)
+    layout = Layout(env, settings.RETWIS_PART_CACHE_SIZE)
     env.globals.update(
         site_head=layout.head,
         site_nav=layout.nav,
