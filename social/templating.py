@@ -135,7 +135,12 @@ def querystring(request: HttpRequest, **changes) -> str:
 
     The same as Django's {% querystring %} tag: filters survive paging.
     """
-    params = request.GET.copy()
+    return _changed(request.GET, changes)
+
+
+def _changed(query: QueryDict, changes: dict) -> str:
+    """Return "?" + query with changes applied (None removes a key), or "" for none."""
+    params = query.copy()
     for key, value in changes.items():
         if value is None:
             params.pop(key, None)
@@ -143,17 +148,15 @@ def querystring(request: HttpRequest, **changes) -> str:
             params.setlist(key, list(value))
         else:
             params[key] = value
-    if not params and not request.GET:
+    if not params and not query:
         return ""
     return f"?{params.urlencode()}"
 
 
 @lru_cache(maxsize=4096)
 def _page_href(path: str, query: str, number: int) -> str:
-    """Return path with query's `page` set to number, its other parameters kept."""
-    params = QueryDict(query, mutable=True)
-    params["page"] = str(number)
-    return f"{path}?{params.urlencode()}"
+    """querystring(request, page=number) after path, remembered by the raw query string."""
+    return path + _changed(QueryDict(query), {"page": number})
 
 
 def intcomma(value) -> str:

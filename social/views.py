@@ -200,7 +200,7 @@ class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
             )
         )
         self.checked_page(timeline.posts)
-        context["trending"] = tuple(self.repo.trending.trending())  # hashable: a page_part key
+        context["trending"] = self.repo.trending.trending()
         return context
 
     def remembered_fingerprint(self, context: dict) -> Hashable | None:

@@ -178,7 +178,7 @@ def test_trending_forgets_tags_older_than_a_day(any_repo):
     any_repo.posts.create_post(alice, "#old", at=T0)
     any_repo.posts.create_post(alice, "#new", at=T0 + 86400)
 
-    assert any_repo.trending.trending(at=T0 + 86400 + 60) == [("new", 1)]
+    assert any_repo.trending.trending(at=T0 + 86400 + 60) == (("new", 1),)
 
 
 # --- Likes -------------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ class ProcessCache:
         self.celebrities: tuple[bytes, tuple[int, ...]] | None = None
         self.signups: tuple[tuple, tuple[str, ...]] | None = None
         self.suggestions: tuple[float, tuple[User, ...]] | None = None
-        self.trending: tuple[float, list[tuple[str, int]]] | None = None
+        self.trending: tuple[float, tuple[tuple[str, int], ...]] | None = None
         self.open_reports: tuple[float, int] | None = None
 
     def clear(self) -> None:

@@ -15,7 +15,7 @@ TRENDING_REFRESH = 60  # seconds a process keeps the trending tags before summin
 class TrendingStore(RepositoryBase):
     """The tags used most in the last 24 hours."""
 
-    def trending(self, *, at: float | None = None) -> list[tuple[str, int]]:
+    def trending(self, *, at: float | None = None) -> tuple[tuple[str, int], ...]:
         """Return the TRENDING_SHOWN tags used most in the last 24 hours, with counts.
 
         The hourly buckets (keys.trending_hour) are summed with one ZUNIONSTORE into
@@ -35,6 +35,6 @@ class TrendingStore(RepositoryBase):
         pipe.zunionstore(keys.trending_day(), buckets)
         pipe.expire(keys.trending_day(), 2 * TRENDING_REFRESH)
         pipe.zrevrange(keys.trending_day(), 0, TRENDING_SHOWN - 1, withscores=True)
-        top = [(s(tag), int(score)) for tag, score in pipe.execute()[-1]]
+        top = tuple((s(tag), int(score)) for tag, score in pipe.execute()[-1])
         self.cache.trending = (clock, top)
         return top
