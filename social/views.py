@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext
 from django.views import View
 from django.views.generic import FormView, TemplateView
@@ -71,8 +72,9 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
             context["home"] = home
             self.checked_page(home.feed)  # the composer: blank, or post_form from PostView
         else:
-            context["register_form"] = RegisterForm()
-            context["login_form"] = LoginForm()
+            # Built when the page renders: a visitor's remembered page is not rendered.
+            context["register_form"] = SimpleLazyObject(RegisterForm)
+            context["login_form"] = SimpleLazyObject(LoginForm)
             context["latest"] = self.repo.pages.latest(5)
         return context
 

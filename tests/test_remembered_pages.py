@@ -8,7 +8,7 @@ import re
 import pytest
 from django.test import Client
 
-from social import remembered
+from social import forms, remembered
 from tests.conftest import PASSWORD, make_user
 
 T0 = 1_700_000_000
@@ -112,3 +112,28 @@ def test_the_timelines_remembered_side_column_follows_new_sign_ups_and_the_langu
     assert 'href="/tag/fresh/"' in side[0] and "@newcomer" not in side[0]
     assert 'href="/tag/fresh/"' in side[1] and "@newcomer" in side[1] and "1 post" in side[1]
     assert "@newcomer" in side[2] and "Trending today" not in side[2]
+
+
+def test_the_remembered_welcome_page_builds_no_forms_until_it_renders(repo, posted, monkeypatch):
+    built: list[str] = []
+
+    def counted(form_class):
+        real = form_class.__init__
+
+        def init(self, *args, **kwargs):
+            built.append(form_class.__name__)
+            real(self, *args, **kwargs)
+
+        monkeypatch.setattr(form_class, "__init__", init)
+
+    counted(forms.RegisterForm)
+    counted(forms.LoginForm)
+
+    first = Client().get("/").content.decode()
+    built_first = sorted(built)
+    second = Client().get("/").content.decode()
+
+    assert built_first == ["LoginForm", "RegisterForm"]
+    assert sorted(built) == built_first  # the second visitor's page came from memory
+    assert second == first.replace(TOKEN.search(first)[1], TOKEN.search(second)[1])
+    assert 'id="login_username"' in second and 'id="id_password2"' in second
