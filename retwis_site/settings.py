@@ -124,7 +124,7 @@ TEMPLATES = [
     {
         # Jinja2 through Django's own backend: feeds are the hot loop, and Jinja2 renders them
         # several times faster than Django's engine (docs/benchmarks.md). Helpers and filters
-        # (url, static, querystring, intcomma, naturaltime, ...) live in social/templating.py.
+        # (url, static, querystring, intcomma, naturaltime, ...) live in social/templating/.
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": False,
@@ -266,7 +266,7 @@ RETWIS_SHOWN_CACHE_SIZE = envint("RETWIS_SHOWN_CACHE_SIZE", 10_000)
 # Rendered pages a visitor sees alike, by what they show (social/remembered.py).
 RETWIS_PAGE_CACHE_SIZE = envint("RETWIS_PAGE_CACHE_SIZE", 256)
 # Rendered post cards, and rendered page parts (the layout's header per reader, a reader's
-# blank composer, pagers, side columns) by what they show (social/templating.py).
+# blank composer, pagers, side columns) by what they show (social/templating/).
 RETWIS_CARD_CACHE_SIZE = envint("RETWIS_CARD_CACHE_SIZE", 10_000)
 RETWIS_PART_CACHE_SIZE = envint("RETWIS_PART_CACHE_SIZE", 4096)
 RETWIS_FEED_PAGE_SIZE = 10

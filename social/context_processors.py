@@ -9,17 +9,17 @@ from django.utils.functional import empty
 from django.utils.translation import get_language
 from markupsafe import Markup
 
-from social import templating
 from social.csrf import get_token
 from social.remembered import csrf_field
 from social.repository import AnonymousUser
+from social.templating import links
 
 
 def script_prefix(request: HttpRequest) -> dict:
     """Tell the templates' url() the script prefix of this request, and give them the
     active language once (`LANGUAGE_CODE`: the templates' gettext reads it from the page's
     context instead of asking Django for every message)."""
-    templating.set_script_prefix(get_script_prefix())
+    links.set_script_prefix(get_script_prefix())
     return {"LANGUAGE_CODE": get_language() or settings.LANGUAGE_CODE}
 
 

@@ -265,9 +265,10 @@ class PostForm(forms.Form):
         error_messages={"required": gettext_lazy("Write something first.")},
     )
 
-    # The one-off submission token (templating.submission_token): a retried submission
-    # returns the first one's post instead of posting twice. Optional (the public contract
-    # is `status` alone); a malformed one is refused, since only a tampered form sends it.
+    # The one-off submission token (submission_token in social/templating/fields.py): a
+    # retried submission returns the first one's post instead of posting twice. Optional
+    # (the public contract is `status` alone); a malformed one is refused, since only a
+    # tampered form sends it.
     token = forms.RegexField(
         regex=r"^[A-Za-z0-9_-]{16,64}$",
         required=False,
@@ -305,7 +306,8 @@ class PostForm(forms.Form):
 
 class ReplyForm(PostForm):
     """The permalink's reply form: a PostForm that says it is a reply (its blank widget is
-    remembered apart from the composer's: templating.widget keys on the form class)."""
+    remembered apart from the composer's: widget() in social/templating/fields.py keys on
+    the form class)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

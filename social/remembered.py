@@ -24,7 +24,7 @@ from social.csrf import get_token
 from social.http import SiteHttpRequest
 from social.repository.cache import BoundedCache
 from social.repository.models import Page, Post
-from social.templating import age
+from social.templating.filters import age
 
 # Where a remembered page's CSRF token goes: random per process, so no text can forge it.
 CSRF_SLOT = f"csrf-slot-{secrets.token_hex(16)}"

@@ -2,7 +2,7 @@
 
 Pure functions, no Redis: the repository calls them when a post is written and stores what
 they found in the post hash (who was mentioned, which tags), so showing a post never looks
-a name up again (social/templating.py links them from what was stored).
+a name up again (social/templating/links.py links them from what was stored).
 """
 
 from __future__ import annotations

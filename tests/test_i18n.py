@@ -23,8 +23,8 @@ from django.conf import settings
 from django.test import Client
 from django.utils import translation
 
-from social import templating
 from social.repository.limits import wait_phrase
+from social.templating import filters
 from tests.conftest import login, make_staff, make_user
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -484,19 +484,17 @@ def test_relative_times_in_both_languages():
     for language, expected in cases.items():
         with translation.override(language):
             shown = [
-                templating.age(now - timedelta(seconds=10), stamp),
-                templating.age(now - timedelta(minutes=5), stamp),
-                templating.age(now - timedelta(hours=3), stamp),
-                templating.age(now - timedelta(days=2), stamp),
-                templating.age(now - timedelta(days=365), stamp),
+                filters.age(now - timedelta(seconds=10), stamp),
+                filters.age(now - timedelta(minutes=5), stamp),
+                filters.age(now - timedelta(hours=3), stamp),
+                filters.age(now - timedelta(days=2), stamp),
+                filters.age(now - timedelta(days=365), stamp),
             ]
         assert shown == expected, language
     with translation.override("en"):
-        assert templating.naturaltime(datetime.now(UTC) - timedelta(minutes=5)) == (
-            "5\xa0minutes ago"
-        )
+        assert filters.naturaltime(datetime.now(UTC) - timedelta(minutes=5)) == ("5\xa0minutes ago")
     with translation.override("zh-hans"):
-        assert "分钟" in templating.naturaltime(datetime.now(UTC) - timedelta(minutes=5))
+        assert "分钟" in filters.naturaltime(datetime.now(UTC) - timedelta(minutes=5))
 
 
 def test_remembered_cards_dates_and_widgets_keep_one_copy_per_language(repo, alice, bob):

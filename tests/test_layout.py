@@ -1,5 +1,5 @@
 """The page's layout (base.html's head links, header and footer) is rendered once per
-language and what it shows (social/templating.py Layout), and never shows one reader's
+language and what it shows (social/templating/ Layout), and never shows one reader's
 name, counts or CSRF token to another."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from django.template import engines
 from django.test import RequestFactory
 from markupsafe import Markup
 
-from social import templating
 from social.repository import AnonymousUser, User
+from social.templating import layout
 
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
 
 
-def layout() -> templating.Layout:
+def site_layout() -> layout.Layout:
     """The site's Layout (what site_nav and site_footer are bound to)."""
     return engines["jinja2"].env.globals["site_nav"].__self__
 
@@ -43,7 +43,7 @@ def page(user, path: str = "/", token: str = "t0", **context) -> str:
 
 
 def remembered() -> list[str]:
-    return [str(html) for html in layout().parts._data.values()]
+    return [str(html) for html in site_layout().parts._data.values()]
 
 
 def test_the_nav_marks_the_page_shown_as_current(client):
@@ -56,10 +56,10 @@ def test_the_nav_marks_the_page_shown_as_current(client):
 
 
 def test_a_part_is_rendered_once_and_the_same_for_every_visitor():
-    first = layout().part("footer", "en", templating.CSRF_SLOT)
+    first = site_layout().part("footer", "en", layout.CSRF_SLOT)
 
-    assert layout().part("footer", "en", templating.CSRF_SLOT) is first
-    assert layout().part("footer", "zh-hans", templating.CSRF_SLOT) is not first
+    assert site_layout().part("footer", "en", layout.CSRF_SLOT) is first
+    assert site_layout().part("footer", "zh-hans", layout.CSRF_SLOT) is not first
 
 
 def test_a_readers_header_shows_their_name_and_counts_and_the_pages_own_token():
@@ -83,8 +83,8 @@ def test_a_pages_token_reaches_the_log_out_and_language_forms_and_no_slot_is_lef
     html = page(User(id=1, username="alice"), token="TTT")
 
     assert html.count('value="TTT"') == 2  # the header's log-out and the footer's switch
-    assert str(templating.CSRF_SLOT) not in html
-    assert str(templating.CSRF_SLOT) not in page(AnonymousUser())
+    assert str(layout.CSRF_SLOT) not in html
+    assert str(layout.CSRF_SLOT) not in page(AnonymousUser())
 
 
 def test_a_visitors_header_offers_log_in_and_sign_up_and_no_form_but_the_footers():
@@ -105,11 +105,11 @@ def test_the_layout_is_in_the_pages_language_with_its_own_selected(client):
 
 
 def test_while_templates_auto_reload_each_part_is_rendered_afresh(monkeypatch):
-    monkeypatch.setattr(layout().env, "auto_reload", True)
+    monkeypatch.setattr(site_layout().env, "auto_reload", True)
 
-    first = layout().part("head_links", "en")
+    first = site_layout().part("head_links", "en")
 
-    assert "css/site" in first and layout().part("head_links", "en") is not first
+    assert "css/site" in first and site_layout().part("head_links", "en") is not first
 
 
 def test_a_blank_forms_remembered_rows_never_stand_in_for_a_filled_one_or_another_language(

@@ -1,4 +1,4 @@
-"""The template vocabulary (social/templating.py): Django-compatible helpers, and what is
+"""The template vocabulary (social/templating/): Django-compatible helpers, and what is
 remembered between pages never shows one reader what belongs to another."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from django.test import RequestFactory
 from django.utils import timezone
 from markupsafe import Markup
 
-from social import templating
 from social.forms import LoginForm, PostForm, ReplyForm
 from social.repository import AnonymousUser, Post, User
 from social.repository.models import PostCounts
+from social.templating import cards, fields, filters, links
 
 T0 = 1_700_000_000
 
@@ -26,39 +26,39 @@ def render(source: str, **context) -> str:
 
 
 def test_url_reverses_and_keeps_the_script_prefix():
-    templating.set_script_prefix("/")
-    assert templating.url("social:profile", "bob") == "/u/bob/"
-    templating.set_script_prefix("/social/")
+    links.set_script_prefix("/")
+    assert links.url("social:profile", "bob") == "/u/bob/"
+    links.set_script_prefix("/social/")
     try:
-        assert templating.url("social:profile", "bob") == "/social/u/bob/"
-        assert templating.url("social:post_detail", 7) == "/social/p/7/"
+        assert links.url("social:profile", "bob") == "/social/u/bob/"
+        assert links.url("social:post_detail", 7) == "/social/p/7/"
     finally:
-        templating.set_script_prefix("/")
+        links.set_script_prefix("/")
 
 
 def test_querystring_keeps_filters_and_changes_the_page():
     request = RequestFactory().get("/staff/users/", {"q": "al", "page": "2"})
 
-    assert QueryDict(templating.querystring(request, page=3)[1:]) == QueryDict("q=al&page=3")
-    assert templating.querystring(request, page=None) == "?q=al"
-    assert templating.querystring(RequestFactory().get("/")) == ""
+    assert QueryDict(links.querystring(request, page=3)[1:]) == QueryDict("q=al&page=3")
+    assert links.querystring(request, page=None) == "?q=al"
+    assert links.querystring(RequestFactory().get("/")) == ""
 
 
 def test_filters_say_what_djangos_say():
     when = datetime.fromtimestamp(T0, tz=UTC)  # 2023-11-14 22:13:20 UTC
 
-    assert templating.intcomma(1234567) == "1,234,567"
-    assert templating.date(when, "j M Y, H:i") == "14 Nov 2023, 22:13"
-    assert templating.date(when, "c") == "2023-11-14T22:13:20+00:00"
-    assert templating.date(None, "c") == ""
-    assert templating.pluralize(1) == "" and templating.pluralize(2) == "s"
-    assert templating.pluralize([1, 2], "y,ies") == "ies"
-    assert templating.truncatechars("x" * 50, 10) == "x" * 9 + "…"
-    assert templating.naturaltime(timezone.now() - timedelta(hours=3)) == "3\xa0hours ago"
+    assert filters.intcomma(1234567) == "1,234,567"
+    assert filters.date(when, "j M Y, H:i") == "14 Nov 2023, 22:13"
+    assert filters.date(when, "c") == "2023-11-14T22:13:20+00:00"
+    assert filters.date(None, "c") == ""
+    assert filters.pluralize(1) == "" and filters.pluralize(2) == "s"
+    assert filters.pluralize([1, 2], "y,ies") == "ies"
+    assert filters.truncatechars("x" * 50, 10) == "x" * 9 + "…"
+    assert filters.naturaltime(timezone.now() - timedelta(hours=3)) == "3\xa0hours ago"
 
 
 def test_linebreaksbr_escapes_before_breaking_lines():
-    html = templating.linebreaksbr("<b>one</b>\r\ntwo\rthree\nfour")
+    html = filters.linebreaksbr("<b>one</b>\r\ntwo\rthree\nfour")
 
     assert html == "&lt;b&gt;one&lt;/b&gt;<br>two<br>three<br>four"
 
@@ -68,17 +68,17 @@ def test_templates_escape_what_they_show():
 
 
 def test_a_blank_field_is_rendered_once_and_a_submitted_one_every_time():
-    first = templating.widget(PostForm()["status"])
+    first = fields.widget(PostForm()["status"])
     assert 'name="status"' in first and 'data-maxchars="280"' in first
-    assert templating.widget(PostForm()["status"]) is first
+    assert fields.widget(PostForm()["status"]) is first
 
-    typed = templating.widget(PostForm(data={"status": "hello <you>"})["status"])
+    typed = fields.widget(PostForm(data={"status": "hello <you>"})["status"])
 
     assert "hello &lt;you&gt;" in typed
-    assert templating.widget(LoginForm()["username"]) != first
+    assert fields.widget(LoginForm()["username"]) != first
 
 
-def cards() -> templating.PostCards:
+def site_cards() -> cards.PostCards:
     """The site's PostCards (what post_card and post_cards are bound to)."""
     return engines["jinja2"].env.globals["post_card"].__self__
 
@@ -114,14 +114,14 @@ def test_a_remembered_card_never_shows_a_reader_the_report_link_of_their_own_pos
     alice = User(id=1, username="alice")
     bob = User(id=2, username="bob")
 
-    as_bob = cards().card(post, bob)
-    as_alice = cards().card(post, alice)
-    as_visitor = cards().card(post, AnonymousUser())
+    as_bob = site_cards().card(post, bob)
+    as_alice = site_cards().card(post, alice)
+    as_visitor = site_cards().card(post, AnonymousUser())
 
     assert "Report" in as_bob
     assert "Report" not in as_alice
     assert "Report" not in as_visitor
-    assert cards().card(post, bob) is as_bob  # remembered
+    assert site_cards().card(post, bob) is as_bob  # remembered
 
 
 def test_a_remembered_card_follows_a_deletion():
@@ -129,11 +129,12 @@ def test_a_remembered_card_follows_a_deletion():
     deleted = Post(id=2, author_id=1, author_name="alice", time=T0, body="hi", is_deleted=True)
     bob = User(id=2, username="bob")
 
-    assert "removed by moderators" not in cards().card(post, bob)
+    assert "removed by moderators" not in site_cards().card(post, bob)
     # The repository's policy says a hidden post offers no actions (visibility.may_act).
     closed = {2: PostCounts(actionable=False)}
-    assert "removed by moderators" in cards().card(deleted, bob, closed)
-    assert "Like" not in cards().card(deleted, bob, closed)  # nothing to do with a removed post
+    assert "removed by moderators" in site_cards().card(deleted, bob, closed)
+    # Nothing to do with a removed post:
+    assert "Like" not in site_cards().card(deleted, bob, closed)
 
 
 def test_post_cards_renders_a_feed_in_order_as_the_single_cards_would():
@@ -244,7 +245,7 @@ def test_a_reply_says_whom_it_answers_and_links_the_parent():
 
 def text_of(body: str, mentions=(), tags=()) -> str:
     return str(
-        templating.post_text(
+        links.post_text(
             Post(
                 id=1, author_id=1, author_name="a", time=T0, body=body, mentions=mentions, tags=tags
             )
@@ -305,8 +306,8 @@ def test_post_text_of_a_plain_post_is_just_escaped():
 
 
 def test_a_reply_form_remembers_its_blank_widget_apart_from_the_composer():
-    composer = templating.widget(PostForm()["status"])
-    reply = templating.widget(ReplyForm()["status"])
+    composer = fields.widget(PostForm()["status"])
+    reply = fields.widget(ReplyForm()["status"])
 
     assert 'placeholder="What are you doing?"' in composer
     assert 'placeholder="Write your reply"' in reply
@@ -340,12 +341,12 @@ def ago(seconds: float) -> datetime:
     ],
 )
 def test_age_is_short_then_a_date(value, shown):
-    assert templating.age(value, NOW) == shown
-    assert render("{{ when|age }}", when=value) == templating.age(value)  # the filter, now
+    assert filters.age(value, NOW) == shown
+    assert render("{{ when|age }}", when=value) == filters.age(value)  # the filter, now
 
 
 def test_age_of_nothing_is_nothing():
-    assert templating.age(None) == ""
+    assert filters.age(None) == ""
 
 
 def test_age_reads_the_year_in_the_sites_time_zone():
@@ -353,60 +354,60 @@ def test_age_reads_the_year_in_the_sites_time_zone():
     # year", so it shows its year.
     new_year = datetime(2025, 12, 31, 23, 30, tzinfo=UTC).timestamp()
     with timezone.override("Asia/Tokyo"):
-        assert templating.age(datetime(2025, 1, 2, 3, 0, tzinfo=UTC), new_year) == "Jan 2, 2025"
-    assert templating.age(datetime(2025, 1, 2, 3, 0, tzinfo=UTC), new_year) == "Jan 2"
+        assert filters.age(datetime(2025, 1, 2, 3, 0, tzinfo=UTC), new_year) == "Jan 2, 2025"
+    assert filters.age(datetime(2025, 1, 2, 3, 0, tzinfo=UTC), new_year) == "Jan 2"
 
 
 def test_every_age_goes_through_gettext(monkeypatch):
     catalog = {"now": "刚刚", "%(count)dm": "%(count)d分钟", "%(count)dh": "%(count)d小时"}
     dates = {"M j": "n月j日", "M j, Y": "Y年n月j日"}
-    monkeypatch.setattr(templating, "gettext", lambda s: catalog[s])
-    monkeypatch.setattr(templating, "ngettext", lambda s, p, n: catalog[s if n == 1 else p])
-    monkeypatch.setattr(templating, "pgettext", lambda context, s: dates[s])
-    monkeypatch.setattr(templating, "get_language", lambda: "zh-hans")
-    monkeypatch.setattr(templating, "_recent_ages", {})  # the shown ages it remembers
+    monkeypatch.setattr(filters, "gettext", lambda s: catalog[s])
+    monkeypatch.setattr(filters, "ngettext", lambda s, p, n: catalog[s if n == 1 else p])
+    monkeypatch.setattr(filters, "pgettext", lambda context, s: dates[s])
+    monkeypatch.setattr(filters, "get_language", lambda: "zh-hans")
+    monkeypatch.setattr(filters, "_recent_ages", {})  # the shown ages it remembers
 
-    assert templating.age(ago(1), NOW) == "刚刚"
-    assert templating.age(ago(300), NOW) == "5分钟"
-    assert templating.age(ago(3 * 3600), NOW) == "3小时"
-    assert templating.age(datetime(2025, 11, 19, 11, 0, tzinfo=UTC), NOW) == "11月19日"
-    assert templating.age(datetime(2024, 3, 4, 11, 0, tzinfo=UTC), NOW) == "2024年3月4日"
+    assert filters.age(ago(1), NOW) == "刚刚"
+    assert filters.age(ago(300), NOW) == "5分钟"
+    assert filters.age(ago(3 * 3600), NOW) == "3小时"
+    assert filters.age(datetime(2025, 11, 19, 11, 0, tzinfo=UTC), NOW) == "11月19日"
+    assert filters.age(datetime(2024, 3, 4, 11, 0, tzinfo=UTC), NOW) == "2024年3月4日"
 
 
 def test_a_card_shows_the_age_of_its_key_and_the_exact_time_for_readers_and_on_hover():
     post = Post(id=8, author_id=9, author_name="zed", time=int(time.time()) - 300, body="aged")
     bob = User(id=2, username="bob")
-    exact = templating.date(post.created, "j M Y, H:i T")
+    exact = filters.date(post.created, "j M Y, H:i T")
 
-    html = cards().card(post, bob)
+    html = site_cards().card(post, bob)
 
     assert '<span aria-hidden="true">5m</span>' in html
     assert f'<span class="visually-hidden exact">{exact}</span>' in html
     assert f'title="{exact}"' in html
     # the same post an hour later is another card, not the remembered one
-    later = cards()._card(post, bob, templating.NO_COUNTS, None, time.time() + 3600)
+    later = site_cards()._card(post, bob, cards.NO_COUNTS, None, time.time() + 3600)
     assert '<span aria-hidden="true">1h</span>' in later
 
 
 def test_the_permalinks_card_shows_its_exact_time_instead_of_its_age():
     post = Post(id=9, author_id=9, author_name="zed", time=T0, body="exact")
 
-    html = cards().card(post, AnonymousUser(), exact_time=True)
+    html = site_cards().card(post, AnonymousUser(), exact_time=True)
 
     assert (
         '<time datetime="2023-11-14T22:13:20+00:00" class="exact">14 Nov 2023, 22:13 UTC</time>'
         in html
     )
     assert html.count("<time") == 1 and "visually-hidden exact" not in html
-    assert html != cards().card(post, AnonymousUser())
+    assert html != site_cards().card(post, AnonymousUser())
 
 
 def test_with_auto_id_gives_a_form_its_own_ids_and_its_own_remembered_widgets():
-    login = templating.with_auto_id(LoginForm(), "login_%s")
+    login = fields.with_auto_id(LoginForm(), "login_%s")
 
-    assert 'id="login_username"' in templating.widget(login["username"])
+    assert 'id="login_username"' in fields.widget(login["username"])
     assert login["password"].id_for_label == "login_password"
-    assert 'id="id_username"' in templating.widget(LoginForm()["username"])
+    assert 'id="id_username"' in fields.widget(LoginForm()["username"])
 
 
 def test_a_templates_globals_are_the_sites_with_its_own_over_them_never_changing_the_sites():

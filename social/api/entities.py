@@ -1,6 +1,6 @@
 """Mastodon's JSON shapes (entities) built from the repository's dataclasses: Account,
 Status, Relationship, Context, Notification, Tag. Ids are strings, times ISO 8601 with
-milliseconds in UTC, `content` the site's own escaped HTML of a post (social.templating's
+milliseconds in UTC, `content` the site's own escaped HTML of a post (social.templating.links'
 post_text, its links made absolute). Pure functions: what they need is read before, in
 bulk (social/repository/api_reads.py), never per item.
 """
@@ -18,7 +18,7 @@ from django.templatetags.static import static
 from social.repository import Post, PostCounts, User
 from social.repository.api_reads import AccountRow, Event, Relationship
 from social.repository.models import Counts
-from social.templating import post_text, profile_url, url
+from social.templating.links import post_text, profile_url, url
 
 NOTIFICATION_TYPES = {
     "follow": "follow",
