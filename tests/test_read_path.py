@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from social.repository import ANONYMOUS, STAFF, PostNotFound, UserNotFound, Viewer
-from social.repository.reader import (
+from social.repository import (
+    ANONYMOUS,
+    STAFF,
     HomeFeed,
     Liked,
     Listed,
     Mentions,
     OwnPosts,
+    PostNotFound,
     Replies,
     TagPosts,
     Timeline,
+    UserNotFound,
+    Viewer,
 )
 from tests.conftest import make_staff, make_user
 

@@ -9,9 +9,8 @@ from django.utils.translation import gettext
 
 from social import auth
 from social.keys import RELATIONS_CAP
-from social.repository import CannotFollowSelf, NotAllowed
+from social.repository import CannotFollowSelf, NotAllowed, OwnPosts
 from social.repository.models import Page
-from social.repository.reader import OwnPosts
 
 from . import entities
 from .base import ApiError, json_response

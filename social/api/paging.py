@@ -17,10 +17,9 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from social.repository import Post, PostCounts, Repository, Viewer
+from social.repository import Post, PostCounts, Repository, Source, Viewer
 from social.repository.api_reads import AccountRow
 from social.repository.oauth import RememberedToken
-from social.repository.reader import Source
 
 from .forms import ID_MAX, limit_param
 

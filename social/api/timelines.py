@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from social.repository import HomeFeed, Liked, TagPosts, Timeline
 from social.repository.api_reads import NOTIFICATION_KINDS, Event
-from social.repository.reader import HomeFeed, Liked, TagPosts, Timeline
 from social.text import normal_tag
 
 from . import entities

@@ -7,7 +7,8 @@ shapes, the process cache and the other stores it uses, nothing more.
   `repo.relations` (blocks, mutes), `repo.filters`, `repo.notifications`, `repo.likes`,
   `repo.reposts`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
-  (reader.py, with visibility.py's policy); `repo.trending`, `repo.search`.
+  (reader.py, from the sources of sources.py, with visibility.py's policy);
+  `repo.trending`, `repo.search`.
 - The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.api_reads`
   (accounts and relationships in bulk, positions in lists, notification events).
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
@@ -68,6 +69,17 @@ from .repair import RepairStore
 from .reports import ReportStore
 from .reposts import RepostStore
 from .search import SearchStore
+from .sources import (
+    HomeFeed,
+    Liked,
+    Listed,
+    Mentions,
+    OwnPosts,
+    Replies,
+    Source,
+    TagPosts,
+    Timeline,
+)
 from .staff_pages import StaffPageStore
 from .stats import StatsStore
 from .suggestions import Suggestions
@@ -200,6 +212,16 @@ __all__ = [
     "UserNotFound",
     "UsernameTaken",
     "StaleViewer",
+    # The sources of the read path (repo.reader.page(Timeline(), viewer, ...)).
+    "Source",
+    "HomeFeed",
+    "Liked",
+    "Listed",
+    "Mentions",
+    "OwnPosts",
+    "Replies",
+    "TagPosts",
+    "Timeline",
     "Viewer",
     "ViewerCheck",
     "get_repository",

@@ -32,7 +32,8 @@ from .base import (
 )
 from .models import Counts, Page, Post, User
 from .oauth import RememberedToken, StaleToken, queue_token_check, token_holds
-from .reader import Listed, NamedReads, PageRead, PageReader, Source
+from .reader import NamedReads, PageRead, PageReader
+from .sources import Listed, Source
 from .visibility import Viewer, may_notify
 
 BISECT_STEPS = 64

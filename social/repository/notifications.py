@@ -20,7 +20,8 @@ from social import keys
 
 from .base import Pipe, RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
 from .models import Page, Post, User, as_datetime
-from .reader import Listed, PageReader
+from .reader import PageReader
+from .sources import Listed
 from .visibility import Viewer, may_notify
 
 KINDS = ("follow", "like", "reply", "mention", "repost")

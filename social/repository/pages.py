@@ -25,17 +25,8 @@ from .errors import PostNotFound, UserNotFound
 from .loading import HIDDEN_STATUSES
 from .models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from .notices import decode_notices
-from .reader import (
-    HomeFeed,
-    Liked,
-    Listed,
-    Mentions,
-    OwnPosts,
-    PageReader,
-    Replies,
-    TagPosts,
-    Timeline,
-)
+from .reader import PageReader
+from .sources import HomeFeed, Liked, Listed, Mentions, OwnPosts, Replies, TagPosts, Timeline
 from .suggestions import Suggestions
 from .users import UserStore
 from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account

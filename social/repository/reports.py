@@ -35,7 +35,8 @@ from .base import (
 from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 from .posts import PostStore
-from .reader import Listed, PageReader
+from .reader import PageReader
+from .sources import Listed
 from .visibility import STAFF
 
 # What a reporter can pick; the code is stored, the label shown (translated: reason_label).

@@ -29,8 +29,9 @@ from .base import (
 from .errors import UserNotFound
 from .models import Counts, Page, Post, User, as_datetime
 from .moderation import account_user
-from .reader import Listed, OwnPosts, PageReader
+from .reader import PageReader
 from .reports import Report, ReportStore, report_from_hash
+from .sources import Listed, OwnPosts
 from .visibility import STAFF
 
 ACCOUNT_POSTS = 10
