@@ -11,6 +11,7 @@ from django.test import RequestFactory
 from markupsafe import Markup
 
 from social.repository import AnonymousUser, User
+from social.repository.cache import BoundedCache
 from social.templating import layout
 
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
@@ -152,3 +153,18 @@ def test_the_remembered_composer_greets_each_reader_in_their_language_with_the_p
         page_fields = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', html))
         assert len(field) == 1 and page_fields == set(field) and "<!--" not in composer
         assert len(re.findall(r'name="token" value="[A-Za-z0-9_-]{16,}"', composer)) == 1
+
+
+def test_the_blank_composer_is_rendered_once_per_reader_and_language(
+    alice_client, bob_client, monkeypatch
+):
+    monkeypatch.setattr(site_layout(), "parts", BoundedCache(64))  # nothing remembered yet
+
+    pages = [c.get("/").content.decode() for c in (alice_client, alice_client, bob_client)]
+
+    added = [key for key in site_layout().parts._data if key[0] == "social/_compose.html"]
+    # (template, macro, language, script prefix, (reader's name, CSRF slot)): alice's second
+    # page used the composer her first one rendered.
+    assert sorted(key[4][0] for key in added) == ["alice", "bob"]
+    tokens = [re.search(r'name="token" value="([^"]+)"', html)[1] for html in pages]
+    assert len(set(tokens)) == 3  # each page still has a fresh submission token
