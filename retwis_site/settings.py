@@ -206,6 +206,7 @@ RETWIS_LIMIT_REPORTS = envrate("RETWIS_LIMIT_REPORTS", "10/1h")  # per user
 # blocks, unblocks, mutes and unmutes, per user
 RETWIS_LIMIT_RELATIONS = envrate("RETWIS_LIMIT_RELATIONS", "100/1h")
 RETWIS_LIMIT_REPOSTS = envrate("RETWIS_LIMIT_REPOSTS", "100/1h")  # reposts + undos, per user
+RETWIS_LIMIT_LIKES = envrate("RETWIS_LIMIT_LIKES", "200/1h")  # likes + unlikes, per user
 # The request header a reverse proxy puts the client's address in (e.g. X-Forwarded-For,
 # its last entry is used, or X-Real-IP). Off by default: REMOTE_ADDR is the client. Set it
 # only when every request comes through a proxy that sets or appends it.

@@ -133,6 +133,11 @@ def repost_limits(user_id: int) -> list[Check]:
     return [(limit("repost_user", "RETWIS_LIMIT_REPOSTS"), str(int(user_id)))]
 
 
+def like_limits(user_id: int) -> list[Check]:
+    """Return what a like or an unlike counts against: the user making it."""
+    return [(limit("like_user", "RETWIS_LIMIT_LIKES"), str(int(user_id)))]
+
+
 def relation_limits(user_id: int) -> list[Check]:
     """Return what a block, unblock, mute or unmute counts against: the user making it."""
     return [(limit("relation_user", "RETWIS_LIMIT_RELATIONS"), str(int(user_id)))]

@@ -299,8 +299,9 @@ def rate_limit(scope: str, subject: str) -> str:
     never locked out from elsewhere); "signup_ip" 10 sign-ups per address per hour;
     "app_ip" 30 client API apps registered per address per hour; "post_user" 30 posts,
     "follow_user" 100 follows and unfollows, "report_user" 10 reports, "relation_user" 100
-    blocks, mutes, their undos and filters, "repost_user" 100 reposts and undos per user id
-    per 10 minutes, hour, hour, hour, hour. An address is an IPv4 address or an IPv6 /64.
+    blocks, mutes, their undos and filters, "repost_user" 100 reposts and undos, "like_user"
+    200 likes and unlikes per user id per 10 minutes, hour, hour, hour, hour, hour. An
+    address is an IPv4 address or an IPv6 /64.
     `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():
@@ -471,6 +472,15 @@ def notifications(user_id: int) -> str:
     NOTIFICATIONS_DAYS are not shown. The user hash's `unread_notifications` counts the
     pushes since the page was last seen."""
     return f"notifications:{int(user_id)}"
+
+
+def notified(user_id: int) -> str:
+    """Sorted set: what the user was told of that can be done again (a like, a repost, a
+    follow, undone and made again), "<kind>|<actor id>|<post id or empty>" scored by when;
+    a member there tells no one again (repository.notifications.queue_claim). Each claim
+    drops members older than NOTIFICATIONS_DAYS, keeps the newest NOTIFICATIONS_CAP and
+    sets the key to expire NOTIFICATIONS_DAYS after it; deleted with the account."""
+    return f"notified:{int(user_id)}"
 
 
 NOTIFICATIONS_CAP = 1000

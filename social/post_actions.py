@@ -33,11 +33,15 @@ class PostActionView(LoginNextMixin, RepositoryMixin, View):
 
 
 class LikeView(PostActionView):
-    """POST /p/<id>/like/ and /unlike/."""
+    """POST /p/<id>/like/ and /unlike/ (a repost's id: the post it shares). Counted against
+    RETWIS_LIMIT_LIKES (429 past it)."""
 
     action = "like"
 
     def post(self, request: AuthenticatedHttpRequest, post_id: int) -> HttpResponse:
+        self.repo.limits.enforce(
+            auth.like_limits(request.user.id), gettext("You have liked a lot in a short time.")
+        )
         try:
             if self.action == "like":
                 self.repo.likes.like(request.user.id, post_id)
@@ -45,7 +49,7 @@ class LikeView(PostActionView):
                 self.repo.likes.unlike(request.user.id, post_id)
         except PostNotFound:
             raise Http404("No such post.") from None
-        except NotAllowed as error:  # its author blocks the reader
+        except NotAllowed as error:  # a block between the reader and its author
             messages.error(request, gettext(str(error)))
         return self.back(post_id)
 

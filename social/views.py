@@ -349,7 +349,8 @@ class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):
         """The post and its counts, when the reporter may act on it."""
         try:
             viewer = Viewer.of(self.request.user)
-            return self.repo.pages.post(self.kwargs["post_id"], viewer, to_act=True)
+            # A repost's id: the post it shares is reported.
+            return self.repo.pages.post(self.kwargs["post_id"], viewer, to_act=True, shared=True)
         except PostNotFound:
             raise Http404("No such post.") from None
 
@@ -401,6 +402,8 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
             post, _ = self.repo.pages.post(self.kwargs["post_id"], viewer, to_act=True)
         except PostNotFound:
             raise Http404("No such post.") from None
+        if post.repost_of is not None:  # undone by its card's button, never deleted
+            raise Http404("No such post.")
         if post.author_id != self.request.user.id:
             raise PermissionDenied(gettext("You can only delete your own posts."))
         context["post"] = post

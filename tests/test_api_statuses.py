@@ -3,7 +3,10 @@ deleting, context, favourites, reblogs, and what the site has not; with the Redi
 
 from __future__ import annotations
 
+import pytest
+
 from social import keys
+from social.api.statuses import REPLY_NOT_FOUND
 from tests.api import Api, all_keys, token_for
 
 
@@ -48,14 +51,21 @@ def test_a_reply_names_its_parent_and_its_author(repo, r, alice, bob):
     assert api.get(f"/api/v1/statuses/{parent}").json()["replies_count"] == 1
 
 
-def test_replying_to_a_missing_or_blocking_author_is_refused(repo, r, alice, bob):
+def test_replying_to_a_missing_or_blocking_author_is_404_as_mastodon_answers(repo, r, alice, bob):
     api = Api(token_for(repo, alice))
-    assert api.post("/api/v1/statuses", {"status": "x", "in_reply_to_id": "999"}).status_code == 422
+    missing = api.post("/api/v1/statuses", {"status": "x", "in_reply_to_id": "999"})
+    assert missing.status_code == 404
+    assert missing.json() == {"error": REPLY_NOT_FOUND}
     parent = repo.posts.create_post(bob.id, "go away")
-    repo.relations.block(bob.id, alice.id)
-    refused = api.post("/api/v1/statuses", {"status": "x", "in_reply_to_id": str(parent)})
-    assert refused.status_code in (403, 404)
-    assert r.llen(keys.own_posts(alice.id)) == 0
+    next_id = r.get(keys.next_post_id())
+    for blocker, blocked in ((bob, alice), (alice, bob)):  # a block either way
+        repo.relations.block(blocker.id, blocked.id)
+        refused = api.post("/api/v1/statuses", {"status": "x", "in_reply_to_id": str(parent)})
+        assert refused.status_code == 404 and refused.json() == {"error": REPLY_NOT_FOUND}
+        repo.relations.unblock(blocker.id, blocked.id)
+    assert r.llen(keys.own_posts(alice.id)) == 0 and r.llen(keys.replies(parent)) == 0
+    assert r.get(keys.next_post_id()) == next_id
+    assert r.lrange(keys.notifications(bob.id), 0, -1) == []
 
 
 def test_deleting_ones_own_status_answers_it_with_its_text(repo, r, alice, bob):
@@ -87,12 +97,24 @@ def test_favourite_and_unfavourite_are_idempotent(repo, r, alice, bob):
     assert r.zcard(keys.likes(post_id)) == 0
 
 
-def test_a_blocked_account_may_not_favourite(repo, r, alice, bob):
+@pytest.mark.parametrize("action", ["favourite", "reblog"])
+@pytest.mark.parametrize("author_blocks", [True, False])
+def test_across_a_block_a_favourite_or_reblog_is_404_writing_nothing(
+    repo, r, alice, bob, action, author_blocks
+):
     post_id = repo.posts.create_post(bob.id, "mine")
-    repo.relations.block(bob.id, alice.id)
-    response = Api(token_for(repo, alice)).post(f"/api/v1/statuses/{post_id}/favourite")
-    assert response.status_code in (403, 404)
-    assert r.zcard(keys.likes(post_id)) == 0
+    if author_blocks:
+        repo.relations.block(bob.id, alice.id)
+    else:
+        repo.relations.block(alice.id, bob.id)
+    response = Api(token_for(repo, alice)).post(f"/api/v1/statuses/{post_id}/{action}")
+    assert response.status_code == 404
+    assert response.json() == {"error": "Record not found"}
+    assert r.zcard(keys.likes(post_id)) == 0 and r.zcard(keys.reposts(post_id)) == 0
+    assert r.zcard(keys.user_likes(alice.id)) == 0 and r.zcard(keys.user_reposts(alice.id)) == 0
+    assert r.hget(keys.post(post_id), "likes") is None
+    assert r.lrange(keys.notifications(bob.id), 0, -1) == []
+    assert not r.keys("ratelimit:*")  # refused before it counts
 
 
 def test_reblogging_reposts_and_nests_the_status(repo, r, alice, bob, charlie):

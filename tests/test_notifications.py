@@ -80,12 +80,12 @@ def test_old_or_foreign_entries_are_skipped_and_the_list_is_bounded(repo, r, peo
     alice = people["alice"]
     r.lpush(keys.notifications(alice.id), f"follow|{people['bob'].id}||{T0 - 91 * 86400}")
     r.lpush(keys.notifications(alice.id), "junk")
-    for i in range(keys.NOTIFICATIONS_CAP + 5):
-        repo.graph.follow(people["carol"].id, alice.id, at=T0 + i)
-        repo.graph.unfollow(people["carol"].id, alice.id)
+    post = repo.posts.create_post(alice.id, "ask me", at=T0)
+    for i in range(keys.NOTIFICATIONS_CAP + 5):  # replies: each one told (test_likes.py)
+        repo.posts.create_post(people["carol"].id, "again", reply_to=post, at=T0 + i)
 
     assert r.llen(keys.notifications(alice.id)) == keys.NOTIFICATIONS_CAP
-    assert [g[0] for g in groups(repo, alice)] == ["follow"]
+    assert [g[0] for g in groups(repo, alice)] == ["reply"]
 
 
 def test_notifications_need_a_login(client):

@@ -76,9 +76,13 @@ class EntityView(ApiView):
             headers["Link"] = link
         return json_response(data, headers=headers)
 
-    def visible_post(self, post_id: object, *, to_act: bool = False) -> tuple[Post, PostCounts]:
-        """The post the path names, as the reader may open it (to_act: act on it), or 404."""
-        return self.repo.pages.post(id_param(post_id), self.viewer, to_act=to_act)
+    def visible_post(
+        self, post_id: object, *, to_act: bool = False, shared: bool = False
+    ) -> tuple[Post, PostCounts]:
+        """The post the path names, as the reader may open it (to_act: act on it), or 404.
+        shared: a reblog's id names the status it shares (what an action on it acts on),
+        404 unless the reader may open both."""
+        return self.repo.pages.post(id_param(post_id), self.viewer, to_act=to_act, shared=shared)
 
     def status_json(self, post_id: object, *, text: bool = False) -> dict:
         """One status as the reader sees it now (a repost with the post it shares)."""

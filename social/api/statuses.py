@@ -20,6 +20,7 @@ from .paging import page_number
 
 CONTEXT_REPLIES = 60  # direct replies shown under a status (the permalink pages them)
 IDEMPOTENCY_KEY_MAX = 256
+REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."  # Mastodon's
 
 
 def post_token(key: str) -> str | None:
@@ -42,25 +43,33 @@ class StatusesView(EntityView):
         me = self.me()
         form = new_status(self.request.params)
         token = post_token(request.headers.get("Idempotency-Key", ""))
+        reply_to = self.replied(form.reply_to) if form.reply_to is not None else None
         headers = self.enforce(
             auth.post_limits(me.id), gettext("You have posted a lot in a short time.")
         )
         try:
-            post_id = self.repo.posts.create_post(
-                me.id, form.body, token=token, reply_to=form.reply_to
-            )
+            post_id = self.repo.posts.create_post(me.id, form.body, token=token, reply_to=reply_to)
         except PostPending:
             raise ApiError(409, "This status is still being saved from the first try") from None
         except PostNotFound:
-            raise invalid("The status you replied to does not exist") from None
+            raise ApiError(404, REPLY_NOT_FOUND) from None
         except NotAllowed as error:
             raise ApiError(403, gettext(str(error))) from None
         return json_response(self.status_json(post_id), headers=headers)
 
+    def replied(self, status_id: int) -> int:
+        """The id of the status a reply answers: the one named, or the one a reblog
+        shares, when the reader may open and act on it; else 404, as Mastodon answers."""
+        try:
+            return self.visible_post(status_id, to_act=True, shared=True)[0].id
+        except (PostNotFound, ApiError):
+            raise ApiError(404, REPLY_NOT_FOUND) from None
+
 
 class StatusView(EntityView):
     """GET /api/v1/statuses/:id (anyone who may open its permalink); DELETE: the
-    reader's own (answered with the status and its text, as Mastodon does)."""
+    reader's own (answered with the status and its text, as Mastodon does; their own
+    reblog is undone, under the repost limit, and answered as it was)."""
 
     scopes = {"get": "read:statuses", "delete": "write:statuses"}
     public = frozenset({"get"})
@@ -74,7 +83,7 @@ class StatusView(EntityView):
         if post.author_id != me.id:
             raise ApiError(404, "Record not found")  # Mastodon: not yours is not found
         if post.repost_of is not None:  # a reblog is undone, not deleted
-            raise ApiError(404, "Record not found")
+            return self.unreblog(me.id, post.id, post.repost_of)
         data = entities.status(self.render([post]), post, {post.id: counts}, text=True)
         self.repo.posts.delete_own_post(me.id, post.id)
         return json_response(data)
@@ -82,6 +91,15 @@ class StatusView(EntityView):
     def put(self, request: HttpRequest, status_id: str) -> HttpResponse:
         self.visible_post(status_id)
         raise invalid("Editing posts is not supported on this server")
+
+    def unreblog(self, user_id: int, repost_id: int, shared: int) -> HttpResponse:
+        """Undo the reader's reblog repost_id of shared; answer it as it was."""
+        data = self.status_json(repost_id)
+        headers = self.enforce(
+            auth.repost_limits(user_id), gettext("You have reposted a lot in a short time.")
+        )
+        self.repo.reposts.unrepost(user_id, shared)
+        return json_response(data, headers=headers)
 
 
 class ContextView(EntityView):
@@ -109,22 +127,28 @@ class ContextView(EntityView):
 
 
 class FavouriteView(EntityView):
-    """POST /api/v1/statuses/:id/favourite and /unfavourite: idempotent; the status."""
+    """POST /api/v1/statuses/:id/favourite and /unfavourite: idempotent, under the like
+    limit, as the pages' Like button; a reblog's favourite is the status it shares. The
+    status the path names."""
 
     scopes = {"post": "write:favourites"}
     action = "like"
 
     def post(self, request: HttpRequest, status_id: str) -> HttpResponse:
         me = self.me()
-        post, _ = self.visible_post(status_id)
+        liking = self.action == "like"
+        post, _ = self.visible_post(status_id, to_act=liking, shared=True)
+        headers = self.enforce(
+            auth.like_limits(me.id), gettext("You have liked a lot in a short time.")
+        )
         try:
-            if self.action == "like":
+            if liking:
                 self.repo.likes.like(me.id, post.id)
             else:
                 self.repo.likes.unlike(me.id, post.id)
         except NotAllowed as error:
             raise ApiError(403, gettext(str(error))) from None
-        return json_response(self.status_json(post.id))
+        return json_response(self.status_json(status_id), headers=headers)
 
 
 class WhoView(EntityView):
@@ -136,7 +160,7 @@ class WhoView(EntityView):
     which = "favourited_by"
 
     def get(self, request: HttpRequest, status_id: str) -> HttpResponse:
-        post, _ = self.visible_post(status_id)
+        post, _ = self.visible_post(status_id, shared=True)  # a reblog's: the status's
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
         if self.which == "favourited_by":
@@ -156,8 +180,8 @@ class ReblogView(EntityView):
 
     def post(self, request: HttpRequest, status_id: str) -> HttpResponse:
         me = self.me()
-        post, _ = self.visible_post(status_id)
-        shared = post.repost_of if post.repost_of is not None else post.id
+        post, _ = self.visible_post(status_id, to_act=self.action == "repost", shared=True)
+        shared = post.id  # a reblog's id: the status it shares
         headers = self.enforce(
             auth.repost_limits(me.id), gettext("You have reposted a lot in a short time.")
         )

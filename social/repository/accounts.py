@@ -185,6 +185,7 @@ class AccountStore(RepositoryBase):
                 keys.user_reported(user_id),
                 keys.filters(user_id),
                 keys.notifications(user_id),
+                keys.notified(user_id),
             ):
                 pipe.delete(key)
             if name:

@@ -18,7 +18,7 @@ from .base import (
 )
 from .errors import CannotFollowSelf, NotAllowed, UserNotFound
 from .models import FollowEntry, Page
-from .notifications import queue_notification
+from .notifications import queue_claim, queue_notification
 from .visibility import ANONYMOUS, Viewer
 
 # Why a follow is refused across a block (said to the person, in their language).
@@ -37,7 +37,8 @@ class GraphStore(RepositoryBase):
         across a block either way (relations.py), before anything is written. The two
         sorted sets belong to two users, so they are written by one pipeline, not one MULTI:
         if the second ZADD is lost the pair is half-linked, and following again (ZADD NX on
-        both) completes it.
+        both) completes it. Followee is told once (notifications.queue_claim): following
+        again after an unfollow tells no one again.
         """
         if follower_id == followee_id:
             raise CannotFollowSelf()
@@ -55,18 +56,17 @@ class GraphStore(RepositoryBase):
         pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
         pipe.zscore(keys.celebrities(), followee_id)
-        added, _, read_fanout = pipe.execute()
+        queue_claim(pipe, followee_id, "follow", follower_id, None, ts)  # told once
+        added, _, read_fanout, tells = pipe.execute()
         if not added:
             return False
-        if read_fanout is not None:  # their posts join the home page when it is read
-            pipe = self._pipe()
-            pipe.incr(keys.follows_total())
-            queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
-            pipe.execute()
-            return True
         pipe = self._pipe()
         pipe.incr(keys.follows_total())  # the dashboard's total: only a new edge counts
-        queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
+        if tells:
+            queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
+        if read_fanout is not None:  # their posts join the home page when it is read
+            pipe.execute()
+            return True
         pipe.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
         theirs = [int(i) for i in pipe.execute()[-1]]
         self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))

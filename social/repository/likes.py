@@ -6,41 +6,59 @@ from django.utils.translation import gettext_noop
 
 from social import keys
 
-from .base import RepositoryBase, as_int, now, s
-from .errors import NotAllowed, PostNotFound
-from .loading import HIDDEN_STATUSES
-from .notifications import queue_notification
+from .base import RepositoryBase, as_int, now
+from .errors import NotAllowed
+from .notifications import queue_claim, queue_notification
+from .targets import Target, check_target, queue_target_checks, read_target
 
 LIKE_BLOCKED = gettext_noop("This account does not let you like its posts.")
+LIKE_BLOCKING = gettext_noop("You block this account: unblock it to like its posts.")
 
 
 class LikeStore(RepositoryBase):
     """Liking and unliking posts."""
 
     def like(self, user_id: int, post_id: int, *, at: int | None = None) -> bool:
-        """Like a visible post; False if already liked (a no-op). Raise PostNotFound, or
-        NotAllowed when its author blocks user_id (nothing stored).
+        """Like a visible post (a repost's id: the post it shares, targets.py); False if
+        already liked (a no-op). Raise PostNotFound, or NotAllowed across a block with its
+        author (nothing stored).
 
-        The post's set first (the like counts once it is there), the liker's, then, only
-        when the like is new, the post hash's `likes` counter: exact under any number of
-        simultaneous likes. A process that dies between the two round trips leaves the
-        counter one short, which `manage.py repair` mends.
+        The post's set first (the like counts once it is there), the liker's, and the claim
+        of the author's one notification of this like (queue_claim: liking again tells no
+        one again); then, only when the like is new, the post hash's `likes` counter (exact
+        under any number of simultaneous likes), and the notification if the claim was won
+        too. Four round trips (five for a repost's id), the last only for a new like. A
+        process that dies between the last two leaves the counter one short, which
+        `manage.py repair` mends, and the author untold; so does a simultaneous second
+        like that wins the claim but adds nothing (a double click, at worst).
         """
-        author = self._visible_author(post_id, user_id)
+        target = self._target(post_id, user_id)
+        post_id, author = target.post_id, target.author_id
         ts = now() if at is None else at
+        tells = author != user_id
         pipe = self._pipe()
         pipe.zadd(keys.likes(post_id), {str(user_id): ts}, nx=True)
         pipe.zadd(keys.user_likes(user_id), {str(post_id): ts}, nx=True)
-        added, _ = pipe.execute()
+        if tells:
+            queue_claim(pipe, author, "like", user_id, post_id, ts)
+        added, _, *claimed = pipe.execute()
         if added:
             pipe = self._pipe()
             pipe.hincrby(keys.post(post_id), "likes", 1)
-            queue_notification(pipe, author, "like", user_id, post_id, ts)
+            if claimed and claimed[0]:
+                queue_notification(pipe, author, "like", user_id, post_id, ts)
             pipe.execute()
         return bool(added)
 
     def unlike(self, user_id: int, post_id: int) -> bool:
-        """Take a like back; False if there was none (a no-op)."""
+        """Take a like back (a repost's id: of the post it shares); False if there was
+        none (a no-op). Its notification stays: it was told once (like)."""
+        if self._unlike(user_id, post_id):
+            return True
+        shared = as_int(self.r.hget(keys.post(post_id), "repost_of"))
+        return shared is not None and self._unlike(user_id, shared)
+
+    def _unlike(self, user_id: int, post_id: int) -> bool:
         pipe = self._pipe()
         pipe.zrem(keys.user_likes(user_id), post_id)
         pipe.zrem(keys.likes(post_id), user_id)
@@ -49,19 +67,16 @@ class LikeStore(RepositoryBase):
             self.r.hincrby(keys.post(post_id), "likes", -1)
         return bool(removed)
 
-    def _visible_author(self, post_id: int, user_id: int) -> int:
-        """Return the author id of a post user_id may like; raise PostNotFound (missing,
-        deleted, its author suspended) or NotAllowed (its author blocks user_id)."""
-        author_id, deleted = self.r.hmget(keys.post(post_id), ["user_id", "deleted"])
-        author = as_int(author_id)
-        if author is None or s(deleted) == "1":
-            raise PostNotFound(post_id)
+    def _target(self, post_id: int, user_id: int) -> Target:
+        """Return the post user_id may like for post_id; raise PostNotFound (missing,
+        deleted, its author or reposter hidden, a block with the reposter) or NotAllowed
+        (a block with its author, either way)."""
+        target = read_target(self.r, post_id)
         pipe = self._pipe()
-        pipe.hget(keys.user(author), "status")
-        pipe.zscore(keys.blocks(author), user_id)
-        status, blocked = pipe.execute()
-        if s(status) in HIDDEN_STATUSES:
-            raise PostNotFound(post_id)
-        if blocked is not None:
+        queue_target_checks(pipe, target, user_id)
+        blocked, blocking = check_target(target, pipe.execute())
+        if blocked:
             raise NotAllowed(LIKE_BLOCKED)
-        return author
+        if blocking:
+            raise NotAllowed(LIKE_BLOCKING)
+        return target

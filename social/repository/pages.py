@@ -329,11 +329,13 @@ class PageStore(RepositoryBase):
         )
 
     def post(
-        self, post_id: int, viewer: Viewer, *, to_act: bool = False
+        self, post_id: int, viewer: Viewer, *, to_act: bool = False, shared: bool = False
     ) -> tuple[Post, PostCounts]:
         """Return a post viewer may open (to_act: may act on, to report or delete it) and
-        its counts; raise PostNotFound otherwise. One round trip (two for a post never
-        seen)."""
+        its counts; raise PostNotFound otherwise. shared: a repost's id stands for the post
+        it shares (what a like, repost, reply or report of it acts on), returned when
+        viewer may open both. One round trip (two for a post never seen; for a repost's
+        id, shared, twice that)."""
         read = self.reader.page(Listed((post_id,)), viewer, 1, 1)
         post = read.loaded.get(post_id)
         counts = read.counts_of(post_id)
@@ -343,6 +345,8 @@ class PageStore(RepositoryBase):
             or (to_act and not counts.actionable)
         ):
             raise PostNotFound(post_id)
+        if shared and post.repost_of is not None:
+            return self.post(post.repost_of, viewer, to_act=to_act)
         return post, counts
 
     def mentions(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Unpack
+from typing import Unpack, cast
 
 from django.utils.translation import gettext_noop
 
@@ -21,8 +21,8 @@ from .notices import NoticeStore
 from .notifications import queue_notification
 from .users import UserStore
 
-# What a reply reads of the post it answers.
-PARENT_FIELDS = ("user_id", "deleted", "ancestors")
+# What a reply reads of the post it answers (a repost's: the post it shares is answered).
+PARENT_FIELDS = ("user_id", "deleted", "ancestors", "repost_of")
 # A reply keeps the ids of this many posts above it (its permalink shows them).
 ANCESTORS_KEPT = 5
 TRENDING_HOUR_TTL = 25 * 60 * 60
@@ -31,6 +31,7 @@ TRENDING_HOUR_TTL = 25 * 60 * 60
 POST_TOKEN_TTL = 24 * 60 * 60
 DELETED_BY_AUTHOR = "Deleted by its author."
 REPLY_BLOCKED = gettext_noop("This account does not let you reply to it.")
+REPLY_BLOCKING = gettext_noop("You block this account: unblock it to reply to it.")
 
 
 def queue_visibility_version(pipe: Pipe) -> None:
@@ -111,7 +112,9 @@ class PostStore(RepositoryBase):
         What the text means is settled here, once (social/text.py): the @names of
         existing users (looked up in the first round trip) and the #tags are stored in the
         post hash, the post is filed under each tag and in each mentioned user's mentions.
-        reply_to makes it a reply (PostNotFound if that post is gone or hidden).
+        reply_to makes it a reply (PostNotFound if that post is gone or hidden; a repost's
+        id answers the post it shares, one round trip more; NotAllowed across a block with
+        its author, either way).
         """
         ts = now() if at is None else at
         names = mentioned_names(body)
@@ -127,14 +130,20 @@ class PostStore(RepositoryBase):
             pipe.get(keys.next_user_id())
         if names or reply_to is not None:  # who block the author: not told, not answered
             pipe.zrange(keys.blocked_by(author_id), 0, -1)
-        if reply_to is not None:
+        if reply_to is not None:  # whom the author blocks: not answered
+            pipe.zrange(keys.blocks(author_id), 0, -1)
             pipe.hmget(keys.post(reply_to), PARENT_FIELDS)
         new_id, listed, follower_count, *found = pipe.execute()
         post_id = int(new_id)
         parent = found.pop() if reply_to is not None else None
+        blocked = {int(i) for i in found.pop()} if reply_to is not None else set()
         blockers = {int(i) for i in found.pop()} if names or reply_to is not None else set()
-        if parent is not None and as_int(parent[0]) in blockers:
-            raise NotAllowed(REPLY_BLOCKED)
+        if reply_to is not None and parent is not None:
+            reply_to, parent = self._answered(reply_to, parent, blockers | blocked)
+            if as_int(parent[0]) in blockers:
+                raise NotAllowed(REPLY_BLOCKED)
+            if as_int(parent[0]) in blocked:
+                raise NotAllowed(REPLY_BLOCKING)
         fields = (
             self._reply_fields(reply_to, parent)
             if reply_to is not None and parent is not None
@@ -228,6 +237,17 @@ class PostStore(RepositoryBase):
         them (docs/scaling.md)."""
         pipe.zadd(keys.celebrities(), {str(author_id): ts}, nx=True)
         queue_hiding(pipe)  # web processes re-read the set
+
+    def _answered(self, reply_to: int, parent: Fields, apart: set[int]) -> tuple[int, Fields]:
+        """Return the post a reply to reply_to answers and its PARENT_FIELDS: reply_to, or
+        the post a repost shares (one round trip more). Raise PostNotFound for a deleted
+        repost, or one whose author a block keeps apart from the replier (apart)."""
+        shared = as_int(parent[3])
+        if shared is None:
+            return reply_to, parent
+        if as_int(parent[0]) in apart or s(parent[1]) == "1":
+            raise PostNotFound(reply_to)
+        return shared, cast(Fields, self.r.hmget(keys.post(shared), PARENT_FIELDS))
 
     def _reply_fields(self, reply_to: int, parent: Fields) -> dict[str, str]:
         """Return the post-hash fields of a reply to reply_to, from the parent's PARENT_FIELDS;
@@ -340,8 +360,8 @@ class PostStore(RepositoryBase):
 
     def delete_own_post(self, user_id: int, post_id: int, *, at: int | None = None) -> None:
         """Delete user_id's own post: gone from every feed, the timeline, its tags' lists and
-        the mentions of those it named. Raise PostNotFound (missing or already deleted) or
-        NotAllowed (someone else's).
+        the mentions of those it named. Raise PostNotFound (missing, already deleted, or a
+        repost: undone, never deleted) or NotAllowed (someone else's).
 
         The post hash is flagged, as moderators delete (readers skip it wherever it is
         still listed: home feeds, replies, likes), then the lists that show posts by recency
@@ -349,10 +369,10 @@ class PostStore(RepositoryBase):
         drops by one), and the visibility version moves so remembered posts are re-checked.
         One pipeline after one read.
         """
-        fields = ["user_id", "deleted", "tags", "mentions"]
-        author, deleted, tags, mentions = map(s, self.r.hmget(keys.post(post_id), fields))
-        if as_int(author) is None or deleted == "1":
-            raise PostNotFound(post_id)
+        fields = ["user_id", "deleted", "tags", "mentions", "repost_of"]
+        author, deleted, tags, mentions, shared = map(s, self.r.hmget(keys.post(post_id), fields))
+        if as_int(author) is None or deleted == "1" or shared is not None:
+            raise PostNotFound(post_id)  # a repost is undone (reposts.py), never deleted
         if as_int(author) != user_id:
             raise NotAllowed(gettext_noop("You can only delete your own posts."))
         ts = now() if at is None else at

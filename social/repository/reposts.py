@@ -32,10 +32,10 @@ from .base import (
     s,
 )
 from .errors import NotAllowed, PostNotFound
-from .loading import HIDDEN_STATUSES
 from .models import Page, User
-from .notifications import queue_notification, unqueue_notification
+from .notifications import queue_claim, queue_notification, unqueue_notification
 from .posts import queue_visibility_version
+from .targets import check_target, queue_target_checks, read_target
 
 REPOST_BLOCKED = gettext_noop("This account does not let you repost its posts.")
 REPOST_BLOCKING = gettext_noop("You block this account: unblock it to repost its posts.")
@@ -61,32 +61,36 @@ class RepostStore(RepositoryBase):
     def repost(self, user_id: int, post_id: int, *, at: int | None = None) -> tuple[int, bool]:
         """Repost post_id for user_id; return (the repost's id, whether it is new): a
         second repost of the same post is a no-op returning the first. A repost of a
-        repost reposts the post it shares.
+        repost reposts the post it shares (targets.py).
 
-        Raise PostNotFound (missing, deleted, its author hidden), NotAllowed (one's own
+        Raise PostNotFound (missing, deleted, its author hidden; for a repost's id also
+        its author hidden or a block between them and user_id), NotAllowed (one's own
         post; its author blocks user_id, or user_id blocks its author): nothing stored.
 
-        Round trips: two reads (the post; its author, the blocks, the reposter's own
-        state), one for the new id and the reposter's followers, the claim (ZADD NX on
-        the reposter's set: a simultaneous second repost loses it and stores nothing),
-        the writes, then two a batch of followers. A process that dies after the claim
+        Round trips: two reads (the post, one more for a repost's id; its author, the
+        blocks, the reposter's own state), one for the new id and the reposter's
+        followers, the claim (ZADD NX on the reposter's set: a simultaneous second repost
+        loses it and stores nothing; with it the claim of the author's one notification,
+        so reposting again tells no one again), the writes, then two a batch of
+        followers. A process that dies after the claim
         leaves the repost claimed and partly written: undoing it and reposting again
         mends it; `manage.py repair` finishes a fan-out cut short.
         """
-        original, author_id = self._shared(post_id)
+        target = read_target(self.r, post_id)
+        original, author_id = target.post_id, target.author_id
         if author_id == user_id:
             raise NotAllowed(REPOST_OWN)
         pipe = self._pipe()
-        pipe.hmget(keys.user(author_id), ["username", "status"])
-        pipe.zscore(keys.blocks(author_id), user_id)
-        pipe.zscore(keys.blocks(user_id), author_id)
         pipe.zscore(keys.user_reposts(user_id), original)
-        (name, status), blocked, blocking, existing = pipe.execute()
-        if not s(name) or s(status) in HIDDEN_STATUSES:
+        pipe.hget(keys.user(author_id), "username")
+        queue_target_checks(pipe, target, user_id)
+        existing, name, *checks = pipe.execute()
+        blocked, blocking = check_target(target, checks)
+        if not s(name):
             raise PostNotFound(post_id)
-        if blocked is not None:
+        if blocked:
             raise NotAllowed(REPOST_BLOCKED)
-        if blocking is not None:
+        if blocking:
             raise NotAllowed(REPOST_BLOCKING)
         if existing is not None:
             return int(existing), False
@@ -99,7 +103,11 @@ class RepostStore(RepositoryBase):
         pipe.zrange(keys.reposts(original), 0, EARLIER_REPOSTERS_CHECKED - 1)
         new_id, listed, follower_count, follows_author, earlier = pipe.execute()
         repost_id = int(new_id)
-        if not self.r.zadd(keys.user_reposts(user_id), {str(original): repost_id}, nx=True):
+        pipe = self._pipe()
+        pipe.zadd(keys.user_reposts(user_id), {str(original): repost_id}, nx=True)
+        queue_claim(pipe, author_id, "repost", user_id, original, ts)  # told once
+        claimed, tells = pipe.execute()
+        if not claimed:
             return int(self.r.zscore(keys.user_reposts(user_id), original) or 0), False
         read_fanout = listed is not None or follower_count >= self.fanout_read_threshold
         fan_out = follower_count > 0 and not read_fanout
@@ -122,7 +130,8 @@ class RepostStore(RepositoryBase):
             pipe.ltrim(keys.home_feed(user_id), 0, self.home_feed_cap - 1)
         pipe.zadd(keys.reposts(original), {str(user_id): repost_id})
         pipe.hincrby(keys.post(original), "reposts", 1)
-        queue_notification(pipe, author_id, "repost", user_id, original, ts)
+        if tells:
+            queue_notification(pipe, author_id, "repost", user_id, original, ts)
         self._count_event(pipe, "reposts", ts)
         self._mark_active(pipe, user_id, ts)
         if read_fanout and listed is None:
@@ -165,13 +174,20 @@ class RepostStore(RepositoryBase):
                 pipe.execute()
 
     def unrepost(self, user_id: int, post_id: int) -> bool:
-        """Take user_id's repost of post_id back; False if there was none (a no-op). The
-        repost leaves their list, their feed and their followers' (in batches), its hash
-        goes, the count drops and the author's notification of it goes; the visibility
-        version moves, so no process shows the repost it remembers."""
+        """Take user_id's repost of post_id (or of the post a repost's id shares) back;
+        False if there was none (a no-op). The repost leaves their list, their feed and
+        their followers' (in batches), its hash goes, the count drops and the author's
+        notification of it goes (its claim stays: reposting again tells no one again); the
+        visibility version moves, so no process shows the repost it remembers."""
         repost_id = as_int(self.r.zscore(keys.user_reposts(user_id), post_id))
-        if repost_id is None:
-            return False
+        if repost_id is None:  # a repost's id stands for the post it shares
+            shared = as_int(self.r.hget(keys.post(post_id), "repost_of"))
+            if shared is None:
+                return False
+            post_id = shared
+            repost_id = as_int(self.r.zscore(keys.user_reposts(user_id), post_id))
+            if repost_id is None:
+                return False
         pipe = self._pipe()
         pipe.zrem(keys.user_reposts(user_id), post_id)
         pipe.zrem(keys.reposts(post_id), user_id)
@@ -250,16 +266,3 @@ class RepostStore(RepositoryBase):
             self.send(pipe)
             done += len(pairs)
         return done
-
-    def _shared(self, post_id: int) -> tuple[int, int]:
-        """Return the id of the post a repost of post_id shares (post_id itself, or the post
-        a repost shares) and its author's id; raise PostNotFound when missing or deleted."""
-        fields = ["user_id", "deleted", "repost_of"]
-        author_id, deleted, repost_of = self.r.hmget(keys.post(post_id), fields)
-        if (shared := as_int(repost_of)) is not None:
-            post_id = shared
-            author_id, deleted, _ = self.r.hmget(keys.post(post_id), fields)
-        author = as_int(author_id)
-        if author is None or s(deleted) == "1":
-            raise PostNotFound(post_id)
-        return post_id, author
