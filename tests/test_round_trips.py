@@ -265,3 +265,32 @@ def test_reposts_cost_one_round_trip_once_then_none(
 
     assert (cold, warm) == pinned
     assert warm <= (HOME if url == "/" else PROFILE)[1]
+
+
+def test_a_like_costs_four_round_trips_and_being_told_once_none_more(repo, round_trips):
+    """The post (a repost's id: one more), its author's and the blocks either way, the
+    sets with the claim of the one notification (notifications.queue_claim), then the
+    counter with the notification: liking again (told before) costs the same."""
+    liker, author = make_user(repo, "liker"), make_user(repo, "author")
+    post = repo.posts.create_post(author.id, "like me", at=T0)
+
+    costs = []
+    for act in (repo.likes.like, repo.likes.unlike, repo.likes.like):
+        round_trips.reset()
+        act(liker.id, post)
+        costs.append(round_trips.count)
+
+    assert costs == pin([4, 2, 4], [8, 3, 8])
+    assert max(costs) <= pin(1, CLUSTER_NODES) * 4
+
+
+def test_the_like_button_costs_the_like_and_the_limit(repo, round_trips):
+    liker, author = make_user(repo, "liker"), make_user(repo, "author")
+    post = repo.posts.create_post(author.id, "like me", at=T0)
+    client = login(Client(), repo, liker)
+    client.get(f"/p/{post}/")  # the process knows the cookie's user id
+
+    round_trips.reset()
+    assert client.post(f"/p/{post}/like/").status_code == 302
+
+    assert round_trips.count == pin(6, 10)  # the user hash, the limit, the like
