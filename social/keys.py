@@ -477,9 +477,10 @@ def notifications(user_id: int) -> str:
 def notified(user_id: int) -> str:
     """Sorted set: what the user was told of that can be done again (a like, a repost, a
     follow, undone and made again), "<kind>|<actor id>|<post id or empty>" scored by when;
-    a member there tells no one again (repository.notifications.queue_claim). Each claim
-    drops members older than NOTIFICATIONS_DAYS, keeps the newest NOTIFICATIONS_CAP and
-    sets the key to expire NOTIFICATIONS_DAYS after it; deleted with the account."""
+    a member there tells no one again (repository.notifications.queue_notification_claim).
+    Each claim drops members older than NOTIFICATIONS_DAYS, keeps the newest
+    NOTIFICATIONS_CAP and sets the key to expire NOTIFICATIONS_DAYS after it; deleted with
+    the account."""
     return f"notified:{int(user_id)}"
 
 

@@ -163,6 +163,8 @@ def test_a_round_trip_through_a_file_reproduces_every_key(
     use_target(settings, second_server)
     assert f"Imported {len(before)} keys" in run_import(str(path))
     assert_same(before, snapshot(target))
+    # What bob was told of comes back with its expiry: following again tells no one again.
+    assert target.zcard(keys.notified(bob.id)) == 2 and target.ttl(keys.notified(bob.id)) > 0
     today = datetime.now(UTC).date()
     assert target.pfcount(keys.daily_active(today)) == 2  # alice and bob: posted
     assert get_repository().users.get_user_by_name("charlie").is_suspended

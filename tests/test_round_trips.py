@@ -269,7 +269,7 @@ def test_reposts_cost_one_round_trip_once_then_none(
 
 def test_a_like_costs_four_round_trips_and_being_told_once_none_more(repo, round_trips):
     """The post (a repost's id: one more), its author's and the blocks either way, the
-    sets with the claim of the one notification (notifications.queue_claim), then the
+    sets with the claim of the one notification (queue_notification_claim), then the
     counter with the notification: liking again (told before) costs the same."""
     liker, author = make_user(repo, "liker"), make_user(repo, "author")
     post = repo.posts.create_post(author.id, "like me", at=T0)

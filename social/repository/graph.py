@@ -18,7 +18,7 @@ from .base import (
 )
 from .errors import CannotFollowSelf, NotAllowed, UserNotFound
 from .models import FollowEntry, Page
-from .notifications import queue_claim, queue_notification
+from .notifications import queue_notification, queue_notification_claim
 from .visibility import ANONYMOUS, Viewer
 
 # Why a follow is refused across a block (said to the person, in their language).
@@ -37,8 +37,9 @@ class GraphStore(RepositoryBase):
         across a block either way (relations.py), before anything is written. The two
         sorted sets belong to two users, so they are written by one pipeline, not one MULTI:
         if the second ZADD is lost the pair is half-linked, and following again (ZADD NX on
-        both) completes it. Followee is told once (notifications.queue_claim): following
-        again after an unfollow tells no one again.
+        both) completes it. Followee is told once
+        (notifications.queue_notification_claim): following again after an unfollow tells
+        no one again.
         """
         if follower_id == followee_id:
             raise CannotFollowSelf()
@@ -56,7 +57,7 @@ class GraphStore(RepositoryBase):
         pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
         pipe.zscore(keys.celebrities(), followee_id)
-        queue_claim(pipe, followee_id, "follow", follower_id, None, ts)  # told once
+        queue_notification_claim(pipe, followee_id, "follow", follower_id, None, ts)  # told once
         added, _, read_fanout, tells = pipe.execute()
         if not added:
             return False

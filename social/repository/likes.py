@@ -8,7 +8,7 @@ from social import keys
 
 from .base import RepositoryBase, as_int, now
 from .errors import NotAllowed
-from .notifications import queue_claim, queue_notification
+from .notifications import queue_notification, queue_notification_claim
 from .targets import Target, check_target, queue_target_checks, read_target
 
 LIKE_BLOCKED = gettext_noop("This account does not let you like its posts.")
@@ -24,13 +24,13 @@ class LikeStore(RepositoryBase):
         author (nothing stored).
 
         The post's set first (the like counts once it is there), the liker's, and the claim
-        of the author's one notification of this like (queue_claim: liking again tells no
-        one again); then, only when the like is new, the post hash's `likes` counter (exact
-        under any number of simultaneous likes), and the notification if the claim was won
-        too. Four round trips (five for a repost's id), the last only for a new like. A
-        process that dies between the last two leaves the counter one short, which
-        `manage.py repair` mends, and the author untold; so does a simultaneous second
-        like that wins the claim but adds nothing (a double click, at worst).
+        of the author's one notification of this like (queue_notification_claim: liking
+        again tells no one again); then, only when the like is new, the post hash's `likes`
+        counter (exact under any number of simultaneous likes), and the notification if
+        the claim was won too. Four round trips (five for a repost's id), the last only for
+        a new like. A process that dies between the last two leaves the counter one short,
+        which `manage.py repair` mends, and the author untold; so does a simultaneous
+        second like that wins the claim but adds nothing (a double click, at worst).
         """
         target = self._target(post_id, user_id)
         post_id, author = target.post_id, target.author_id
@@ -40,7 +40,7 @@ class LikeStore(RepositoryBase):
         pipe.zadd(keys.likes(post_id), {str(user_id): ts}, nx=True)
         pipe.zadd(keys.user_likes(user_id), {str(post_id): ts}, nx=True)
         if tells:
-            queue_claim(pipe, author, "like", user_id, post_id, ts)
+            queue_notification_claim(pipe, author, "like", user_id, post_id, ts)
         added, _, *claimed = pipe.execute()
         if added:
             pipe = self._pipe()

@@ -41,7 +41,7 @@ return new
 """
 
 
-def queue_claim(
+def queue_notification_claim(
     pipe: Pipe, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
 ) -> None:
     """Queue claiming the one notification of (kind, actor, post) for recipient, beside
@@ -64,7 +64,7 @@ def queue_notification(
     pipe: Pipe, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
 ) -> None:
     """Queue one event for recipient (never for their own actions). A like, repost or
-    follow is told only by the write whose queue_claim won."""
+    follow is told only by the write whose queue_notification_claim won."""
     if recipient == actor:
         return
     pipe.lpush(keys.notifications(recipient), f"{kind}|{actor}|{post_id or ''}|{ts}")

@@ -33,7 +33,7 @@ from .base import (
 )
 from .errors import NotAllowed, PostNotFound
 from .models import Page, User
-from .notifications import queue_claim, queue_notification, unqueue_notification
+from .notifications import queue_notification, queue_notification_claim, unqueue_notification
 from .posts import queue_visibility_version
 from .targets import check_target, queue_target_checks, read_target
 
@@ -105,7 +105,7 @@ class RepostStore(RepositoryBase):
         repost_id = int(new_id)
         pipe = self._pipe()
         pipe.zadd(keys.user_reposts(user_id), {str(original): repost_id}, nx=True)
-        queue_claim(pipe, author_id, "repost", user_id, original, ts)  # told once
+        queue_notification_claim(pipe, author_id, "repost", user_id, original, ts)  # told once
         claimed, tells = pipe.execute()
         if not claimed:
             return int(self.r.zscore(keys.user_reposts(user_id), original) or 0), False
