@@ -72,9 +72,9 @@ class RepostStore(RepositoryBase):
         followers, the claim (ZADD NX on the reposter's set: a simultaneous second repost
         loses it and stores nothing; with it the claim of the author's one notification,
         so reposting again tells no one again), the writes, then two a batch of
-        followers. A process that dies after the claim
-        leaves the repost claimed and partly written: undoing it and reposting again
-        mends it; `manage.py repair` finishes a fan-out cut short.
+        followers. A process that dies after the claim leaves the repost claimed and
+        partly written: undoing it and reposting again mends it; `manage.py repair`
+        finishes a fan-out cut short.
         """
         target = read_target(self.r, post_id)
         original, author_id = target.post_id, target.author_id
