@@ -4,6 +4,7 @@ rate limit refuses an action."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -19,6 +20,8 @@ from social.repository import AnonymousUser, User, get_repository
 from social.repository.limits import RateLimited, wait_phrase
 
 log = logging.getLogger(__name__)
+# A Content-Security-Policy's form-action directive (group 2), after the start or a `;`.
+FORM_ACTION_RE = re.compile(r"(^|;)(\s*form-action(?:\s[^;]*)?)", re.IGNORECASE)
 
 
 def user_for_request(request: HttpRequest) -> User | AnonymousUser:
@@ -120,6 +123,18 @@ class ContentSecurityPolicyMiddleware:
         if self.policy:
             response.headers.setdefault("Content-Security-Policy", self.policy)
         return response
+
+
+def form_action_allowing(policy: str, source: str) -> str:
+    """policy with source added to its form-action directive, all else as it was: for a
+    page whose form's answer redirects elsewhere (the OAuth consent, to the app). A policy
+    without form-action (forms may go anywhere) or with 'none' is returned as it is."""
+
+    def add(found: re.Match) -> str:
+        directive = found.group(2).rstrip()
+        return found.group(1) + (directive if "'none'" in directive else f"{directive} {source}")
+
+    return FORM_ACTION_RE.sub(add, policy, count=1)
 
 
 class LocaleMiddleware(DjangoLocaleMiddleware):

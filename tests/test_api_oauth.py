@@ -205,6 +205,42 @@ def test_a_wrong_verifier_burns_the_code(client, r, repo, alice):
     assert not r.exists(keys.oauth_code(digest(code)))
 
 
+def test_a_code_issued_without_a_challenge_needs_the_client_secret(client, r, repo, alice):
+    app = register(client)
+    browser = login(Client(), repo, alice)
+    code = authorize(browser, app)  # no PKCE: only the secret proves who exchanges it
+    assert r.hget(keys.oauth_code(digest(code)), "challenge") == ""
+    response = client.post(
+        "/oauth/token",
+        {"grant_type": "authorization_code", "code": code, "client_id": app["client_id"],
+         "redirect_uri": OOB, "code_verifier": "any-verifier-of-43-characters-or-more-xxxxxxx"},
+    )  # fmt: skip
+    assert response.status_code == 401
+    assert response.json()["error"] == "invalid_client"
+    assert not all_keys(r, "oauth:token:*")
+    assert not r.exists(keys.oauth_code(digest(code)))  # used once, whatever happened
+    assert r.zcard(keys.oauth_user_tokens(alice.id)) == 0
+
+
+def test_a_code_issued_with_a_challenge_needs_its_verifier(client, r, repo, alice):
+    app = register(client)
+    browser = login(Client(), repo, alice)
+    exchange = {"grant_type": "authorization_code", "client_id": app["client_id"],
+                "redirect_uri": OOB}  # fmt: skip
+    challenge = {"code_challenge": challenge_of("c" * 50), "code_challenge_method": "S256"}
+    code = authorize(browser, app, **challenge)
+    missing = client.post("/oauth/token", {**exchange, "code": code})
+    assert missing.status_code in (400, 401)
+    code = authorize(browser, app, **challenge)
+    with_secret = client.post(
+        "/oauth/token", {**exchange, "code": code, "client_secret": app["client_secret"]}
+    )
+    assert with_secret.status_code == 400  # the secret does not stand in for the verifier
+    assert with_secret.json()["error"] == "invalid_request"
+    assert not all_keys(r, "oauth:token:*")
+    assert not all_keys(r, "oauth:code:*")
+
+
 def test_plain_pkce_is_refused(client, repo, alice):
     app = register(client)
     browser = login(Client(), repo, alice)
@@ -213,7 +249,8 @@ def test_plain_pkce_is_refused(client, repo, alice):
         "code_challenge": "x" * 50, "code_challenge_method": "plain",
     }  # fmt: skip
     page = browser.get("/oauth/authorize", params)
-    assert b"Not authorised" in page.content
+    assert page.status_code == 400
+    assert b"cannot be authorised" in page.content
 
 
 def test_the_consent_page_needs_a_login_and_redirects_with_the_code(client, r, repo, alice):

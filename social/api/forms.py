@@ -12,14 +12,11 @@ from urllib.parse import urlsplit
 from social.forms import POST_MAX, RAW_POST_MAX, shows_something
 from social.repository.oauth import NAME_MAX, REDIRECT_URI_MAX, REDIRECT_URIS_MAX, WEBSITE_MAX
 
+from . import redirect_uris
 from . import scopes as scope_rules
 from .base import ApiError
-from .oauth import OOB
 
 ID_MAX = 2**63 - 1  # Redis's integer range: ids come from INCR
-SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.-]{0,31}$")
-# Schemes a redirect may never use: they would run or show something in the browser.
-BAD_SCHEMES = frozenset(("javascript", "data", "vbscript", "file", "blob", "about"))
 
 
 def invalid(message: str) -> ApiError:
@@ -80,18 +77,6 @@ class AppRegistration:
     website: str
 
 
-def redirect_uri_ok(uri: str) -> bool:
-    """The out-of-band URN, or an absolute URI with a scheme browsers will not run (an
-    app's own scheme, such as `myapp://callback`, is fine), without a fragment."""
-    if uri == OOB:
-        return True
-    parts = urlsplit(uri)
-    scheme = parts.scheme.lower()
-    if not SCHEME_RE.match(scheme) or scheme in BAD_SCHEMES or parts.fragment:
-        return False
-    return bool(parts.netloc or parts.path) and not any(c.isspace() for c in uri)
-
-
 def app_registration(params: Mapping[str, Any]) -> AppRegistration:
     """POST /api/v1/apps: client_name, redirect_uris (one per line, or a list), scopes
     (space-separated; default read), website."""
@@ -108,8 +93,11 @@ def app_registration(params: Mapping[str, Any]) -> AppRegistration:
         raise invalid("Redirect URI can't be blank")
     if len(uris) > REDIRECT_URIS_MAX:
         raise invalid(f"Redirect URI: at most {REDIRECT_URIS_MAX}")
-    if any(len(u) > REDIRECT_URI_MAX or not redirect_uri_ok(u) for u in uris):
-        raise invalid("Redirect URI must be an absolute URI.")
+    for uri in uris:  # the rules: social/api/redirect_uris.py
+        too_long = f"is too long (maximum is {REDIRECT_URI_MAX} characters)"
+        said = too_long if len(uri) > REDIRECT_URI_MAX else redirect_uris.problem(uri)
+        if said:
+            raise invalid(f"Redirect URI {said}")
     scope_text = params.get("scopes")
     if isinstance(scope_text, list):
         scope_text = " ".join(str(s) for s in scope_text[: scope_rules.MAX_SCOPES + 1])

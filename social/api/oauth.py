@@ -3,10 +3,12 @@
 oauthlib speaks the protocol (RFC 6749, PKCE's RFC 7636, revocation's RFC 7009): parsing,
 error responses, the order of checks. `Validator` answers its questions from `repo.oauth`
 (apps, codes, tokens, all in Redis) and the site's own password check and login limits.
-`server()` builds the endpoints the site serves: authorization codes (with PKCE: S256 or
-plain, optional as in Mastodon), the password grant for command-line clients, the client
-credentials grant, and revocation. No implicit grant and no refresh tokens: Mastodon's
-tokens do not expire, and neither do ours (until revoked).
+`server()` builds the endpoints the site serves: authorization codes (PKCE optional, as in
+Mastodon, and S256 only; a code issued with a challenge may be exchanged with its verifier
+instead of the client secret, any other needs the secret), the password grant for
+command-line clients, the client credentials grant, and revocation. No implicit grant and
+no refresh tokens: Mastodon's tokens do not expire, and neither do ours (until revoked).
+Which redirect URIs an app may register and use: social/api/redirect_uris.py.
 
 Checking a Bearer token on an API call is not done here but in social/api/base.py: one
 pipeline read of the token and its user, the hot path of every call.
@@ -37,9 +39,8 @@ from social import auth, keys
 from social.repository import Repository
 from social.repository.oauth import AuthCode, OAuthApp
 
+from . import redirect_uris
 from . import scopes as scope_rules
-
-OOB = "urn:ietf:wg:oauth:2.0:oob"
 
 
 def new_token(request: Request | None = None) -> str:
@@ -67,14 +68,25 @@ class Validator(RequestValidator):
         return app
 
     def client_authentication_required(self, request: Request, *args, **kwargs) -> bool:
-        # A client holding only a PKCE verifier (a public client) need not send its
-        # secret for a code; every other grant and revocation must authenticate.
-        return not (
-            request.grant_type == "authorization_code"
-            and request.code_verifier
-            and not request.client_secret
-            and not request.headers.get("Authorization")
-        )
+        """Every grant and revocation authenticates the client, except a public client's
+        exchange of a code issued with a PKCE challenge: its verifier proves who asked
+        (checked after). A verifier sent for a code without a challenge proves nothing
+        (RFC 6749 §4.1.3), so without a secret that exchange is refused. A code that is
+        no more (used, expired) needs no secret to be refused: invalid_grant."""
+        if request.grant_type != "authorization_code" or (
+            request.client_secret or request.headers.get("Authorization")
+        ):
+            return True
+        grant = self._take_code(request)
+        return grant is not None and not grant.challenge
+
+    def _take_code(self, request: Request) -> AuthCode | None:
+        """The grant the request's code stands for, taken once per request (a code is used
+        once, whatever happens next) and remembered on it."""
+        if not getattr(request, "code_taken", False):
+            request.code_taken = True
+            request.taken_code = self.repo.oauth.take_code(request.code or "")
+        return request.taken_code
 
     def authenticate_client(self, request: Request, *args, **kwargs) -> bool:
         """The client secret in the body (client_secret_post) or in Basic auth."""
@@ -118,8 +130,9 @@ class Validator(RequestValidator):
     def validate_redirect_uri(
         self, client_id: str, redirect_uri: str, request: Request, *args, **kwargs
     ) -> bool:
+        """A URI the app registered (a loopback one on any port) and the rules allow."""
         app = self._app(client_id, request)
-        return app is not None and redirect_uri in app.redirect_uris
+        return app is not None and redirect_uris.allowed(app.redirect_uris, redirect_uri)
 
     def get_default_redirect_uri(self, client_id: str, request: Request, *args, **kwargs) -> str:
         app = self._app(client_id, request)
@@ -160,8 +173,7 @@ class Validator(RequestValidator):
     ) -> bool:
         """Take the code (used once, whatever happens next) and check it is this app's and
         its account may still log in."""
-        grant = self.repo.oauth.take_code(code)
-        request.taken_code = grant
+        grant = self._take_code(request)
         if grant is None or grant.client_id != client_id:
             return False
         user = self.repo.oauth.user_of(grant.user_id)

@@ -6,8 +6,10 @@ requests to it and its answers back."""
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
@@ -16,13 +18,16 @@ from django.utils.translation import gettext
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import TemplateView
-from oauthlib.oauth2 import FatalClientError, OAuth2Error
+from oauthlib.common import add_params_to_uri
+from oauthlib.oauth2 import OAuth2Error
 
 from social import auth
 from social.http import AuthenticatedHttpRequest
+from social.middleware import form_action_allowing
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.repository import get_repository
 
+from . import redirect_uris
 from . import scopes as scope_rules
 from .base import (
     ApiError,
@@ -34,7 +39,8 @@ from .base import (
     with_cors,
 )
 from .forms import app_registration
-from .oauth import OOB, server
+from .oauth import OAuthServer, server
+from .redirect_uris import OOB
 
 # What the consent page's hidden fields carry back to the POST (and nothing else).
 AUTHORIZE_FIELDS = (
@@ -178,10 +184,32 @@ def metadata_view(request: HttpRequest) -> HttpResponse:
     return json_response(data)
 
 
+class Checked(NamedTuple):
+    """An authorization request oauthlib found valid: its server, the request's URI, the
+    scopes asked for and the redirect URI (the app's first when it named none)."""
+
+    oauth: OAuthServer
+    uri: str
+    scopes: list[str]
+    redirect_uri: str
+
+
+class AppRedirect(HttpResponseRedirect):
+    """A redirect to an app's URI, whatever its scheme (Django's own allows http, https
+    and ftp only; a phone app's is its own): only ever a URI the app registered and
+    redirect_uris.py allows."""
+
+    def __init__(self, location: str) -> None:
+        self.allowed_schemes = [urlsplit(location).scheme]
+        super().__init__(location)
+
+
 class AuthorizeView(LoginNextMixin, RepositoryMixin, TemplateView):
     """/oauth/authorize: GET asks the logged-in person whether the app may act for them
-    (what it asks for, in words); POST answers: a redirect to the app with a code, or
-    the code shown for an app without a web address (the out-of-band URI)."""
+    (what it asks for, in words); POST answers: the browser sent to the app's redirect URI
+    with a code (or `access_denied`), or the code shown for an app without one (the
+    out-of-band URI). A request found wrong before the person has pressed anything is
+    said on the site's own page, never sent to the app (RFC 9700 §4.11.2)."""
 
     request: AuthenticatedHttpRequest
     template_name = "api/authorize.html"
@@ -193,59 +221,63 @@ class AuthorizeView(LoginNextMixin, RepositoryMixin, TemplateView):
             if source.get(name)
         }
 
+    def check(self, fields: dict[str, str]) -> Checked | str:
+        """A valid request as oauthlib checked it, or why the request is not valid."""
+        oauth = server(self.repo, auth.client_ip(self.request))
+        uri = self.request.build_absolute_uri(reverse("api:authorize")) + "?" + urlencode(fields)
+        try:
+            scopes, credentials = oauth.validate_authorization_request(uri, "GET", "", {})
+        except OAuth2Error as error:  # FatalClientError too: an unknown app or URI
+            return error.description or error.error
+        return Checked(oauth, uri, scopes, credentials["redirect_uri"])
+
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         fields = self.fields(request.GET)
-        oauth = server(self.repo, auth.client_ip(request))
-        uri = request.build_absolute_uri(reverse("api:authorize")) + "?" + urlencode(fields)
-        try:
-            scopes, _ = oauth.validate_authorization_request(uri, "GET", "", {})
-        except FatalClientError as error:
-            return self.refuse(error.description or error.error)
-        except OAuth2Error as error:
-            return self.send_back(fields, {"error": error.error, "state": fields.get("state")})
+        checked = self.check(fields)
+        if isinstance(checked, str):
+            return self.refuse(checked)
         app = self.repo.oauth.get_app(fields.get("client_id", ""))
         context = self.get_context_data(
-            app=app, fields=fields, scopes=scopes, scope_lines=scope_lines(scopes)
+            app=app, fields=fields, scopes=checked.scopes, scope_lines=scope_lines(checked.scopes)
         )
-        return self.render_to_response(context)
+        response = self.render_to_response(context)
+        source = redirect_uris.form_action_source(checked.redirect_uri)
+        if source and settings.CONTENT_SECURITY_POLICY:  # let the answer's redirect through
+            policy = form_action_allowing(settings.CONTENT_SECURITY_POLICY, source)
+            response["Content-Security-Policy"] = policy
+        return response
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         fields = self.fields(request.POST)
+        checked = self.check(fields)
+        if isinstance(checked, str):
+            return self.refuse(checked)
+        app = self.repo.oauth.get_app  # read only for a page that names it
         if request.POST.get("decision") != "allow":
-            return self.send_back(fields, {"error": "access_denied", "state": fields.get("state")})
-        oauth = server(self.repo, auth.client_ip(request))
-        uri = request.build_absolute_uri(reverse("api:authorize")) + "?" + urlencode(fields)
+            if checked.redirect_uri == OOB:
+                denied = self.get_context_data(denied=True, app=app(fields["client_id"]))
+                return self.render_to_response(denied)
+            answer = [("error", "access_denied")]
+            answer += [("state", fields["state"])] if fields.get("state") else []
+            return AppRedirect(add_params_to_uri(checked.redirect_uri, answer))
         try:
-            scopes, _ = oauth.validate_authorization_request(uri, "GET", "", {})
-            headers, _, _ = oauth.create_authorization_response(
-                uri, "GET", "", {}, scopes=scopes, credentials={"user": request.user}
-            )
-        except FatalClientError as error:
-            return self.refuse(error.description or error.error)
+            headers, _, _ = checked.oauth.create_authorization_response(
+                checked.uri, "GET", "", {}, scopes=checked.scopes,
+                credentials={"user": request.user},
+            )  # fmt: skip
         except OAuth2Error as error:
-            return self.send_back(fields, {"error": error.error, "state": fields.get("state")})
+            return self.refuse(error.description or error.error)
         location = headers["Location"]
-        if location.startswith(OOB):
+        if checked.redirect_uri == OOB:
             code = parse_qs(urlsplit(location).query).get("code", [""])[0]
-            app = self.repo.oauth.get_app(fields.get("client_id", ""))
-            return self.render_to_response(self.get_context_data(code=code, app=app))
-        return HttpResponseRedirect(location)
-
-    def send_back(self, fields: dict[str, str], answer: dict) -> HttpResponse:
-        """Tell the app no (or why not): at its redirect URI when it is registered, else
-        on the page (the out-of-band URI)."""
-        uri = fields.get("redirect_uri", "")
-        app = self.repo.oauth.get_app(fields.get("client_id", ""))
-        if app is None or uri not in app.redirect_uris:
-            return self.refuse(answer["error"])
-        if uri == OOB:
-            return self.render_to_response(self.get_context_data(denied=True, app=app))
-        query = urlencode({k: v for k, v in answer.items() if v})
-        return HttpResponseRedirect(uri + ("&" if "?" in uri else "?") + query)
+            shown = self.get_context_data(code=code, app=app(fields["client_id"]))
+            return self.render_to_response(shown)
+        return AppRedirect(location)
 
     def refuse(self, reason: str) -> HttpResponse:
         """An authorization request no app may be sent back for (unknown app, a redirect
-        URI it did not register): said on the page, with status 400."""
+        URI it did not register, a response type, scope or challenge method the site does
+        not give): said on the page, with status 400."""
         context = self.get_context_data(refused=reason)
         return self.render_to_response(context, status=400)
 
