@@ -105,7 +105,7 @@ def test_loopback_addresses_match_on_any_port_and_nothing_else_does():
 def test_the_form_action_source_is_the_uris_origin_or_scheme():
     assert form_action_source("https://App.Example:8443/cb?x=1") == "https://app.example:8443"
     assert form_action_source("http://127.0.0.1:49152/callback") == "http://127.0.0.1:49152"
-    assert form_action_source("http://[::1]:5000/cb") == "http://[::1]:5000"
+    assert form_action_source("http://[::1]:5000/cb") == "http://*:5000"  # no IPv6 in CSP
     assert form_action_source("myapp://oauth") == "myapp:"
     assert form_action_source("com.example.app:/oauth") == "com.example.app:"
     assert form_action_source(OOB) is None

@@ -109,7 +109,10 @@ def allowed(registered: tuple[str, ...], given: str) -> bool:
 def form_action_source(uri: str) -> str | None:
     """The Content-Security-Policy source that lets a form's redirect reach uri: its
     origin for http(s), its scheme for an app's own; None for the out-of-band URN (no
-    redirect). uri has passed `problem`."""
+    redirect). uri has passed `problem`.
+
+    A policy cannot name an IPv6 address (Chromium ignores `http://[::1]:5000`), so for
+    `[::1]` the source is any host on that port over http: `http://*:5000`."""
     if uri == OOB:
         return None
     parts = urlsplit(uri)
@@ -117,6 +120,5 @@ def form_action_source(uri: str) -> str | None:
     if scheme not in ("http", "https"):
         return f"{scheme}:"
     host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+    port = f":{parts.port}" if parts.port else ""
+    return f"{scheme}://{'*' if ':' in host else host}{port}"
