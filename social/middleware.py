@@ -108,7 +108,8 @@ class RateLimitMiddleware:
 
 
 class ContentSecurityPolicyMiddleware:
-    """Send settings.CONTENT_SECURITY_POLICY on every response that has none.
+    """Send settings.CONTENT_SECURITY_POLICY on every response that has none (the OAuth
+    consent page sends its own: form_action_allowing).
 
     The site has no inline scripts or styles and loads nothing from other origins, so the
     policy can be strict: if escaping ever failed, injected script would still not run.
