@@ -75,6 +75,9 @@ def test_every_kind_of_app_registers_its_redirect_uri(client, r, uri):
         ("https://app_example;/cb", "must be an absolute URI"),
         ("/relative/cb", "must be an absolute URI"),
         ("https://app.example:99999/cb", "must be an absolute URI"),
+        ("http://[::1%25eth0]/cb", "must be an absolute URI"),
+        ("https://[2001:db8::1]/cb", "must be an absolute URI"),
+        ("https://me@app.example/cb", "must be an absolute URI"),
     ],
 )
 def test_a_dangerous_redirect_uri_is_refused_with_mastodons_422(client, r, uri, says):

@@ -52,11 +52,11 @@ def _loopback_ip(host: str) -> bool:
 def _web_host_ok(parts: SplitResult) -> bool:
     """Whether an http(s) URI names a host a policy source can name (an IPv6 address
     only for the loopback one)."""
-    host = parts.hostname or ""
+    host = parts.hostname or ""  # lower case, an IPv6 address without its brackets
     if parts.netloc.endswith(":") or "@" in parts.netloc:
         return False
-    if host.startswith("[") or ":" in host:
-        return _loopback_ip(host)
+    if ":" in host:
+        return "%" not in host and _loopback_ip(host)  # no zone index (`%eth0`)
     return bool(HOST_RE.match(host))
 
 
