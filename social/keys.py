@@ -488,6 +488,15 @@ NOTIFICATIONS_CAP = 1000
 NOTIFICATIONS_DAYS = 90
 
 
+def markers(user_id: int) -> str:
+    """Hash: where the user stopped reading, as Mastodon's markers: for each timeline
+    (`home`, `notifications`) `<timeline>` (the last read id), `<timeline>:version` (a
+    counter, one more each save) and `<timeline>:at` (unix time of the save). The
+    notifications page saves `notifications` when it is seen, and so do apps
+    (POST /api/v1/markers). At most six fields; deleted with the account."""
+    return f"markers:{int(user_id)}"
+
+
 # --- Reposts (social/repository/reposts.py) ----------------------------------------------
 # A repost is a post of its own (post:<id> with `repost_of`, the reposter as `user_id` and
 # "RT @author" as its body, so the reference Retwis shows it sensibly), listed where its

@@ -421,8 +421,8 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
 
 
 class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
-    """/mentions/: the posts that mention the reader, newest first; seeing them clears the
-    unread count in the navigation."""
+    """/mentions/: the posts that mention the reader, newest first (a tab of the
+    notifications, which count them: the navigation has one count)."""
 
     request: AuthenticatedHttpRequest
 
@@ -438,7 +438,6 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
                 viewer=Viewer.of(self.request.user),
             )
         )
-        context["mentions_seen"] = True  # the header's count was read before it cleared
         return context
 
 
@@ -500,8 +499,10 @@ class SearchView(RepositoryMixin, TemplateView):
 
 
 class NotificationsView(LoginNextMixin, RepositoryMixin, TemplateView):
-    """/notifications/: follows, likes, replies and mentions, grouped per post and kind,
-    newest first; seeing them clears the count in the navigation."""
+    """/notifications/: follows, likes, reposts (grouped), replies and mentions, newest
+    first, those not seen before marked; seeing them moves the reader's `notifications`
+    marker past them (as an app's POST /api/v1/markers does) and clears the count in the
+    navigation."""
 
     request: AuthenticatedHttpRequest
 

@@ -79,6 +79,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.user_reposts(7), "user_reposts:7"),
         (keys.notifications(7), "notifications:7"),
         (keys.notified(7), "notified:7"),
+        (keys.markers(7), "markers:7"),
         (keys.user_key_prefix() + "7", keys.user(7)),
     ],
 )

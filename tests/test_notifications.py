@@ -1,16 +1,22 @@
-"""Notifications (issue 17, part 4): follows, likes, replies and mentions of the reader's
-posts, grouped per post and kind, with an unread count; none across a block or a mute."""
+"""Notifications (issue 17, part 4; issue 27, rough edge 3): follows, likes, reposts
+(grouped per post; follows per day), replies and mentions (each alone, the reply or
+mention itself) of the reader's posts, with one unread count and the unread marked until
+seen (the `notifications` marker, shared with apps); none across a block or a mute."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from django.test import Client
 
 from social import keys
 from social.repository import Viewer
+from social.repository.notifications import event_from
 from tests.conftest import login, make_user
 
 T0 = 1_700_000_000
+NOW = int(time.time())  # the pages show none older than keys.NOTIFICATIONS_DAYS
 
 
 @pytest.fixture
@@ -31,7 +37,7 @@ def test_likes_replies_mentions_and_follows_are_told_grouped_newest_first(repo, 
     post = repo.posts.create_post(alice.id, "my post", at=T0)
     for name in ("bob", "carol", "dan", "erin"):
         repo.likes.like(people[name].id, post, at=T0 + 1)
-    repo.posts.create_post(people["bob"].id, "nice", reply_to=post, at=T0 + 2)
+    reply = repo.posts.create_post(people["bob"].id, "nice", reply_to=post, at=T0 + 2)
     mention = repo.posts.create_post(people["carol"].id, "hi @alice", at=T0 + 3)
     repo.graph.follow(people["dan"].id, alice.id, at=T0 + 4)
     repo.likes.like(alice.id, post)  # one's own like tells no one
@@ -40,10 +46,13 @@ def test_likes_replies_mentions_and_follows_are_told_grouped_newest_first(repo, 
     assert groups(repo, alice) == [
         ("follow", None, ["dan"], 0),
         ("mention", mention, ["carol"], 0),
-        ("reply", post, ["bob"], 0),
+        ("reply", reply, ["bob"], 0),  # the reply itself, not alice's post
         ("like", post, ["erin", "dan", "carol"], 1),
     ]
     assert r.hget(keys.user(alice.id), "unread_notifications") == "0"  # seen
+    newest = r.lindex(keys.notifications(alice.id), 0)
+    assert r.hget(keys.markers(alice.id), "notifications") == str(event_from(newest).id)
+    assert r.hget(keys.markers(alice.id), "notifications:version") == "1"
 
 
 def test_none_from_blocked_or_muted_accounts_or_about_filtered_posts(repo, people):
@@ -90,3 +99,101 @@ def test_old_or_foreign_entries_are_skipped_and_the_list_is_bounded(repo, r, peo
 
 def test_notifications_need_a_login(client):
     assert client.get("/notifications/").status_code == 302
+
+
+def test_a_reply_is_told_as_a_reply_with_its_own_words_even_when_it_names_the_reader(
+    repo, r, people
+):
+    alice, bob = people["alice"], people["bob"]
+    post = repo.posts.create_post(alice.id, "Counters belong in hashes", at=NOW)
+    plain = repo.posts.create_post(bob.id, "Sorted sets too", reply_to=post, at=NOW + 1)
+    named = repo.posts.create_post(bob.id, "@alice and lists", reply_to=post, at=NOW + 2)
+
+    told = [item.split("|")[:3] for item in r.lrange(keys.notifications(alice.id), 0, -1)]
+    assert told == [["reply", str(bob.id), str(named)], ["reply", str(bob.id), str(plain)]]
+    assert r.zscore(keys.mentions(alice.id), named) is not None  # still in her mentions
+    page = login(Client(), repo, alice).get("/notifications/").content.decode()
+
+    assert page.count("@bob</a> replied to your post.") == 2
+    assert "mentioned you" not in page
+    assert f'<a href="/p/{named}/">@alice and lists</a>' in page
+    assert f'<a href="/p/{plain}/">Sorted sets too</a>' in page
+    assert "Counters belong in hashes" not in page
+
+
+def test_a_reply_stored_as_a_mention_before_is_shown_as_a_reply(repo, r, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    post = repo.posts.create_post(alice.id, "Counters belong in hashes", at=NOW)
+    reply = repo.posts.create_post(bob.id, "@alice yes", reply_to=post, at=NOW + 1)
+    aside = repo.posts.create_post(carol.id, "@alice look", reply_to=reply, at=NOW + 2)
+    r.delete(keys.notifications(alice.id))
+    for actor, post_id, ts in ((bob.id, reply, NOW + 1), (carol.id, aside, NOW + 2)):
+        r.lpush(keys.notifications(alice.id), f"mention|{actor}|{post_id}|{ts}")
+
+    assert groups(repo, alice, at=NOW + 10) == [
+        ("mention", aside, ["carol"], 0),
+        ("reply", reply, ["bob"], 0),
+    ]
+
+
+def test_unread_ones_are_marked_until_seen_and_the_marker_says_where_reading_stopped(
+    repo, r, people
+):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    post = repo.posts.create_post(alice.id, "my post", at=NOW)
+    repo.likes.like(bob.id, post, at=NOW + 1)
+    client = login(Client(), repo, alice)
+    first = client.get("/notifications/").content.decode()
+    repo.graph.follow(carol.id, alice.id, at=NOW + 2)
+    assert r.hget(keys.user(alice.id), "unread_notifications") == "1"
+
+    second = client.get("/notifications/").content.decode()
+    third = client.get("/notifications/").content.decode()
+
+    assert first.count('<span class="new-badge">New</span>') == 1
+    assert "1 new since you last looked." in first
+    assert 'class="card notification like unread"' in first
+    assert 'class="card notification follow unread"' in second
+    assert 'class="card notification like"' in second  # seen the first time
+    assert second.count('<span class="new-badge">New</span>') == 1
+    assert "new-badge" not in third and "since you last looked" not in third
+    assert 'class="card notification follow"' in third
+    newest = event_from(r.lindex(keys.notifications(alice.id), 0))
+    assert r.hget(keys.markers(alice.id), "notifications") == str(newest.id)
+    assert r.hget(keys.markers(alice.id), "notifications:version") == "2"  # not on the third
+    assert r.hget(keys.user(alice.id), "unread_notifications") == "0"
+
+
+def test_before_any_marker_the_unread_count_says_which_are_new(repo, r, people):
+    alice, bob = people["alice"], people["bob"]
+    post = repo.posts.create_post(alice.id, "my post", at=NOW)
+    repo.likes.like(bob.id, post, at=NOW + 1)
+    repo.graph.follow(bob.id, alice.id, at=NOW + 2)
+    r.hset(keys.user(alice.id), "unread_notifications", 1)  # the like was seen before
+    assert not r.exists(keys.markers(alice.id))
+
+    page = login(Client(), repo, alice).get("/notifications/").content.decode()
+
+    assert 'class="card notification follow unread"' in page
+    assert 'class="card notification like"' in page
+
+
+def test_one_count_in_the_navigation_for_notifications_mentions_included(repo, r, people):
+    alice, bob = people["alice"], people["bob"]
+    repo.posts.create_post(bob.id, "hi @alice", at=NOW)
+    client = login(Client(), repo, alice)
+
+    home = client.get("/").content.decode()
+    mentions = client.get("/mentions/").content.decode()
+    seen = client.get("/notifications/").content.decode()
+    after = client.get("/mentions/").content.decode()
+
+    assert home.count('class="count-badge"') == 1
+    nav = home[home.index("<header") : home.index("</header>")]
+    assert 'title="1 new notification"' in nav and 'href="/mentions/"' not in nav
+    assert 'title="1 new notification"' in mentions  # a tab of the notifications
+    assert '<a href="/notifications/" aria-current="page"' in mentions
+    assert '<a href="/mentions/" aria-current="page">Mentions</a>' in mentions  # the tabs
+    assert '<a href="/mentions/">Mentions</a>' in seen
+    assert "count-badge" not in seen and "count-badge" not in after
+    assert r.hget(keys.user(alice.id), "unread_notifications") == "0"

@@ -1,8 +1,8 @@
 """Mastodon's JSON shapes (entities) built from the repository's dataclasses: Account,
-Status, Relationship, Context, Notification, Tag. Ids are strings, times ISO 8601 with
-milliseconds in UTC, `content` the site's own escaped HTML of a post (social.templating.links'
-post_text, its links made absolute). Pure functions: what they need is read before, in
-bulk (social/repository/api_reads.py), never per item.
+Status, Relationship, Context, Notification, NotificationGroup, Marker, Tag. Ids are
+strings, times ISO 8601 with milliseconds in UTC, `content` the site's own escaped HTML of
+a post (social.templating.links' post_text, its links made absolute). Pure functions:
+what they need is read before, in bulk (social/repository/), never per item.
 """
 
 from __future__ import annotations
@@ -16,17 +16,22 @@ from typing import Any
 from django.templatetags.static import static
 
 from social.repository import Post, PostCounts, User
-from social.repository.api_reads import AccountRow, Event, Relationship
+from social.repository.api_reads import AccountRow, Relationship
+from social.repository.markers import Marker
 from social.repository.models import Counts
+from social.repository.notifications import Event, NotificationGroup, group_key
 from social.templating.links import post_text, profile_url, url
 
+# Our kinds of notification as Mastodon's types: a reply is a mention there (a reply names
+# the author it answers).
 NOTIFICATION_TYPES = {
     "follow": "follow",
     "like": "favourite",
     "mention": "mention",
-    "reply": "reply",
+    "reply": "mention",
     "repost": "reblog",
 }
+SAMPLE_ACCOUNTS = 8  # accounts a notification group names (Mastodon's sample size)
 
 
 @lru_cache(maxsize=1)
@@ -267,25 +272,53 @@ def relationship(rel: Relationship) -> dict:
 
 
 def notification(
-    render: Render, event: Event, posts: Mapping[int, Post], counts: Mapping[int, PostCounts]
+    render: Render, group: NotificationGroup, event: Event, counts: Mapping[int, PostCounts]
 ) -> dict | None:
-    """A Notification, or None when its account or post is not there to show."""
+    """A Notification: one event of a group (a group of one, when nothing is grouped),
+    or None when its account is not there to show. `group_key` is the event's group
+    under the usual grouping, as Mastodon gives it."""
     actor = render.account(event.actor_id)
     if actor is None:
         return None
     data: dict[str, Any] = {
         "id": str(event.id),
-        "type": NOTIFICATION_TYPES[event.kind],
+        "type": NOTIFICATION_TYPES[group.kind],
         "created_at": iso(event.time),
         "account": actor,
-        "group_key": f"ungrouped-{event.id}",
+        "group_key": group_key(event),
     }
-    if event.kind != "follow":
-        post = posts.get(event.post_id or 0)
-        if post is None:
-            return None
-        data["status"] = status(render, post, counts)
+    if group.post is not None:
+        data["status"] = status(render, group.post, counts)
     return data
+
+
+def notification_group(group: NotificationGroup, *, paged: bool) -> dict:
+    """A NotificationGroup (its accounts and status are beside it, by id); paged: with
+    the page's own ids and time, as a page of groups gives them."""
+    newest, oldest = group.events[0], group.events[-1]
+    data: dict[str, Any] = {
+        "group_key": group.key,
+        "notifications_count": len(group.events),
+        "type": NOTIFICATION_TYPES[group.kind],
+        "most_recent_notification_id": str(newest.id),
+        "sample_account_ids": [str(u.id) for u in group.accounts[:SAMPLE_ACCOUNTS]],
+    }
+    if paged:
+        data["page_min_id"] = str(oldest.id)
+        data["page_max_id"] = str(newest.id)
+        data["latest_page_notification_at"] = iso(newest.time)
+    if group.post is not None:
+        data["status_id"] = str(group.post.id)
+    return data
+
+
+def marker(saved: Marker) -> dict:
+    """A Marker."""
+    return {
+        "last_read_id": str(saved.last_read_id),
+        "version": saved.version,
+        "updated_at": iso(saved.updated),
+    }
 
 
 def statuses(render: Render, posts: Iterable[Post], counts: Mapping[int, PostCounts]) -> list:

@@ -2,7 +2,7 @@
 
 from django.urls import include, path, re_path
 
-from . import accounts, instance, oauth_views, statuses, timelines
+from . import accounts, instance, notifications, oauth_views, statuses, timelines
 from .base import not_found
 
 app_name = "api"
@@ -30,8 +30,18 @@ api_patterns = [
     *both(V1 + "timelines/public", timelines.PublicView.as_view()),
     *both(V1 + "timelines/tag/<str:hashtag>", timelines.TagView.as_view()),
     *both(V1 + "favourites", timelines.FavouritesView.as_view()),
-    *both(V1 + "notifications", timelines.NotificationsView.as_view()),
-    *both(V1 + "notifications/clear", timelines.ClearNotificationsView.as_view()),
+    *both(V1 + "notifications", notifications.NotificationsView.as_view()),
+    *both(V1 + "notifications/clear", notifications.ClearNotificationsView.as_view()),
+    *both(V1 + "notifications/unread_count", notifications.UnreadCountView.as_view()),
+    *both(V1 + "notifications/<str:notification_id>", notifications.NotificationView.as_view()),
+    *both("v2/notifications", notifications.GroupedNotificationsView.as_view()),
+    *both("v2/notifications/unread_count", notifications.UnreadCountView.as_view(grouping=True)),
+    *both("v2/notifications/<str:group_key>", notifications.NotificationGroupView.as_view()),
+    *both(
+        "v2/notifications/<str:group_key>/accounts",
+        notifications.NotificationGroupAccountsView.as_view(),
+    ),
+    *both(V1 + "markers", notifications.MarkersView.as_view()),
     *both("v2/search", timelines.SearchView.as_view()),
     *both(V1 + "apps", oauth_views.AppsView.as_view(), name="apps"),
     *both(V1 + "apps/verify_credentials", oauth_views.AppVerifyView.as_view()),

@@ -4,13 +4,14 @@
 shapes, the process cache and the other stores it uses, nothing more.
 
 - Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
-  `repo.relations` (blocks, mutes), `repo.filters`, `repo.notifications`, `repo.likes`,
-  `repo.reposts`, `repo.notices`, `repo.accounts`.
+  `repo.relations` (blocks, mutes), `repo.filters`, `repo.notifications` (and reading
+  them, grouped), `repo.markers`, `repo.likes`, `repo.reposts`, `repo.notices`,
+  `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, from the sources of sources.py, with visibility.py's policy);
   `repo.trending`, `repo.search`.
 - The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.api_reads`
-  (accounts and relationships in bulk, positions in lists, notification events).
+  (accounts and relationships in bulk, positions in lists).
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
 """
@@ -46,6 +47,7 @@ from .graph import GraphStore
 from .likes import LikeStore
 from .limits import LimitStore
 from .loading import PostLoader
+from .markers import MarkerStore
 from .models import (
     AnonymousUser,
     Counts,
@@ -115,6 +117,7 @@ class Repository:
         loader = PostLoader(client, **config)
         self.reader = PageReader(client, loader=loader, users=self.users, **config)
         self.notifications = NotificationStore(client, reader=self.reader, **config)
+        self.markers = MarkerStore(client, **config)
         self.pages = PageStore(
             client, reader=self.reader, users=self.users,
             suggestions=Suggestions(client, loader=loader, **config), **config,

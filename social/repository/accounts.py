@@ -186,6 +186,7 @@ class AccountStore(RepositoryBase):
                 keys.filters(user_id),
                 keys.notifications(user_id),
                 keys.notified(user_id),
+                keys.markers(user_id),
             ):
                 pipe.delete(key)
             if name:

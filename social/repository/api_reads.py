@@ -1,14 +1,12 @@
 """What the client API reads besides pages of posts (which it reads on the read path):
 accounts with their counts and relationships for many ids at once, the position of a post
-in a list (Mastodon pages by id, the read path by offset), likers, the notification
-events one by one, and the instance's figures. Every method is a fixed number of round
+in a list (Mastodon pages by id, the read path by offset), likers, and the instance's
+figures. Every method is a fixed number of round
 trips whatever the number of items.
 """
 
 from __future__ import annotations
 
-import time
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Unpack, cast
@@ -30,11 +28,11 @@ from .base import (
     user_from_hash,
     users_from,
 )
-from .models import Counts, Page, Post, User
+from .models import Counts, Page, User
 from .oauth import RememberedToken, StaleToken, queue_token_check, token_holds
 from .reader import NamedReads, PageRead, PageReader
-from .sources import Listed, Source
-from .visibility import Viewer, may_notify
+from .sources import Source
+from .visibility import Viewer
 
 BISECT_STEPS = 64
 
@@ -173,35 +171,6 @@ class Relationship:
     muting: bool = False
 
 
-@dataclass(frozen=True)
-class Event:
-    """One notification as stored: kind, who, about which post, when; and its id (its
-    time and a checksum of the entry: stable, ordered by time)."""
-
-    id: int
-    kind: str
-    actor_id: int
-    post_id: int | None
-    time: int
-
-
-NOTIFICATION_KINDS = ("follow", "like", "reply", "mention", "repost")
-
-
-def event_from(raw: bytes | str) -> Event | None:
-    """Decode one notifications:<id> entry, or None for junk."""
-    text = s(raw) or ""
-    parts = text.split("|")
-    if len(parts) != 4:
-        return None
-    kind, actor, post, ts = parts
-    actor_id, when = as_int(actor), as_int(ts)
-    if kind not in NOTIFICATION_KINDS or actor_id is None or when is None:
-        return None
-    checksum = zlib.crc32(text.encode()) % 1_000_000
-    return Event(when * 1_000_000 + checksum, kind, actor_id, as_int(post), when)
-
-
 class ApiReadStore(RepositoryBase):
     """The client API's reads (see the module docstring)."""
 
@@ -331,39 +300,6 @@ class ApiReadStore(RepositoryBase):
     def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
         """The accounts that like post_id, most recent first (two round trips)."""
         return self._accounts_page(keys.likes(post_id), number, per_page)
-
-    def events(self, user_id: int, *, at: float | None = None) -> list[Event]:
-        """The user's notification events, newest first, none older than
-        keys.NOTIFICATIONS_DAYS (the whole capped list: at most NOTIFICATIONS_CAP)."""
-        oldest = (time.time() if at is None else at) - keys.NOTIFICATIONS_DAYS * 86400
-        raw = self.r.lrange(keys.notifications(user_id), 0, -1)
-        events = [e for e in map(event_from, raw) if e is not None and e.time >= oldest]
-        return list({e.id: e for e in events}.values())
-
-    def shown_events(
-        self, viewer: Viewer, events: Sequence[Event]
-    ) -> tuple[list[Event], dict[int, Post], PageRead | None]:
-        """Of events, those the reader may see (as the notifications page decides: no
-        actor kept apart by a block, muted, or suspended; no post the reader may not see
-        or filters), with the posts they name, loaded on the read path."""
-        post_ids = tuple(dict.fromkeys(e.post_id for e in events if e.post_id is not None))
-        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)))
-        actors = list(dict.fromkeys(e.actor_id for e in events))
-        reads = self.reads()
-        queue_users(reads, actors)
-        users = users_from(reads.execute(), actors) if actors else {}
-        shown = [
-            event
-            for event in events
-            if may_notify(
-                viewer,
-                users.get(event.actor_id),
-                read.loaded.get(event.post_id or 0),
-                read.relations,
-                about_post=event.kind != "follow",
-            )
-        ]
-        return shown, read.loaded, read
 
     def instance_figures(self) -> tuple[int, int]:
         """(accounts, posts) on this server, for /api/v1/instance (one round trip)."""

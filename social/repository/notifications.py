@@ -1,26 +1,42 @@
-"""Notifications: follows, likes, replies, mentions and reposts of the reader's posts, newest first,
-grouped per post and kind ("alice and 3 others liked your post").
+"""Notifications: follows, likes, replies, mentions and reposts of the reader's posts, newest
+first, and where the reader stopped reading them (keys.markers).
 
 Each event is pushed on the recipient's list (keys.notifications) by the write that makes
 it, in that write's pipeline (queue_notification), and counted in their user hash's
-`unread_notifications` (cleared when the page is seen). Reading takes the whole capped
-list (at most NOTIFICATIONS_CAP short strings), groups it, and loads the posts through the
-read path's loader: groups from accounts a block keeps apart or the reader mutes, or about
-posts the reader may not see or filters, are left out (visibility.py).
+`unread_notifications`: the events newer than their `notifications` marker, set to the
+newest event when the page is seen and to what an app saves (markers.py). The site's page
+and the client API read the list here, with one parser (event_from) and one grouping
+(grouped: likes and reposts per post, follows per day, replies and mentions each alone),
+and load the posts through the read path: events from accounts a block keeps apart, the
+reader mutes, or suspended, or about posts the reader may not see or filters, are left
+out (visibility.may_notify). Every read is a fixed number of round trips: the whole capped
+list (at most NOTIFICATIONS_CAP short strings) with the marker, then the posts with the
+actors.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+import zlib
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Unpack
 
 from social import keys
 
-from .base import Pipe, RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
+from .base import (
+    NamedReads,
+    Pipe,
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    queue_users,
+    s,
+    users_from,
+)
 from .models import Page, Post, User, as_datetime
-from .reader import PageReader
+from .reader import PageRead, PageReader
 from .sources import Listed
 from .visibility import Viewer, may_notify
 
@@ -80,19 +96,196 @@ def unqueue_notification(
     pipe.lrem(keys.notifications(recipient), 1, f"{kind}|{actor}|{post_id or ''}|{ts}")
 
 
+# --- Reading: one parser, one grouping ------------------------------------------------
+
+GROUPED = ("like", "repost", "follow")  # the kinds grouped (Mastodon's favourite, reblog,
+# follow); a reply or a mention is a post of its own, shown alone
+
+
+@dataclass(frozen=True)
+class Event:
+    """One notification as stored: kind, who, about which post (a like's or repost's: the
+    reader's post; a reply's or mention's: the reply or the mention), when; and its id
+    (its time and a checksum of the entry: stable, ordered by time to the second)."""
+
+    id: int
+    kind: str
+    actor_id: int
+    post_id: int | None
+    time: int
+
+
+def event_from(raw: bytes | str) -> Event | None:
+    """Decode one notifications:<id> entry, or None for junk."""
+    text = s(raw) or ""
+    parts = text.split("|")
+    if len(parts) != 4:
+        return None
+    kind, actor, post, ts = parts
+    actor_id, when = as_int(actor), as_int(ts)
+    if kind not in KINDS or actor_id is None or when is None:
+        return None
+    if kind != "follow" and as_int(post) is None:
+        return None
+    checksum = zlib.crc32(text.encode()) % 1_000_000
+    return Event(when * 1_000_000 + checksum, kind, actor_id, as_int(post), when)
+
+
+def events_from(raw: Iterable[bytes | str]) -> list[Event]:
+    """The entries of a notifications list as events, newest first, each once (an entry
+    pushed twice in one second is one event)."""
+    events = (e for e in map(event_from, raw) if e is not None)
+    return list({e.id: e for e in events}.values())
+
+
+def group_key(event: Event, grouped_kinds: Collection[str] = GROUPED) -> str:
+    """The key of the group event belongs to: `like-<post>`, `repost-<post>`,
+    `follow-<day>` (UTC days since 1970), else `ungrouped-<event id>`."""
+    if event.kind in grouped_kinds:
+        if event.kind == "follow":
+            return f"follow-{event.time // 86400}"
+        return f"{event.kind}-{event.post_id}"
+    return f"ungrouped-{event.id}"
+
+
+@dataclass(frozen=True)
+class EventGroup:
+    """Events of one group as stored, newest first (before visibility)."""
+
+    key: str
+    events: tuple[Event, ...]
+
+    @property
+    def kind(self) -> str:
+        return self.events[0].kind
+
+    @property
+    def post_id(self) -> int | None:
+        return self.events[0].post_id if self.kind != "follow" else None
+
+
+def grouped(events: Iterable[Event], grouped_kinds: Collection[str] = GROUPED) -> list[EventGroup]:
+    """The grouping the page and the API show: events (newest first) in groups by
+    group_key, each group at the place of its newest event."""
+    groups: dict[str, list[Event]] = {}
+    for event in events:
+        groups.setdefault(group_key(event, grouped_kinds), []).append(event)
+    return [EventGroup(key, tuple(members)) for key, members in groups.items()]
+
+
+def unread_events(events: Sequence[Event], last_read: int) -> list[Event]:
+    """The events newer than the one whose id is last_read: those above it in the list
+    (events of one second keep the list's order), or by id when it is gone."""
+    at = next((i for i, e in enumerate(events) if e.id == last_read), None)
+    return list(events[:at]) if at is not None else [e for e in events if e.id > last_read]
+
+
+def older_than(groups: Sequence[EventGroup], event_id: int, events: Sequence[Event]) -> int:
+    """Where the groups strictly older than the event event_id start (groups ordered by
+    their newest event): by the event's place in the list, or by id when it is gone."""
+    place = {e.id: i for i, e in enumerate(events)}
+    mark = place.get(event_id)
+    for n, group in enumerate(groups):
+        newest = group.events[0]
+        if (place[newest.id] > mark) if mark is not None else (newest.id < event_id):
+            return n
+    return len(groups)
+
+
+def newer_than(groups: Sequence[EventGroup], event_id: int, events: Sequence[Event]) -> int:
+    """How many groups are newer than the event event_id (see older_than)."""
+    place = {e.id: i for i, e in enumerate(events)}
+    mark = place.get(event_id)
+    for n, group in enumerate(groups):
+        newest = group.events[0]
+        if (place[newest.id] >= mark) if mark is not None else (newest.id <= event_id):
+            return n
+    return len(groups)
+
+
+def replies_to_reader(post: Post, reader_id: int) -> bool:
+    """Whether post answers one of the reader's posts (its parent's author is the reader:
+    the name fixed with the reply is one it mentions as the reader)."""
+    if post.reply_to is None or not post.reply_to_name:
+        return False
+    parent = post.reply_to_name.lower()
+    return any(uid == reader_id and name.lower() == parent for name, uid in post.mentions)
+
+
 @dataclass(frozen=True)
 class NotificationGroup:
-    """Events of one kind about one post (or, for follows, one day), newest first."""
+    """A group as the reader may see it: its events and their accounts, newest first.
+    `kind` as shown: a mention in a reply to the reader's post is a reply. `post`: the
+    reader's post (a like, a repost) or the reply or mention; None for follows."""
 
+    key: str
     kind: str
     post: Post | None
-    actors: list[User]  # the newest NAMES_SHOWN
-    others: int  # how many more
-    time: int
+    accounts: tuple[User, ...]  # each actor once
+    events: tuple[Event, ...]
+    unread: bool = False
+
+    @property
+    def actors(self) -> tuple[User, ...]:
+        return self.accounts[:NAMES_SHOWN]
+
+    @property
+    def others(self) -> int:
+        return max(0, len(self.accounts) - NAMES_SHOWN)
+
+    @property
+    def time(self) -> int:
+        return self.events[0].time
 
     @property
     def created(self) -> datetime | None:
         return as_datetime(self.time)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The reader's events as read: newest first, none older than NOTIFICATIONS_DAYS; the
+    id of the last one read (their marker, or else from the unread count) and the newest
+    id of all."""
+
+    events: list[Event]
+    last_read: int
+    newest: int | None
+    marker: int | None
+    unread_count: int
+
+    def unread(self) -> list[Event]:
+        return unread_events(self.events, self.last_read)
+
+
+@dataclass
+class GroupPage:
+    """A page of groups for the client API, and the cursors of its neighbours (the id of
+    a group's newest event, shown or not)."""
+
+    groups: list[NotificationGroup] = field(default_factory=list)
+    read: PageRead | None = None
+    next_max: int | None = None
+    prev_min: int | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the client API asks for: our kinds, the kinds it groups, from whom."""
+
+    kinds: frozenset[str] = frozenset(KINDS)
+    grouped_kinds: frozenset[str] = frozenset(GROUPED)
+    account_id: int | None = None
+
+    def keeps(self, event: Event) -> bool:
+        return event.kind in self.kinds and self.account_id in (None, event.actor_id)
+
+
+def queue_marker_save(pipe: Pipe, user_id: int, timeline: str, last_read: int, at: int) -> None:
+    """Queue saving a marker (keys.markers: `<timeline>`, `<timeline>:version`,
+    `<timeline>:at`)."""
+    pipe.hset(keys.markers(user_id), mapping={timeline: last_read, f"{timeline}:at": at})
+    pipe.hincrby(keys.markers(user_id), f"{timeline}:version", 1)
 
 
 class NotificationStore(RepositoryBase):
@@ -102,65 +295,140 @@ class NotificationStore(RepositoryBase):
         super().__init__(client, **config)
         self.reader = reader
 
+    def listing(self, user_id: int, *, at: float | None = None) -> Listing:
+        """The user's events with their marker and unread count (one round trip)."""
+        reads = self.reads()
+        reads.lrange("events", keys.notifications(user_id), 0, -1)
+        reads.hget("marker", keys.markers(user_id), "notifications")
+        reads.hget("unread", keys.user(user_id), "unread_notifications")
+        got = reads.execute()
+        return listing_from(got.members("events"), got.value("marker"), got.value("unread"), at)
+
     def page(
         self, viewer: Viewer, number: int = 1, per_page: int = 20, *, at: float | None = None
     ) -> Page[NotificationGroup]:
-        """A page of the reader's notification groups, newest first; marks them seen. Three
-        round trips: the list (and the unread count cleared), the posts (the read path's
-        load, with the reader's sets), the actors."""
+        """A page of the reader's notification groups, newest first, those newer than
+        their marker `unread`; marks them all seen (the marker moves to the newest event,
+        the unread count to 0). Round trips: the list with the marker, then the read
+        path's (the posts, with the actors and the marker's save)."""
         assert viewer.id is not None
-        clock = time.time() if at is None else at
-        oldest = clock - keys.NOTIFICATIONS_DAYS * 86400
-        pipe = self._pipe()
-        pipe.lrange(keys.notifications(viewer.id), 0, -1)
-        pipe.hset(keys.user(viewer.id), "unread_notifications", 0)
-        raw, _ = pipe.execute()
-        groups: dict[tuple, list[tuple[int, int]]] = {}
-        for item in raw:
-            parts = (s(item) or "").split("|")
-            if len(parts) != 4:
-                continue  # not ours
-            kind, actor, post, ts = parts
-            when, actor_id = as_int(ts) or 0, as_int(actor)
-            if kind not in KINDS or actor_id is None or when < oldest:
-                continue
-            key = (kind, as_int(post) if kind != "follow" else when // 86400)
-            groups.setdefault(key, []).append((actor_id, when))
-        ordered = list(groups.items())  # newest first: the list is
+        listing = self.listing(viewer.id, at=at)
+        groups = grouped(listing.events)
         start = (max(1, number) - 1) * per_page
-        shown = ordered[start : start + per_page]
-        post_ids = tuple(k[1] for (k, _) in shown if k[0] != "follow" and k[1] is not None)
-        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)))
-        actor_ids = list(dict.fromkeys(a for _, events in shown for a, _ in events))
-        reads = self.reads()
-        queue_users(reads, actor_ids)
-        users = users_from(reads.execute(), actor_ids)
-        relations = read.relations
-        items = []
-        for (kind, ref), events in shown:
-            actors = [
-                users[a]
-                for a in dict.fromkeys(a for a, _ in events)
-                if may_notify(viewer, users.get(a), None, relations, about_post=False)
-            ]
-            about_post = kind != "follow"
-            post = read.loaded.get(ref) if about_post else None
-            if not actors or not may_notify(
-                viewer, actors[0], post, relations, about_post=about_post
-            ):
-                continue
-            items.append(
-                NotificationGroup(
-                    kind,
-                    post,
-                    actors[:NAMES_SHOWN],
-                    len(actors) - NAMES_SHOWN if len(actors) > NAMES_SHOWN else 0,
-                    events[0][1],
-                )
-            )
+        unread = {e.id for e in listing.unread()}
+        seen = self._seen(viewer.id, listing)
+        shown, _ = self.show(viewer, groups[start : start + per_page], also=seen)
+        items = [replace(g, unread=any(e.id in unread for e in g.events)) for g in shown]
         return Page(
-            items=items, number=number, has_next=len(ordered) > start + per_page, per_page=per_page
+            items=items, number=number, has_next=len(groups) > start + per_page, per_page=per_page
         )
+
+    def _seen(self, user_id: int, listing: Listing) -> Callable[[NamedReads], None] | None:
+        """The writes that mark every event seen, queued with the page's reads; None when
+        there is nothing to mark."""
+        newest = listing.newest
+        if (newest is None or newest == listing.marker) and not listing.unread_count:
+            return None
+
+        def queue(reads: NamedReads) -> None:
+            if newest is not None and newest != listing.marker:
+                queue_marker_save(reads.pipe, user_id, "notifications", newest, int(time.time()))
+            reads.hset("seen", keys.user(user_id), "unread_notifications", 0)
+
+        return queue
+
+    def groups(
+        self,
+        viewer: Viewer,
+        query: Query,
+        *,
+        limit: int,
+        max_id: int | None = None,
+        since_id: int | None = None,
+        min_id: int | None = None,
+        at: float | None = None,
+    ) -> GroupPage:
+        """The page of groups Mastodon's paging asks for (GET /api/v2/notifications; with
+        no kind grouped, /api/v1/notifications): those older than max_id, newer than
+        since_id, or the `limit` just newer than min_id. Groups the reader may not see are
+        skipped: up to twice `limit` are read to fill the page."""
+        assert viewer.id is not None
+        listing = self.listing(viewer.id, at=at)
+        events = [e for e in listing.events if query.keeps(e)]
+        groups = grouped(events, query.grouped_kinds)
+        low, high = 0, len(groups)
+        if max_id is not None:
+            low = older_than(groups, max_id, events)
+        floor = min_id if min_id is not None else since_id
+        if floor is not None:
+            high = max(low, newer_than(groups, floor, events))
+        upward = min_id is not None
+        window = groups[max(low, high - 2 * limit) : high] if upward else groups[low:high]
+        candidates = window if upward else window[: 2 * limit]
+        shown, read = self.show(viewer, candidates)
+        page = shown[-limit:] if upward else shown[:limit]
+        beyond = not upward and (len(shown) > limit or low + len(candidates) < high)
+        if not page:  # all hidden: the next page starts past them
+            last = candidates[-1].events[0].id if beyond and candidates else None
+            return GroupPage(read=read, next_max=last, prev_min=min_id if upward else None)
+        raw = {g.key: g for g in candidates}
+        return GroupPage(
+            groups=page,
+            read=read,
+            next_max=raw[page[-1].key].events[0].id if beyond or upward else None,
+            prev_min=raw[page[0].key].events[0].id,
+        )
+
+    def group(
+        self, viewer: Viewer, key: str, *, at: float | None = None
+    ) -> tuple[NotificationGroup, PageRead] | None:
+        """The group whose key is key (GET /api/v2/notifications/:group_key) as the reader
+        may see it, with its post's read; or None."""
+        assert viewer.id is not None
+        events = self.listing(viewer.id, at=at).events
+        if key.startswith("ungrouped-"):
+            found = [EventGroup(key, (e,)) for e in events if f"ungrouped-{e.id}" == key]
+        else:
+            found = [g for g in grouped(events) if g.key == key]
+        shown, read = self.show(viewer, found[:1])
+        return (shown[0], read) if shown and read is not None else None
+
+    def unread_count(
+        self, viewer: Viewer, query: Query, *, limit: int, at: float | None = None
+    ) -> int:
+        """How many of the reader's groups (none grouped: events) are newer than their
+        marker and may be seen, counting at most `limit`."""
+        assert viewer.id is not None
+        unread = [e for e in self.listing(viewer.id, at=at).unread() if query.keeps(e)]
+        candidates = grouped(unread, query.grouped_kinds)[:limit]
+        return len(self.show(viewer, candidates)[0]) if candidates else 0
+
+    def show(
+        self,
+        viewer: Viewer,
+        groups: Sequence[EventGroup],
+        also: Callable[[NamedReads], None] | None = None,
+    ) -> tuple[list[NotificationGroup], PageRead | None]:
+        """Groups as the reader may see them, with their posts loaded on the read path and
+        their actors read with the posts (also: more to queue there)."""
+        if not groups and also is None:
+            return [], None
+        post_ids = tuple(dict.fromkeys(g.post_id for g in groups if g.post_id is not None))
+        actor_ids = list(dict.fromkeys(e.actor_id for g in groups for e in g.events))
+
+        def then(later: NamedReads, got: dict) -> None:
+            queue_users(later, actor_ids)
+            if also is not None:
+                also(later)
+
+        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)), then=then)
+        users = users_from(read.then, actor_ids) if actor_ids else {}
+        shown = []
+        for group in groups:
+            found = visible_group(viewer, group, users, read)
+            if found is not None:
+                shown.append(found)
+        return shown, read
 
     def clear(self, user_id: int) -> None:
         """Delete all of the user's notifications (the client API's
@@ -169,3 +437,43 @@ class NotificationStore(RepositoryBase):
         pipe.delete(keys.notifications(user_id))
         pipe.hset(keys.user(user_id), "unread_notifications", 0)
         pipe.execute()
+
+
+def listing_from(raw: Iterable[bytes | str], marker, unread, at: float | None = None) -> Listing:
+    """A Listing from the list's entries, the marker's id and the unread count. Without a
+    marker (saved by neither the page nor an app yet), the newest `unread` are unread."""
+    oldest = (time.time() if at is None else at) - keys.NOTIFICATIONS_DAYS * 86400
+    every = events_from(raw)
+    count = max(0, as_int(unread) or 0)
+    saved = as_int(marker)
+    fallback = every[count].id if count < len(every) else 0
+    last_read = saved if saved is not None else fallback
+    return Listing(
+        events=[e for e in every if e.time >= oldest],
+        last_read=last_read,
+        newest=every[0].id if every else None,
+        marker=saved,
+        unread_count=count,
+    )
+
+
+def visible_group(
+    viewer: Viewer, group: EventGroup, users: dict[int, User], read: PageRead
+) -> NotificationGroup | None:
+    """The group as viewer may see it (only the events visibility.may_notify lets
+    through), or None when none is left."""
+    assert viewer.id is not None
+    post = read.loaded.get(group.post_id) if group.post_id is not None else None
+    about_post = group.kind != "follow"
+    events = tuple(
+        e
+        for e in group.events
+        if may_notify(viewer, users.get(e.actor_id), post, read.relations, about_post=about_post)
+    )
+    if not events:
+        return None
+    kind = group.kind
+    if kind == "mention" and post is not None and replies_to_reader(post, viewer.id):
+        kind = "reply"
+    accounts = tuple(users[a] for a in dict.fromkeys(e.actor_id for e in events))
+    return NotificationGroup(group.key, kind, post, accounts, events)

@@ -177,12 +177,14 @@ class PostStore(RepositoryBase):
         self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
         told = {name: uid for name, uid in mentions.items() if uid not in blockers}
         self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
+        # The parent's author is told of a reply (naming the reply), even when it begins
+        # with their @name; anyone else it names, of a mention.
+        parent_author = int(fields["reply_to_user"]) if reply_to is not None else None
         for mentioned in dict.fromkeys(told.values()):
-            queue_notification(pipe, mentioned, "mention", author_id, post_id, ts)
-        if reply_to is not None:  # the parent's author, told of a reply to their post
-            parent_author = int(fields["reply_to_user"])
-            if parent_author not in told.values():
-                queue_notification(pipe, parent_author, "reply", author_id, reply_to, ts)
+            if mentioned != parent_author:
+                queue_notification(pipe, mentioned, "mention", author_id, post_id, ts)
+        if parent_author is not None:
+            queue_notification(pipe, parent_author, "reply", author_id, post_id, ts)
         pipe.lpush(keys.home_feed(author_id), post_id)
         pipe.ltrim(keys.home_feed(author_id), 0, self.home_feed_cap - 1)
         pipe.lpush(keys.timeline(), post_id)

@@ -18,7 +18,8 @@ from social.templating.translation import page_language
 # contains it, since every text is escaped.
 CSRF_SLOT = Markup("<!--csrf-field-->")
 NAV_ITEMS = {"social:home": "home", "social:timeline": "timeline"}
-ACCOUNT_NAV_ITEMS = {"social:mentions": "mentions", "social:notifications": "notifications"}
+# Mentions are a tab of the notifications: its nav item is theirs.
+ACCOUNT_NAV_ITEMS = {"social:mentions": "notifications", "social:notifications": "notifications"}
 
 
 class Layout:
@@ -27,7 +28,7 @@ class Layout:
     The head's links, the header and the footer are the same on every page in a language
     (the footer's selected language included), except for the few things that are the key:
     which nav item is the current page, and for a logged-in reader their name, unread
-    counts and staff link. So each part is rendered (a macro of _layout.html, in a module
+    count and staff link. So each part is rendered (a macro of _layout.html, in a module
     made for the page's language) once per key, bounded, oldest let go; the page's CSRF
     field goes into CSRF_SLOT afterwards. Not remembered while templates auto-reload.
     """
@@ -73,10 +74,9 @@ class Layout:
         if user is None or not user.is_authenticated:
             account = None
         else:
-            unread = 0 if context.get("mentions_seen") else user.unread_mentions
             fresh = 0 if context.get("notifications_seen") else user.unread_notifications
             reports = open_report_count() if user.is_staff else 0
-            account = (user.username, unread, fresh, user.is_staff, reports)
+            account = (user.username, fresh, user.is_staff, reports)
         html = self.part("nav", page_language(context), self.item(context), account, CSRF_SLOT)
         return with_csrf(html, context) if account else html
 
