@@ -171,6 +171,45 @@ def test_mastodon_py_end_to_end(site, repo, r, person):
         Mastodon(access_token=token, api_base_url=site).account_verify_credentials()
 
 
+def test_mastodon_py_reads_grouped_notifications_counts_and_sets_the_shared_marker(
+    site, repo, r, person
+):
+    erin, fay, gus = person("erin"), person("fay"), person("gus")
+    post = repo.posts.create_post(erin.id, "grouped, please")
+    repo.likes.like(fay.id, post)
+    repo.likes.like(gus.id, post)
+    reply = repo.posts.create_post(gus.id, "@erin a reply", reply_to=post)
+    me = app_and_login(site, "erin")
+
+    one_by_one = me.notifications()
+    assert [n.type for n in one_by_one] == ["mention", "favourite", "favourite"]
+    assert str(one_by_one[0].status.id) == str(reply)
+    grouped = me.grouped_notifications()
+    assert [(g.type, g.notifications_count) for g in grouped.notification_groups] == [
+        ("mention", 1), ("favourite", 2)
+    ]  # fmt: skip
+    assert grouped.notification_groups[1].sample_account_ids == [str(gus.id), str(fay.id)]
+    assert {a.username for a in grouped.accounts} == {"fay", "gus"}
+    key = grouped.notification_groups[1].group_key
+    assert me.grouped_notification(key).notification_groups[0].notifications_count == 2
+    assert me.notifications_unread_count().count == 3
+    assert me.unread_grouped_notifications_count() == 2
+
+    assert me.markers_get(["home", "notifications"]) == {}
+    saved = me.markers_set(["notifications"], [one_by_one[1].id])
+    assert saved.notifications.last_read_id == str(one_by_one[1].id)
+    assert r.hget(keys.markers(erin.id), "notifications") == str(one_by_one[1].id)
+    assert me.notifications_unread_count().count == 1  # the reply, newer than the marker
+    assert r.hget(keys.user(erin.id), "unread_notifications") == "1"  # the site's badge
+    browser = requests.Session()
+    browser.cookies.set("auth", repo.users.record_login(erin.id, "127.0.0.1"))
+    page = browser.get(site + "/notifications/", timeout=10).text
+    assert page.count('<span class="new-badge">New</span>') == 1
+    marker = me.markers_get(["home", "notifications"]).notifications
+    assert int(marker.last_read_id) == int(one_by_one[0].id) and marker.version == 2
+    assert me.notifications_unread_count().count == 0
+
+
 def test_code_flow_with_pkce_s256(site, repo, r, person):
     dora = person("dora")
     client_id, client_secret = Mastodon.create_app(

@@ -15,8 +15,11 @@ T0 = 1_700_000_000
 
 
 def count_badge(html: str) -> str | None:
-    """Return the unread-mentions badge of the navigation, or None."""
-    found = re.search(r'href="/mentions/"[^>]*>Mentions <span class="count-badge">(\d+)', html)
+    """Return the navigation's one unread badge (notifications, mentions among them), or
+    None."""
+    found = re.search(
+        r'href="/notifications/"[^>]*>Notifications <span class="count-badge">(\d+)', html
+    )
     return found.group(1) if found else None
 
 
@@ -204,21 +207,23 @@ def test_a_mention_links_the_profile_and_an_unknown_name_stays_text(repo, alice,
     assert client.get("/u/BOB/").status_code == 200  # the link leads to bob, any case
 
 
-def test_the_unread_badge_counts_mentions_and_clears_when_the_page_is_seen(
+def test_the_unread_badge_counts_mentions_and_clears_when_the_notifications_are_seen(
     repo, r, alice, bob, bob_client
 ):
-    older = repo.posts.create_post(alice.id, "hello @bob", at=T0)
-    newer = repo.posts.create_post(alice.id, "again @bob", at=T0 + 1)
+    older = repo.posts.create_post(alice.id, "hello @bob")
+    newer = repo.posts.create_post(alice.id, "again @bob")
     assert r.hget(f"user:{bob.id}", "unread_mentions") == "2"
+    assert r.hget(f"user:{bob.id}", "unread_notifications") == "2"
 
     before = bob_client.get("/").content.decode()
-    seen = bob_client.get("/mentions/").content.decode()
+    listed = bob_client.get("/mentions/").content.decode()
+    seen = bob_client.get("/notifications/").content.decode()
     after = bob_client.get("/timeline/").content.decode()
 
-    assert count_badge(before) == "2"
-    assert seen.index(f'id="post-{newer}"') < seen.index(f'id="post-{older}"')  # newest first
+    assert count_badge(before) == "2" and count_badge(listed) == "2"  # one count, one place
+    assert listed.index(f'id="post-{newer}"') < listed.index(f'id="post-{older}"')
     assert count_badge(seen) is None and count_badge(after) is None
-    assert r.hget(f"user:{bob.id}", "unread_mentions") == "0"
+    assert r.hget(f"user:{bob.id}", "unread_notifications") == "0"
 
 
 def test_the_mentions_page_is_paged(repo, alice, bob, bob_client):

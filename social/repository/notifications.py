@@ -295,14 +295,26 @@ class NotificationStore(RepositoryBase):
         super().__init__(client, **config)
         self.reader = reader
 
-    def listing(self, user_id: int, *, at: float | None = None) -> Listing:
-        """The user's events with their marker and unread count (one round trip)."""
+    def listing(self, viewer: Viewer, *, at: float | None = None) -> Listing:
+        """The reader's events with their marker and unread count, and without those of
+        accounts a block keeps apart or the reader mutes (their sets read with the list,
+        when the reader has any: pages are then full however many such events there
+        are). One round trip."""
+        assert viewer.id is not None
         reads = self.reads()
-        reads.lrange("events", keys.notifications(user_id), 0, -1)
-        reads.hget("marker", keys.markers(user_id), "notifications")
-        reads.hget("unread", keys.user(user_id), "unread_notifications")
+        reads.lrange("events", keys.notifications(viewer.id), 0, -1)
+        reads.hget("marker", keys.markers(viewer.id), "notifications")
+        reads.hget("unread", keys.user(viewer.id), "unread_notifications")
+        if viewer.has_relations:
+            for name, key in (("blocks", keys.blocks), ("blocked_by", keys.blocked_by),
+                              ("mutes", keys.mutes)):  # fmt: skip
+                reads.zrange(name, key(viewer.id), 0, -1)
         got = reads.execute()
-        return listing_from(got.members("events"), got.value("marker"), got.value("unread"), at)
+        apart = {int(i) for name in ("blocks", "blocked_by", "mutes") for i in got.get(name, ())}
+        found = listing_from(got.members("events"), got.value("marker"), got.value("unread"), at)
+        if apart:
+            found = replace(found, events=[e for e in found.events if e.actor_id not in apart])
+        return found
 
     def page(
         self, viewer: Viewer, number: int = 1, per_page: int = 20, *, at: float | None = None
@@ -312,7 +324,7 @@ class NotificationStore(RepositoryBase):
         the unread count to 0). Round trips: the list with the marker, then the read
         path's (the posts, with the actors and the marker's save)."""
         assert viewer.id is not None
-        listing = self.listing(viewer.id, at=at)
+        listing = self.listing(viewer, at=at)
         groups = grouped(listing.events)
         start = (max(1, number) - 1) * per_page
         unread = {e.id for e in listing.unread()}
@@ -353,7 +365,7 @@ class NotificationStore(RepositoryBase):
         since_id, or the `limit` just newer than min_id. Groups the reader may not see are
         skipped: up to twice `limit` are read to fill the page."""
         assert viewer.id is not None
-        listing = self.listing(viewer.id, at=at)
+        listing = self.listing(viewer, at=at)
         events = [e for e in listing.events if query.keeps(e)]
         groups = grouped(events, query.grouped_kinds)
         low, high = 0, len(groups)
@@ -385,7 +397,7 @@ class NotificationStore(RepositoryBase):
         """The group whose key is key (GET /api/v2/notifications/:group_key) as the reader
         may see it, with its post's read; or None."""
         assert viewer.id is not None
-        events = self.listing(viewer.id, at=at).events
+        events = self.listing(viewer, at=at).events
         if key.startswith("ungrouped-"):
             found = [EventGroup(key, (e,)) for e in events if f"ungrouped-{e.id}" == key]
         else:
@@ -399,7 +411,7 @@ class NotificationStore(RepositoryBase):
         """How many of the reader's groups (none grouped: events) are newer than their
         marker and may be seen, counting at most `limit`."""
         assert viewer.id is not None
-        unread = [e for e in self.listing(viewer.id, at=at).unread() if query.keeps(e)]
+        unread = [e for e in self.listing(viewer, at=at).unread() if query.keeps(e)]
         candidates = grouped(unread, query.grouped_kinds)[:limit]
         return len(self.show(viewer, candidates)[0]) if candidates else 0
 
