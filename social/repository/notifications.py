@@ -310,7 +310,10 @@ class NotificationStore(RepositoryBase):
                               ("mutes", keys.mutes)):  # fmt: skip
                 reads.zrange(name, key(viewer.id), 0, -1)
         got = reads.execute()
-        apart = {int(i) for name in ("blocks", "blocked_by", "mutes") for i in got.get(name, ())}
+        apart = {
+            int(i) for name in ("blocks", "blocked_by", "mutes") if name in got
+            for i in got.members(name)
+        }  # fmt: skip
         found = listing_from(got.members("events"), got.value("marker"), got.value("unread"), at)
         if apart:
             found = replace(found, events=[e for e in found.events if e.actor_id not in apart])
