@@ -294,3 +294,30 @@ def test_the_like_button_costs_the_like_and_the_limit(repo, round_trips):
     assert client.post(f"/p/{post}/like/").status_code == 302
 
     assert round_trips.count == pin(6, 10)  # the user hash, the limit, the like
+
+
+# The notifications page (cold, warm): secret -> id, user hash; the list with the marker
+# and the unread count; the posts with their counts and the actors (the read path's load,
+# which also saves the marker when there is news); cold, the posts' authors. Warm: the
+# user hash, the list, the load.
+NOTIFICATIONS = pin((5, 3), (10, 6))
+
+
+def test_the_notifications_page_costs_the_same_for_5_notifications_as_for_50(
+    repo, network, alice, alice_client, round_trips
+):
+    def grow(n: int) -> None:
+        for i in range(n):
+            fan = make_user(repo, f"fan{repo.r.llen('notifications:%d' % alice.id)}x{i}")
+            post = repo.posts.create_post(alice.id, f"post {i}")
+            (repo.likes.like, repo.reposts.repost)[i % 2](fan.id, post)
+            repo.posts.create_post(fan.id, f"@alice hello {i}", reply_to=post)
+            repo.graph.follow(fan.id, alice.id)
+
+    grow(2)
+    with_5 = costs(alice_client, "/notifications/", round_trips)
+    grow(15)
+    with_50 = costs(alice_client, "/notifications/", round_trips)
+
+    assert with_50 == NOTIFICATIONS
+    assert with_5 == pin(NOTIFICATIONS, (9, 6))  # on the cluster fewer keys reach fewer nodes
