@@ -249,13 +249,15 @@ class SiteTour:
         assert "A new client" in page.locator("main").inner_text()
 
     def notifications_with_a_repost(self, page, base: str) -> None:
-        """The reader's notifications, carol's repost of the long post among them."""
+        """The reader's notifications, carol's repost of the long post among them, and
+        the three newest unread (marked "New": as if never seen, on every visit)."""
+        from social import keys
+
+        self.repo.r.delete(keys.markers(self.ada.id))
+        self.repo.r.hset(keys.user(self.ada.id), "unread_notifications", 3)
         assert page.goto(base + "/notifications/").status == 200
-        assert (
-            page.locator("li.notification.repost")
-            .inner_text()
-            .startswith("@carol reposted your post.")
-        )
+        assert page.locator("li.notification.unread .new-badge").count() == 3
+        assert "@carol reposted your post." in page.locator("li.notification.repost").inner_text()
 
     def open(self, audience: str, *, width=1280, height=900, scheme="light", bypass_csp=False):
         """A fresh page in its own context, logged in as the audience's persona. bypass_csp:

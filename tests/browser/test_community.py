@@ -260,7 +260,7 @@ def test_likes_replies_and_reposts_are_counted_in_the_navigation_until_notificat
     assert r.hget(keys.user(ada.id), "unread_notifications") == "4"
     kinds = [item.split("|")[:3] for item in r.lrange(keys.notifications(ada.id), 0, -1)]
     assert kinds == [
-        ["reply", str(bob.id), str(post)],
+        ["reply", str(bob.id), str(reply)],
         ["repost", str(bob.id), str(post)],
         ["like", str(bob.id), str(post)],
         ["like", str(carol.id), str(post)],
@@ -284,7 +284,11 @@ def test_likes_replies_and_reposts_are_counted_in_the_navigation_until_notificat
             "@bob, @carol liked your post.",
         ]
     )
-    for index in range(3):
+    expect(groups.locator(".new-badge")).to_have_count(3)  # unread until seen
+    expect(groups.nth(0).get_by_role("link", name="Sorted sets for the rest")).to_have_attribute(
+        "href", f"/p/{reply}/"
+    )  # the reply itself (issue 27)
+    for index in (1, 2):
         expect(
             groups.nth(index).get_by_role("link", name="Counters belong in hashes")
         ).to_have_attribute("href", f"/p/{post}/")
@@ -296,6 +300,9 @@ def test_likes_replies_and_reposts_are_counted_in_the_navigation_until_notificat
     reader.goto(live_url + "/")  # cleared for good
     expect(link).to_have_text("Notifications")
     expect(link).not_to_have_attribute("title", re.compile("."))
+    reader.goto(live_url + "/notifications/")  # seen: no longer marked
+    expect(groups).to_have_count(3)
+    expect(groups.locator(".new-badge")).to_have_count(0)
     assert r.hget(keys.post(reply), "reply_to") == str(post)
 
 

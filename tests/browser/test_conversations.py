@@ -61,7 +61,7 @@ def test_a_reader_logs_in_from_a_permalink_replies_and_the_feed_counts_the_reply
     expect(page.locator("#replies article.post .body")).to_have_text("Me, with HINCRBY")
 
 
-def test_a_mention_shows_as_unread_in_the_navigation_until_its_reader_opens_mentions(
+def test_a_mention_is_counted_once_in_the_navigation_until_its_reader_opens_notifications(
     live_url, new_page, page_as, person, r
 ):
     alice = person("alice")
@@ -75,30 +75,35 @@ def test_a_mention_shows_as_unread_in_the_navigation_until_its_reader_opens_ment
     expect(writer.locator(".messages")).to_have_text("Posted.")
     post_id = int(r.lindex(keys.own_posts(alice.id), 0))
     assert r.zscore(keys.mentions(bob.id), post_id) is not None
-    assert r.hget(keys.user(bob.id), "unread_mentions") == "1"
+    assert r.hget(keys.user(bob.id), "unread_notifications") == "1"
 
     reader = new_page(1280)
     reader.goto(live_url + "/login/")
     log_in_with_form(reader, "bob")
-    mentions_link = reader.locator("header nav").get_by_role("link", name=re.compile("^Mentions"))
-    expect(mentions_link).to_have_attribute("title", "1 new mention")
-    expect(mentions_link.locator(".count-badge")).to_have_text("1 new")
+    nav = reader.locator("header nav")
+    link = nav.get_by_role("link", name=re.compile("^Notifications"))
+    expect(link).to_have_attribute("title", "1 new notification")
+    expect(link.locator(".count-badge")).to_have_text("1 new")
+    expect(nav.locator(".count-badge")).to_have_count(1)  # one count: no Mentions badge
 
     with reader.expect_navigation():
-        mentions_link.click()
+        link.click()
+    expect(reader.locator("li.notification.mention.unread")).to_contain_text(
+        "New @alice mentioned you."
+    )
+    mentions_tab = reader.locator("main nav.tabs").get_by_role("link", name="Mentions")
+    with reader.expect_navigation():
+        mentions_tab.click()
     assert reader.url == live_url + "/mentions/"
     expect(reader.get_by_role("heading", name="Mentions")).to_be_visible()
+    expect(mentions_tab).to_have_attribute("aria-current", "page")
     card = reader.locator(f"#post-{post_id}")
     expect(card.locator(".body")).to_have_text("@bob hello from the composer")
     expect(card.locator(".body").get_by_role("link", name="@bob")).to_have_attribute(
         "href", "/u/bob/"
     )
-    expect(mentions_link.locator(".count-badge")).to_have_count(0)
-    assert r.hget(keys.user(bob.id), "unread_mentions") == "0"
-
-    reader.goto(live_url + "/")  # cleared for good, not just hidden on the Mentions page
-    expect(mentions_link).to_have_text("Mentions")
-    expect(mentions_link.locator(".count-badge")).to_have_count(0)
+    expect(nav.locator(".count-badge")).to_have_count(0)  # cleared on Notifications
+    assert r.hget(keys.user(bob.id), "unread_notifications") == "0"
     assert r.zscore(keys.mentions(bob.id), post_id) is not None  # seen, still listed
 
 
