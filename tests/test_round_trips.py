@@ -308,7 +308,7 @@ def test_the_notifications_page_costs_the_same_for_5_notifications_as_for_50(
 ):
     def grow(n: int) -> None:
         for i in range(n):
-            fan = make_user(repo, f"fan{repo.r.llen('notifications:%d' % alice.id)}x{i}")
+            fan = make_user(repo, f"fan{repo.r.llen(f'notifications:{alice.id}')}x{i}")
             post = repo.posts.create_post(alice.id, f"post {i}")
             (repo.likes.like, repo.reposts.repost)[i % 2](fan.id, post)
             repo.posts.create_post(fan.id, f"@alice hello {i}", reply_to=post)
