@@ -73,7 +73,7 @@ def test_a_readers_header_shows_their_name_and_counts_and_the_pages_own_token():
 
     assert '<a href="/u/alice/">@alice</a>' in as_alice and "@alice" not in as_bob
     # Mentions are a tab of the notifications: one count, for both (issue 27).
-    assert 'aria-current="page" title="120 new notifications">Notifications' in as_alice
+    assert 'aria-current="true" title="120 new notifications">Notifications' in as_alice
     assert as_alice.count("count-badge") == 1 and "new mention" not in as_alice
     assert '<span class="count-badge">99+' in as_alice
     assert "count-badge" not in as_bob

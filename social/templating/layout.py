@@ -18,8 +18,7 @@ from social.templating.translation import page_language
 # contains it, since every text is escaped.
 CSRF_SLOT = Markup("<!--csrf-field-->")
 NAV_ITEMS = {"social:home": "home", "social:timeline": "timeline"}
-# Mentions are a tab of the notifications: its nav item is theirs.
-ACCOUNT_NAV_ITEMS = {"social:mentions": "notifications", "social:notifications": "notifications"}
+ACCOUNT_NAV_ITEMS = {"social:mentions": "mentions", "social:notifications": "notifications"}
 
 
 class Layout:
