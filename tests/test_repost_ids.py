@@ -132,7 +132,7 @@ def test_replying_to_a_reblog_replies_to_the_status_it_shares(repo, r, cast):
     assert not r.exists(keys.replies(repost))
     assert r.hget(keys.post(post), "replies") == "1"
     assert r.hget(keys.post(int(reply_id)), "reply_to") == str(post)
-    assert r.lindex(keys.notifications(alice.id), 0).startswith(f"reply|{carol.id}|{post}|")
+    assert r.lindex(keys.notifications(alice.id), 0).startswith(f"reply|{carol.id}|{reply_id}|")
     assert r.lrange(keys.notifications(bob.id), 0, -1) == []
 
 
