@@ -295,16 +295,19 @@ class NotificationStore(RepositoryBase):
         super().__init__(client, **config)
         self.reader = reader
 
-    def listing(self, viewer: Viewer, *, at: float | None = None) -> Listing:
+    def listing(self, viewer: Viewer, *, at: float | None = None, seen: bool = False) -> Listing:
         """The reader's events with their marker and unread count, and without those of
         accounts a block keeps apart or the reader mutes (their sets read with the list,
         when the reader has any: pages are then full however many such events there
-        are). One round trip."""
+        are). seen: the unread count is set to 0 with the read (an event pushed after is
+        counted by its own push). One round trip."""
         assert viewer.id is not None
         reads = self.reads()
         reads.lrange("events", keys.notifications(viewer.id), 0, -1)
         reads.hget("marker", keys.markers(viewer.id), "notifications")
         reads.hget("unread", keys.user(viewer.id), "unread_notifications")
+        if seen:
+            reads.hset("seen", keys.user(viewer.id), "unread_notifications", 0)
         if viewer.has_relations:
             for name, key in (("blocks", keys.blocks), ("blocked_by", keys.blocked_by),
                               ("mutes", keys.mutes)):  # fmt: skip
@@ -327,7 +330,7 @@ class NotificationStore(RepositoryBase):
         the unread count to 0). Round trips: the list with the marker, then the read
         path's (the posts, with the actors and the marker's save)."""
         assert viewer.id is not None
-        listing = self.listing(viewer, at=at)
+        listing = self.listing(viewer, at=at, seen=True)
         groups = grouped(listing.events)
         start = (max(1, number) - 1) * per_page
         unread = {e.id for e in listing.unread()}
@@ -339,16 +342,14 @@ class NotificationStore(RepositoryBase):
         )
 
     def _seen(self, user_id: int, listing: Listing) -> Callable[[NamedReads], None] | None:
-        """The writes that mark every event seen, queued with the page's reads; None when
-        there is nothing to mark."""
+        """The marker's save past every event read (queued with the page's reads); None
+        when it is there already."""
         newest = listing.newest
-        if (newest is None or newest == listing.marker) and not listing.unread_count:
+        if newest is None or newest == listing.marker:
             return None
 
         def queue(reads: NamedReads) -> None:
-            if newest is not None and newest != listing.marker:
-                queue_marker_save(reads.pipe, user_id, "notifications", newest, int(time.time()))
-            reads.hset("seen", keys.user(user_id), "unread_notifications", 0)
+            queue_marker_save(reads.pipe, user_id, "notifications", newest, int(time.time()))
 
         return queue
 
