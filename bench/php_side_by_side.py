@@ -524,7 +524,8 @@ def run(args: argparse.Namespace, data: DataSet, server: BenchRedis, php: PhpRet
         f"{args.rounds} rounds (PHP, then ours), wrk -t2 -c{args.connections} "
         f"-d{args.duration:g}s --timeout {args.timeout:g}s --latency after a {args.warmup:g} s "
         "warm-up run; CPU ms/req: the whole machine's busy CPU time over the run / requests "
-        "(wrk, Redis and anything else running included)\n"
+        "(wrk, Redis and anything else running included); the median row's ours/PHP is the "
+        "median of the rounds' ratios\n"
     )
     for name, (php_page, our_page) in pairs.items():
         print(f"### {name}: PHP `{php_page.path}`, ours `{our_page.path}` ({our_page.label})\n")
