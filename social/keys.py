@@ -447,15 +447,23 @@ RELATIONS_CAP = 5000
 
 
 def filters(user_id: int) -> str:
-    """Sorted set: user_id's word filters as "<id>|<phrase>" (the phrase case-folded),
-    scored by when each expires (unix seconds; +inf: never). Read with the reader's pages
-    from now on (an expired one stops acting by itself and is dropped when the list is next
-    written). At most FILTERS_CAP."""
+    """Sorted set: user_id's word filters, one member each, scored by when it expires
+    (unix seconds; +inf: never): "<id>|<phrase>" (the phrase case-folded; the first form,
+    still written for a filter of one whole-word phrase that hides in FILTER_CONTEXTS'
+    first four), else a JSON object {"id", "title", "context", "action", "keywords":
+    [[id, keyword, whole_word], ...]} (repository/filters.py). Read with the reader's pages
+    (an expired one stops acting by itself and is dropped when the set is next written).
+    At most FILTERS_CAP members and FILTER_KEYWORDS_CAP keywords in all."""
     return f"filters:{int(user_id)}"
 
 
 FILTERS_CAP = 100
-FILTER_MAX = 100  # characters of one phrase
+FILTER_KEYWORDS_CAP = 100  # keywords of all of a user's filters together
+FILTER_MAX = 100  # characters of one phrase, keyword or title
+# Where a filter acts (Mastodon's contexts): home, notifications (the mentions and
+# notifications), public (the timeline and tags), thread (a conversation), account (a
+# profile).
+FILTER_CONTEXTS = ("home", "notifications", "public", "thread", "account")
 
 
 def tag_index() -> str:

@@ -132,6 +132,10 @@ class Shifted(Source):
         return self.inner.folds_muted
 
     @property
+    def context(self) -> str:  # type: ignore[override]
+        return self.inner.context
+
+    @property
     def zset(self) -> bool:  # type: ignore[override]
         return self.inner.zset
 

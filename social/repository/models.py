@@ -148,10 +148,14 @@ class PostCounts(NamedTuple):
     # The reader has an open report on it (post_reports:<post> names them): "Reported".
     reported: bool = False
     actionable: bool = True
-    # Shown folded (one click opens it), and why: "muted" (visibility.folded).
+    # Shown folded (one click opens it), and why: "muted" or a filtered keyword
+    # (visibility.folded).
     folded: str = ""
     reposts: int = 0
     reposted: bool = False  # the reader reposts it
+    # The reader's word filters that match it, whatever their context (visibility.py's
+    # filter_hits; the client API's `filtered`).
+    filtered: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from social import keys
 from .base import NamedReads, RepositoryBase, StoreSettings, page_bounds
 from .base import Replies as Got
 from .cache import UNREAD, MaybeVersion
-from .filters import active_phrases
+from .filters import active
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
 from .sources import Source
@@ -36,6 +36,7 @@ from .visibility import (
     StaleViewer,
     Viewer,
     ViewerCheck,
+    filter_hits,
     folded,
     may_act,
     may_list,
@@ -205,6 +206,7 @@ class PageReader(RepositoryBase):
                     relations,
                     staff_sees_hidden=source.staff_sees_hidden,
                     hides_muted=source.hides_muted,
+                    context=drops_in(source),
                 )
             ]
         shown = shown[:per_page]
@@ -215,7 +217,7 @@ class PageReader(RepositoryBase):
                 has_next=spare == 0 and len(ids) > per_page,
                 total=total(got) if total else None,
                 per_page=per_page,
-                counts=self._counts(by_id.values(), numbers, relations, viewer, source.folds_muted),
+                counts=self._counts(by_id.values(), numbers, relations, viewer, source),
             ),
             loaded=by_id,
             got=got,
@@ -287,6 +289,7 @@ class PageReader(RepositoryBase):
                     relations,
                     staff_sees_hidden=source.staff_sees_hidden,
                     hides_muted=source.hides_muted,
+                    context=drops_in(source),
                 ):
                     continue
                 seen.add(post.id)
@@ -297,7 +300,12 @@ class PageReader(RepositoryBase):
                 original is None
                 or original.id in seen
                 or not may_list_repost(
-                    viewer, post, original, relations, hides_muted=source.hides_muted
+                    viewer,
+                    post,
+                    original,
+                    relations,
+                    hides_muted=source.hides_muted,
+                    context=drops_in(source),
                 )
             ):
                 continue
@@ -354,7 +362,7 @@ class PageReader(RepositoryBase):
             muted=frozenset(map(int, sets.get("mutes", ()))),
             blocks=blocks,
             blocked_by=blocked_by,
-            filters=active_phrases(sets.get("filters") or [], time.time()),
+            filters=active(sets.get("filters") or [], time.time()),
         )
 
     @staticmethod
@@ -363,21 +371,30 @@ class PageReader(RepositoryBase):
         numbers: dict[int, tuple[int, int, int]],
         relations: Relations,
         viewer: Viewer,
-        folds_muted: bool,
+        source: Source,
     ) -> dict[int, PostCounts]:
         """Each post's counts and the reader's relation to it, by id."""
         liked, reported, reposted = relations.liked, relations.reported, relations.reposted
+        thread = source.folds_muted
         counts = {}
         for post in posts:
             replies, likes, reposts = numbers.get(post.id, NO_NUMBERS)
+            found = filter_hits(post, relations)
             counts[post.id] = PostCounts(
                 replies,
                 likes,
                 post.id in liked,
                 post.id in reported,
                 may_act(viewer, post),
-                folded(post, relations) if folds_muted else "",
+                folded(post, relations, found, source.context, thread=thread),
                 reposts,
                 post.id in reposted,
+                found,
             )
         return counts
+
+
+def drops_in(source: Source) -> str:
+    """The context in which the reader's hiding filters leave posts out of source's pages:
+    none in a conversation, where every filter folds (visibility.folded)."""
+    return "" if source.folds_muted else source.context

@@ -30,6 +30,8 @@ class Source:
     staff_sees_hidden: ClassVar[bool] = False
     hides_muted: ClassVar[bool] = False  # the reader's muted accounts leave it
     folds_muted: ClassVar[bool] = False  # ... or are shown folded (a conversation)
+    # Where the reader's word filters act on it (keys.FILTER_CONTEXTS; "": none of them).
+    context: ClassVar[str] = ""
     zset: ClassVar[bool] = False
     reads_ids: ClassVar[bool] = True  # False: the ids are given (Listed)
     # It may list reposts (a reposter's own list, home feeds): each is shown as the post
@@ -63,6 +65,7 @@ class Source:
 class Timeline(Source):
     """The global timeline, newest first."""
 
+    context: ClassVar[str] = "public"
     hides_muted: ClassVar[bool] = True
 
     def list_key(self) -> str:
@@ -73,6 +76,7 @@ class Timeline(Source):
 class OwnPosts(Source):
     """A user's own posts, newest first (hidden ones listed for staff)."""
 
+    context: ClassVar[str] = "account"
     user_id: int
     staff_sees_hidden: ClassVar[bool] = True
     has_reposts: ClassVar[bool] = True
@@ -86,6 +90,7 @@ class TagPosts(Source):
     """The newest posts filed under a tag (normalised here; a tag that normalises to
     nothing lists nothing)."""
 
+    context: ClassVar[str] = "public"
     tag: str
     hides_muted: ClassVar[bool] = True
 
@@ -98,6 +103,7 @@ class TagPosts(Source):
 class Mentions(Source):
     """The posts that mention a user, newest first."""
 
+    context: ClassVar[str] = "notifications"
     user_id: int
     zset: ClassVar[bool] = True
     hides_muted: ClassVar[bool] = True
@@ -121,6 +127,7 @@ class Liked(Source):
 class Replies(Source):
     """A post's direct replies, oldest first."""
 
+    context: ClassVar[str] = "thread"
     post_id: int
     folds_muted: ClassVar[bool] = True
 
@@ -159,6 +166,7 @@ class HomeFeed(Source):
     process does not know the current set yet.
     """
 
+    context: ClassVar[str] = "home"
     user_id: int
     hides_muted: ClassVar[bool] = True
     has_reposts: ClassVar[bool] = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .filters import matching
+from .filters import FilterHit, WordFilter, hides, hits
 from .models import Post, User
 
 
@@ -78,7 +78,7 @@ class Relations:
     muted: frozenset[int] = field(default_factory=frozenset)
     blocks: frozenset[int] = field(default_factory=frozenset)  # the reader's own blocks
     blocked_by: frozenset[int] = field(default_factory=frozenset)
-    filters: tuple[str, ...] = ()  # the reader's word filters that still act (filters.py)
+    filters: tuple[WordFilter, ...] = ()  # the reader's word filters that still act
     reposted: frozenset[int] = field(default_factory=frozenset)  # posts the reader reposts
 
 
@@ -92,18 +92,20 @@ def may_list(
     *,
     staff_sees_hidden: bool = False,
     hides_muted: bool = False,
+    context: str = "",
 ) -> bool:
     """Whether post appears in a list viewer reads. A hidden post (deleted, or by a
     suspended or deleted account) appears for no one, except for staff in the lists that
     show hidden posts to staff (a profile, the staff pages: staff_sees_hidden). A post by
     an account a block keeps apart from the reader appears nowhere; one by an account the
     reader mutes leaves the lists that hide muted accounts (home, timeline, tags,
-    mentions: hides_muted)."""
+    mentions: hides_muted); one a filter of the reader's hides in the list's context
+    (keys.FILTER_CONTEXTS; "": none) leaves it."""
     if post.author_id in relations.blocked:
         return False
-    if hides_muted and (
-        post.author_id in relations.muted or matching(relations.filters, post.body)
-    ):
+    if hides_muted and post.author_id in relations.muted:
+        return False
+    if context and relations.filters and hides(relations.filters, post.body, context):
         return False
     if not post.is_hidden:
         return True
@@ -117,6 +119,7 @@ def may_list_repost(
     relations: Relations = NO_RELATIONS,
     *,
     hides_muted: bool = False,
+    context: str = "",
 ) -> bool:
     """Whether a repost appears in a list viewer reads: its reposter as any author (not
     kept apart by a block, not muted where mutes hide, not hidden), and the post it shares
@@ -126,15 +129,34 @@ def may_list_repost(
         return False
     if hides_muted and repost.author_id in relations.muted:
         return False
-    return may_list(viewer, original, relations, hides_muted=hides_muted)
+    return may_list(viewer, original, relations, hides_muted=hides_muted, context=context)
 
 
-def folded(post: Post, relations: Relations) -> str:
-    """Why a post shown in a conversation is folded away (one click shows it): "muted",
-    or the filtered phrase it contains; "" when it is not."""
-    if post.author_id in relations.muted:
+def filter_hits(post: Post, relations: Relations) -> tuple[FilterHit, ...]:
+    """The reader's filters that match post, whatever their context (the client API's
+    `filtered`: an app decides by context, as Mastodon's do)."""
+    return hits(relations.filters, post.body) if relations.filters else ()
+
+
+def folded(
+    post: Post, relations: Relations, found: tuple[FilterHit, ...], context: str, *, thread: bool
+) -> str:
+    """Why a listed post is shown folded (one click shows it), "" when it is not: in a
+    conversation (thread), "muted" for a muted author, or the keyword of any filter
+    acting there; elsewhere the keyword of a filter that warns in the list's context (one
+    that hides has left the list: may_list). found: filter_hits(post, relations)."""
+    if thread and post.author_id in relations.muted:
         return "muted"
-    return matching(relations.filters, post.body)
+    for hit in found:
+        if hit.filter.acts_in(context) and (thread or hit.filter.action == "warn"):
+            return hit.keywords[0]
+    return ""
+
+
+def hidden_by_filter(found: tuple[FilterHit, ...], context: str) -> bool:
+    """Whether a filter among found hides the post in context (the client API leaves it
+    out of a conversation's replies and notifications, as Mastodon's apps do)."""
+    return any(h.filter.action == "hide" and h.filter.acts_in(context) for h in found)
 
 
 def may_open(viewer: Viewer, post: Post, relations: Relations = NO_RELATIONS) -> bool:
@@ -181,7 +203,9 @@ def may_notify(
         return False
     if not about_post:
         return True
-    return post is not None and may_list(viewer, post, relations, hides_muted=True)
+    return post is not None and may_list(
+        viewer, post, relations, hides_muted=True, context="notifications"
+    )
 
 
 def may_see_account(viewer: Viewer, user: User) -> bool:
