@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from urllib.parse import urlencode
 
 import redis
 from django.test import Client
@@ -40,6 +41,13 @@ class Api:
                 **self.headers, **extra,
             )  # fmt: skip
         return self.client.post(path, data or {}, **self.headers, **extra)
+
+    def put(self, path: str, data: dict | None = None, *, as_json: bool = True, **extra):
+        if as_json:
+            body, kind = json.dumps(data or {}), "application/json"
+        else:
+            body, kind = urlencode(data or {}, doseq=True), "application/x-www-form-urlencoded"
+        return self.client.put(path, body, content_type=kind, **self.headers, **extra)
 
     def delete(self, path: str, **extra):
         return self.client.delete(path, **self.headers, **extra)

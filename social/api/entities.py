@@ -1,8 +1,9 @@
 """Mastodon's JSON shapes (entities) built from the repository's dataclasses: Account,
-Status, Relationship, Context, Notification, NotificationGroup, Marker, Tag. Ids are
-strings, times ISO 8601 with milliseconds in UTC, `content` the site's own escaped HTML of
-a post (social.templating.links' post_text, its links made absolute). Pure functions:
-what they need is read before, in bulk (social/repository/), never per item.
+Status, Relationship, Context, Notification, NotificationGroup, Marker, Tag, Filter,
+FilterKeyword, FilterResult. Ids are strings, times ISO 8601 with milliseconds in UTC,
+`content` the site's own escaped HTML of a post (social.templating.links' post_text, its
+links made absolute). Pure functions: what they need is read before, in bulk
+(social/repository/), never per item.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.templatetags.static import static
 
 from social.repository import Post, PostCounts, User
 from social.repository.api_reads import AccountRow, Relationship
+from social.repository.filters import FilterHit, Keyword, WordFilter
 from social.repository.markers import Marker
 from social.repository.models import Counts
 from social.repository.notifications import Event, NotificationGroup, group_key
@@ -182,6 +184,8 @@ def status(
         "reblogged": own.reposted,
         **what_the_site_has_not(),
     }
+    if own.filtered:
+        data["filtered"] = filter_results(own.filtered)
     return data
 
 
@@ -234,6 +238,7 @@ def reblog(render: Render, repost: Post, counts: Mapping[int, PostCounts]) -> di
         "favourited": own.liked,
         "reblogged": own.reposted,
         **what_the_site_has_not(),
+        "filtered": inner["filtered"] if inner is not None else [],
     }
 
 
@@ -324,3 +329,32 @@ def marker(saved: Marker) -> dict:
 def statuses(render: Render, posts: Iterable[Post], counts: Mapping[int, PostCounts]) -> list:
     """Statuses, in the order given."""
     return [status(render, post, counts) for post in posts]
+
+
+def filter_json(f: WordFilter, *, rules: bool = True) -> dict[str, Any]:
+    """A Filter (with its keywords and statuses when rules: not inside a FilterResult)."""
+    data: dict[str, Any] = {
+        "id": str(f.id),
+        "title": f.title,
+        "context": list(f.context),
+        "expires_at": iso(f.expires) if f.expires is not None else None,
+        "filter_action": f.action,
+    }
+    if rules:
+        data["keywords"] = [keyword_json(k) for k in f.keywords]
+        data["statuses"] = []
+    return data
+
+
+def keyword_json(k: Keyword) -> dict[str, Any]:
+    """A FilterKeyword."""
+    return {"id": str(k.id), "keyword": k.keyword, "whole_word": k.whole_word}
+
+
+def filter_results(found: tuple[FilterHit, ...]) -> list[dict[str, Any]]:
+    """A Status's `filtered`: a FilterResult for each of the reader's filters it matches."""
+    return [
+        {"filter": filter_json(h.filter, rules=False), "keyword_matches": list(h.keywords),
+         "status_matches": None}
+        for h in found
+    ]  # fmt: skip

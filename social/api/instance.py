@@ -102,7 +102,7 @@ class InstanceV2View(EntityView):
 
 class EmptyListView(EntityView):
     """GET on what this server has none of (custom emojis, lists, follow requests,
-    bookmarks, filters kept by Mastodon itself, announcements, trends...): an empty
+    bookmarks, announcements, trends...): an empty
     list, as Mastodon answers an instance without any."""
 
     public = frozenset({"get"})

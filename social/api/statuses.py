@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from social import auth
-from social.repository import NotAllowed, PostCounts, PostNotFound, PostPending
+from social.repository import NotAllowed, PostCounts, PostNotFound, PostPending, hidden_by_filter
 
 from . import entities
 from .base import ApiError, json_response
@@ -113,14 +113,23 @@ class ContextView(EntityView):
         post, _ = self.visible_post(status_id)
         conversation = self.repo.pages.conversation(post.id, self.viewer, 1, CONTEXT_REPLIES)
         counts = conversation.counts
-        # Replies the page shows folded (a muted author, a filtered word) are left out.
+        # Replies the page folds for a muted author, and posts a filter hides in a
+        # thread, are left out; those a filter warns of carry `filtered`.
         replies = [
-            p for p in conversation.replies.items if not counts.get(p.id, PostCounts()).folded
+            p
+            for p in conversation.replies.items
+            if counts.get(p.id, PostCounts()).folded != "muted"
+            and not hidden_by_filter(counts.get(p.id, PostCounts()).filtered, "thread")
         ]
-        render = self.render([*conversation.ancestors, *replies])
+        ancestors = [
+            p
+            for p in conversation.ancestors
+            if not hidden_by_filter(counts.get(p.id, PostCounts()).filtered, "thread")
+        ]
+        render = self.render([*ancestors, *replies])
         return json_response(
             {
-                "ancestors": entities.statuses(render, conversation.ancestors, counts),
+                "ancestors": entities.statuses(render, ancestors, counts),
                 "descendants": entities.statuses(render, replies, counts),
             }
         )

@@ -2,7 +2,7 @@
 
 from django.urls import include, path, re_path
 
-from . import accounts, instance, notifications, oauth_views, statuses, timelines
+from . import accounts, filters, instance, notifications, oauth_views, statuses, timelines
 from .base import not_found
 
 app_name = "api"
@@ -19,8 +19,8 @@ ACCOUNT = V1 + "accounts/<str:account_id>/"
 STATUS = V1 + "statuses/<str:status_id>/"
 # What the site has none of: an empty list (instance.EmptyListView).
 EMPTY_LISTS = (
-    "custom_emojis", "lists", "follow_requests", "bookmarks", "conversations", "filters",
-    "announcements", "endorsements", "featured_tags", "followed_tags", "trends",
+    "custom_emojis", "lists", "follow_requests", "bookmarks", "conversations", "announcements",
+    "endorsements", "featured_tags", "followed_tags", "trends",
     "trends/tags", "trends/statuses", "trends/links", "scheduled_statuses", "suggestions",
 )  # fmt: skip
 
@@ -50,7 +50,14 @@ api_patterns = [
     *both("v2/instance", instance.InstanceV2View.as_view(), name="instance_v2"),
     *both(V1 + "preferences", instance.PreferencesView.as_view()),
     *(p for name in EMPTY_LISTS for p in both(V1 + name, instance.EmptyListView.as_view())),
-    *both("v2/filters", instance.EmptyListView.as_view()),
+    # Word filters
+    *both("v2/filters", filters.FiltersView.as_view()),
+    *both("v2/filters/keywords/<str:keyword_id>", filters.KeywordView.as_view()),
+    *both("v2/filters/<str:filter_id>", filters.FilterView.as_view()),
+    *both("v2/filters/<str:filter_id>/keywords", filters.KeywordsView.as_view()),
+    *both("v2/filters/<str:filter_id>/statuses", filters.FilterStatusesView.as_view()),
+    *both(V1 + "filters", filters.FiltersV1View.as_view()),
+    *both(V1 + "filters/<str:filter_id>", filters.FilterV1View.as_view()),
     *both("v2/suggestions", instance.EmptyListView.as_view()),
     # Accounts
     *both(V1 + "accounts/verify_credentials", accounts.VerifyCredentialsView.as_view()),

@@ -87,7 +87,15 @@ from .stats import StatsStore
 from .suggestions import Suggestions
 from .trending import TrendingStore
 from .users import UserStore
-from .visibility import ANONYMOUS, STAFF, StaleViewer, Viewer, ViewerCheck, may_see_account
+from .visibility import (
+    ANONYMOUS,
+    STAFF,
+    StaleViewer,
+    Viewer,
+    ViewerCheck,
+    hidden_by_filter,
+    may_see_account,
+)
 
 
 class Repository:
@@ -228,5 +236,6 @@ __all__ = [
     "Viewer",
     "ViewerCheck",
     "get_repository",
+    "hidden_by_filter",
     "may_see_account",
 ]
