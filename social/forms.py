@@ -14,8 +14,9 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, ngettext, ngettext_lazy
 
 from social import auth
-from social.keys import FILTER_MAX
+from social.keys import FILTER_CONTEXTS, FILTER_MAX
 from social.repository import Repository, User
+from social.repository.filters import LEGACY_CONTEXT
 from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
 from social.text import normal_tag
@@ -461,8 +462,19 @@ class DeleteAccountForm(CurrentPasswordForm):
         return self.check_current(self.cleaned_data["password"])
 
 
+# Where a word filter acts (keys.FILTER_CONTEXTS), as the filters page names each place.
+FILTER_PLACES = {
+    "home": gettext_lazy("Home"),
+    "notifications": gettext_lazy("Mentions and notifications"),
+    "public": gettext_lazy("The timeline and tags"),
+    "thread": gettext_lazy("Conversations (always folded)"),
+    "account": gettext_lazy("Profiles"),
+}
+
+
 class FilterForm(forms.Form):
-    """A word filter: a word or phrase (hashtags too) and how long it acts."""
+    """A word filter: a word or phrase (hashtags too), whether it hides or folds posts,
+    where, and how long it acts."""
 
     phrase = forms.CharField(
         label=gettext_lazy("Word or phrase"),
@@ -477,6 +489,23 @@ class FilterForm(forms.Form):
                 % {"num": FILTER_MAX}
             )
         ),
+    )
+    action = forms.ChoiceField(
+        label=gettext_lazy("What happens to a post with it"),
+        choices=[
+            ("hide", gettext_lazy("Hide it")),
+            ("warn", gettext_lazy("Fold it, with the word named")),
+        ],
+        widget=forms.RadioSelect,
+        initial="hide",
+        error_messages={"required": gettext_lazy("Pick what happens to a post.")},
+    )
+    context = forms.MultipleChoiceField(
+        label=gettext_lazy("Where"),
+        choices=list(FILTER_PLACES.items()),
+        widget=forms.CheckboxSelectMultiple,
+        initial=list(LEGACY_CONTEXT),
+        error_messages={"required": gettext_lazy("Pick at least one place.")},
     )
     expiry = forms.ChoiceField(
         label=gettext_lazy("For"),
@@ -497,3 +526,6 @@ class FilterForm(forms.Form):
         if len(phrase) > FILTER_MAX:
             raise ValidationError(too_long(len(phrase), FILTER_MAX), code="max_length")
         return phrase
+
+    def clean_context(self) -> tuple[str, ...]:
+        return tuple(c for c in FILTER_CONTEXTS if c in self.cleaned_data["context"])

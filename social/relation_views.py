@@ -14,7 +14,7 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from social import auth
-from social.forms import FilterForm
+from social.forms import FILTER_PLACES, FilterForm
 from social.http import AuthenticatedHttpRequest
 from social.keys import FILTERS_CAP, RELATIONS_CAP
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
@@ -95,8 +95,9 @@ class RelationListView(LoginNextMixin, RepositoryMixin, TemplateView):
 
 
 class FilterView(LoginNextMixin, RepositoryMixin, FormView):
-    """/settings/filters/: the reader's word filters, each with its delete button, and the
-    form that adds one (POST: back here with a message; a bad phrase keeps what was typed)."""
+    """/settings/filters/: the reader's word filters (those made in apps too), each with
+    its delete button, and the form that adds one (POST: back here with a message; a bad
+    phrase keeps what was typed)."""
 
     request: AuthenticatedHttpRequest
 
@@ -107,6 +108,7 @@ class FilterView(LoginNextMixin, RepositoryMixin, FormView):
         context = super().get_context_data(**kwargs)
         context["filters"] = self.repo.filters.filters(self.request.user.id)
         context["cap"] = FILTERS_CAP
+        context["places"] = FILTER_PLACES
         return context
 
     def form_valid(self, form: FilterForm) -> HttpResponse:
@@ -114,16 +116,20 @@ class FilterView(LoginNextMixin, RepositoryMixin, FormView):
             auth.relation_limits(self.request.user.id),
             gettext("You have added a lot of filters in a short time."),
         )
-        phrase = form.cleaned_data["phrase"]
+        data = form.cleaned_data
+        phrase, action = data["phrase"], data["action"]
         try:
-            self.repo.filters.add(self.request.user.id, phrase, form.cleaned_data["expiry"])
-        except NotAllowed as error:  # a duplicate, or the cap
+            self.repo.filters.add(
+                self.request.user.id, phrase, data["expiry"], action=action, context=data["context"]
+            )
+        except NotAllowed as error:  # a duplicate, or a cap
             form.add_error("phrase", gettext(str(error)) % {"phrase": phrase, "cap": FILTERS_CAP})
             return self.form_invalid(form)
-        messages.success(
-            self.request,
-            gettext("Posts with “%(phrase)s” stay out of your feeds now.") % {"phrase": phrase},
-        )
+        said = {
+            "hide": gettext("Posts with “%(phrase)s” stay out of your feeds now."),
+            "warn": gettext("Posts with “%(phrase)s” are folded now, with the word named."),
+        }
+        messages.success(self.request, said[action] % {"phrase": phrase})
         return redirect("social:filters")
 
     def form_invalid(self, form: FilterForm) -> HttpResponse:

@@ -14,6 +14,8 @@ from social.repository.filters import matching
 from tests.conftest import login, make_user
 
 T0 = 1_700_000_000
+# What the filters page sends by default: hide, where the site's first filters acted.
+HIDE = {"action": "hide", "context": ["home", "notifications", "public", "thread"]}
 
 
 @pytest.mark.parametrize(
@@ -87,7 +89,7 @@ def test_the_settings_page_adds_lists_and_deletes_filters(repo, r, reader):
     alice, *_ = reader
     client = login(Client(), repo, alice)
 
-    added = client.post("/settings/filters/", {"phrase": "Spoiler", "expiry": "7d"}, follow=True)
+    added = client.post("/settings/filters/", {"phrase": "Spoiler", "expiry": "7d", **HIDE}, follow=True)
     page = added.content.decode()
 
     assert "Posts with “Spoiler” stay out of your feeds now." in page
@@ -112,7 +114,7 @@ def test_a_bad_filter_says_why_keeps_the_text_and_stores_nothing_new(repo, r, re
     repo.filters.add(alice.id, "spoiler", "never")
     client = login(Client(), repo, alice)
 
-    response = client.post("/settings/filters/", {"phrase": phrase, "expiry": "never"})
+    response = client.post("/settings/filters/", {"phrase": phrase, "expiry": "never", **HIDE})
 
     assert response.status_code == 400
     html = response.content.decode()
