@@ -341,9 +341,12 @@ def test_the_filters_need_their_scopes_and_a_user(repo, alice):
     assert refused.status_code == 403
     assert Api(None).get("/api/v2/filters").status_code == 401
     assert Api(token_for(repo, None)).get("/api/v1/filters").status_code == 422
-    assert Api(token_for(repo, alice, "read:filters write:filters")).post(
-        "/api/v2/filters", SPOILERS, as_json=True
-    ).status_code == 200
+    assert (
+        Api(token_for(repo, alice, "read:filters write:filters"))
+        .post("/api/v2/filters", SPOILERS, as_json=True)
+        .status_code
+        == 200
+    )
 
 
 def test_a_form_encoded_filter_is_taken_as_rails_takes_it(api, alice):
@@ -374,7 +377,9 @@ def test_api_home_stays_at_one_warm_round_trip_with_filters(repo, api, alice, fe
         assert round_trips.count == 1
 
 
-def test_the_filters_endpoints_read_in_two_round_trips_whatever_their_number(repo, api, alice, round_trips):
+def test_the_filters_endpoints_read_in_two_round_trips_whatever_their_number(
+    repo, api, alice, round_trips
+):
     paths = ("/api/v2/filters", "/api/v2/filters/1", "/api/v1/filters",
              "/api/v2/filters/1/keywords", "/api/v2/filters/keywords/2")  # fmt: skip
     costs = []

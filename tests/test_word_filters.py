@@ -89,7 +89,9 @@ def test_the_settings_page_adds_lists_and_deletes_filters(repo, r, reader):
     alice, *_ = reader
     client = login(Client(), repo, alice)
 
-    added = client.post("/settings/filters/", {"phrase": "Spoiler", "expiry": "7d", **HIDE}, follow=True)
+    added = client.post(
+        "/settings/filters/", {"phrase": "Spoiler", "expiry": "7d", **HIDE}, follow=True
+    )
     page = added.content.decode()
 
     assert "Posts with “Spoiler” stay out of your feeds now." in page
