@@ -1,6 +1,7 @@
 """Real clients no one here wrote, against the site served for real: Mastodon.py drives the
 client API end to end (app, password and code logins, PKCE, posting, timelines paged with
-fetch_next, favourites, reblogs, follows, blocks, notifications, search, revoking), and
+fetch_next, favourites, reblogs, follows, blocks, notifications, search, word filters made
+in the app and on the site, revoking), and
 the `toot` command line logs in and posts. The Redis state is checked after each step.
 
 The site runs as `scripts/run-site --no-seed` serves it (scripts/launch.py: DEBUG off,
@@ -239,6 +240,62 @@ def test_code_flow_with_pkce_s256(site, repo, r, person):
     assert refused_post.value.args[1] == 403
     assert not r.lrange(keys.own_posts(dora.id), 0, -1)
     assert parse_qs(urlsplit(url).query)["code_challenge_method"] == ["S256"]
+
+
+def test_mastodon_py_filters_act_on_the_site_and_the_sites_show_in_the_app(site, repo, r, person):
+    erin, fred = person("erin"), person("fred")
+    repo.graph.follow(erin.id, fred.id)
+    dragon = repo.posts.create_post(fred.id, "The dragon wins in the end")
+    me = app_and_login(site, "erin")
+
+    made = me.create_filter_v2(
+        "Spoilers", ["home", "thread"], "warn", expires_in=3600,
+        keywords_attributes=[{"keyword": "dragon", "whole_word": True}],
+    )  # fmt: skip
+    assert made.title == "Spoilers" and made.filter_action == "warn"
+    ((member, expires),) = r.zrange(keys.filters(erin.id), 0, -1, withscores=True)
+    assert '"title":"Spoilers"' in member and expires > 0
+    (status,) = me.timeline_home()
+    assert int(status.id) == dragon and status.filtered[0].keyword_matches == ["dragon"]
+    browser = requests.Session()
+    browser.cookies.set("auth", repo.users.record_login(erin.id, "127.0.0.1"))
+    home = browser.get(site + "/", timeout=10).text
+    assert "Hidden: it contains “dragon”, which you filter. Show it" in home
+
+    keyword = me.add_filter_keyword_v2(made, "wyvern", whole_word=False)
+    assert [k.keyword for k in me.filter_keywords_v2(made)] == ["dragon", "wyvern"]
+    me.delete_filter_keyword_v2(keyword)
+    changed = me.update_filter_v2(made, filter_action="hide", context=["home"])
+    assert changed.filter_action == "hide" and me.filter_v2(made).context == ["home"]
+    assert me.timeline_home() == []
+    me.delete_filter_v2(made)
+    assert r.exists(keys.filters(erin.id)) == 0
+
+    # A filter made on the site's page is listed by the app, v2 and v1.
+    page = browser.get(site + "/settings/filters/", timeout=10).text
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1]
+    added = browser.post(
+        site + "/settings/filters/",
+        data={
+            "csrfmiddlewaretoken": csrf,
+            "phrase": "Lunch",
+            "action": "warn",
+            "context": ["home", "public"],
+            "expiry": "7d",
+        },  # fmt: skip
+        timeout=10,
+    )
+    assert added.status_code == 200 and "are folded now" in added.text
+    (listed,) = me.filters_v2()
+    assert (listed.title, listed.filter_action, listed.context) == (
+        "lunch",
+        "warn",
+        ["home", "public"],
+    )
+    (v1,) = me.filters()
+    assert v1.phrase == "lunch" and v1.irreversible is False
+    me.filter_delete(v1)
+    assert r.exists(keys.filters(erin.id)) == 0
 
 
 def test_toot_logs_in_and_posts(site, repo, r, person, tmp_path):
