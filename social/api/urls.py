@@ -2,7 +2,16 @@
 
 from django.urls import include, path, re_path
 
-from . import accounts, filters, instance, notifications, oauth_views, statuses, timelines
+from . import (
+    accounts,
+    filters,
+    instance,
+    nodeinfo,
+    notifications,
+    oauth_views,
+    statuses,
+    timelines,
+)
 from .base import not_found
 
 app_name = "api"
@@ -104,6 +113,9 @@ urlpatterns = [
     path("oauth/authorize/", oauth_views.AuthorizeView.as_view()),
     path("oauth/token", oauth_views.token_view, name="token"),
     path("oauth/revoke", oauth_views.revoke_view, name="revoke"),
+    # What server this is (NodeInfo), for tools that ask.
+    path(".well-known/nodeinfo", nodeinfo.DiscoveryView.as_view(), name="nodeinfo_links"),
+    path("nodeinfo/2.0", nodeinfo.NodeInfoView.as_view(), name="nodeinfo"),
     path(
         ".well-known/oauth-authorization-server",
         oauth_views.metadata_view,

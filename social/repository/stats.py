@@ -76,6 +76,22 @@ class DailySeries:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """What /nodeinfo/2.0 says of the site's use: accounts, those active in the last 30
+    and ACTIVE_DAYS days (logged in or posted), posts (ids given, reposts included)."""
+
+    users: int
+    active_month: int
+    active_halfyear: int
+    posts: int
+
+
+# Days of activity /nodeinfo/2.0's activeHalfyear covers: the daily figures are let go
+# after keys.STATS_TTL_DAYS, so at most those.
+ACTIVE_DAYS = min(180, keys.STATS_TTL_DAYS)
+
+
+@dataclass(frozen=True)
 class ServerHealth:
     """What Redis INFO and DBSIZE say about the server (or one node of a cluster)."""
 
@@ -165,7 +181,33 @@ def cluster_nodes(client: RedisCluster) -> list[ClusterNode]:
 
 
 class StatsStore(RepositoryBase):
-    """Read-only figures for staff."""
+    """Read-only figures for staff (and the public usage of /nodeinfo/2.0)."""
+
+    def usage(self, today: date | None = None) -> Usage:
+        """The site's usage in one pipeline (one round trip; on a cluster one per node).
+        Distinct users over many days are one PFCOUNT of their HyperLogLogs; a cluster
+        refuses a PFCOUNT of keys on several nodes, so there each day is counted and the
+        busiest day's figure given (fewer than the distinct users: never more)."""
+        today = today or utc_day(now()).date()
+        days = [keys.daily_active(today - timedelta(days=n)) for n in range(ACTIVE_DAYS)]
+        reads = self.reads()
+        reads.hlen("users", keys.users())
+        reads.get("posts", keys.next_post_id())
+        cluster = isinstance(self.r, RedisCluster)
+        if cluster:
+            for n, key in enumerate(days):
+                reads.execute_command(f"day{n}", "PFCOUNT", key)
+        else:
+            reads.execute_command("month", "PFCOUNT", *days[:30])
+            reads.execute_command("halfyear", "PFCOUNT", *days)
+        got = reads.execute()
+        if cluster:
+            daily = [got.count(f"day{n}") for n in range(len(days))]
+            month, halfyear = max(daily[:30]), max(daily)
+        else:
+            month, halfyear = got.count("month"), got.count("halfyear")
+        posts = as_int(got.value("posts")) or 0
+        return Usage(got.count("users"), month, halfyear, posts)
 
     def dashboard(self, today: date | None = None) -> Dashboard:
         """Return the dashboard's figures: one pipeline, one round trip.
