@@ -78,4 +78,4 @@ def test_nodeinfo_costs_one_round_trip_whatever_the_figures(repo, r, round_trips
 
 def test_the_software_version_is_the_projects():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert SOFTWARE_VERSION == project["version"]
+    assert project["version"] == SOFTWARE_VERSION

@@ -11,8 +11,12 @@ from social.forms import POST_MAX
 from .base import json_response
 from .common import EntityView
 
-# The Mastodon API version the subset follows (clients read features from it).
-VERSION = "4.3.0 (compatible; Retwis)"
+# The Mastodon version whose client-visible surface the site answers: apps turn features
+# on by it (4.0: v2 filters; 4.3: grouped notifications, unread counts, statuses and
+# accounts by id[]), so it names none the site lacks (docs/api.md;
+# tests/test_api_version.py checks each version's endpoints). "(compatible; ...)" tells
+# apps this is not Mastodon itself, as Pleroma's and Akkoma's versions do.
+VERSION = "4.0.0 (compatible; Retwis)"
 TITLE = "Retwis"
 DESCRIPTION = "A small Twitter-like site on Django and Redis."
 LANGUAGES = ["en", "zh"]
