@@ -23,6 +23,7 @@ from django.core.management.base import CommandError
 from social import keys
 from social.repository import Repository, get_repository
 from social.repository.backup import BadBackup, Record, TargetNotEmpty, decode_blob, encode_blob
+from social.repository.filters import LEGACY_CONTEXT, FilterDraft
 from social.repository.limits import Limit
 from tests.conftest import CLUSTER, cache_settings, raw_client
 from tests.counting import CountingConnection, RoundTrips
@@ -111,6 +112,10 @@ def seed_everything(repo, r, alice, bob, charlie, sam) -> None:
     repo.moderation.add_note(charlie.id, sam, "watch this one")
     repo.moderation.suspend(charlie.id, sam, "abuse")
     repo.users.record_login(alice.id, "10.0.0.1")  # daily counter and HyperLogLog, with TTLs
+    repo.filters.add(alice.id, "spoiler", "never")  # a filter in the first form, and in JSON
+    repo.filters.create(
+        alice.id, FilterDraft("Dragons", ("home",), "warn", 3600, True, (("Dragon", False),))
+    )
     repo.limits.hit([(Limit("login_ip", 20, 900), "10.0.0.9")])  # a 15-minute window
     r.set(b"test:bin\xff", b"\x00\xff\xfe not UTF-8", px=123_456)
     r.set("test:empty", "")
@@ -171,6 +176,11 @@ def test_a_round_trip_through_a_file_reproduces_every_key(
     audit = target.xrange(keys.audit_log())
     actions = [fields[b"action"] for _, fields in audit]
     assert actions == [b"grant_staff", b"delete_post", b"add_note", b"suspend"]
+    filters = get_repository().filters.filters(alice.id)
+    assert [(f.title, f.action, f.context) for f in filters] == [
+        ("Dragons", "warn", ("home",)),
+        ("spoiler", "hide", LEGACY_CONTEXT),
+    ]
 
 
 def test_collections_bigger_than_a_chunk_are_split_and_restored_whole(r, repo, source, target):

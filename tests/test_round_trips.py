@@ -227,9 +227,10 @@ def test_posting_through_the_site_costs_a_fixed_number_plus_one_per_batch(
     assert alone <= BUDGET
 
 
-# A reader who blocks or mutes someone (or is blocked) reads those sets with the page:
-# beside its ids when the process guesses the page (warm), else with its posts, which
-# reach every node the sets might be on. No page costs a round trip more, on either.
+# A reader who blocks or mutes someone (or is blocked), or filters words (here one that
+# folds every post), reads those sets with the page: beside its ids when the process
+# guesses the page (warm), else with its posts, which reach every node the sets might be
+# on. No page costs a round trip more, on either.
 @pytest.mark.parametrize(
     ("url", "pinned"), [("/", HOME), ("/timeline/", TIMELINE), ("/u/bob/", PROFILE)]
 )
@@ -240,6 +241,8 @@ def test_a_reader_with_blocks_and_mutes_pays_no_round_trip_more(
     spammer = make_user(repo, "spammer")
     repo.relations.block(network[0], spammer.id)
     repo.relations.mute(network[0], network[2])
+    repo.filters.add(network[0], "post", "never", action="warn", context=("home", "public"))
+    repo.filters.add(network[0], "nothing here", "1d")
 
     assert costs(alice_client, url, round_trips) == pinned
 

@@ -124,3 +124,59 @@ def test_a_bad_filter_says_why_keeps_the_text_and_stores_nothing_new(repo, r, re
     if phrase.strip():
         assert f'value="{phrase}"' in html  # what was typed is kept
     assert r.zcard(keys.filters(alice.id)) == 1
+
+
+def test_a_filter_that_warns_folds_the_post_on_the_home_page_naming_the_word(repo, r, reader):
+    alice, bob, spoiler, lunch, reply = reader
+    client = login(Client(), repo, alice)
+
+    added = client.post(
+        "/settings/filters/",
+        {"phrase": "Redis", "expiry": "never", "action": "warn", "context": ["home"]},
+        follow=True,
+    )
+
+    assert "Posts with “Redis” are folded now, with the word named." in added.content.decode()
+    ((member, expires),) = r.zrange(keys.filters(alice.id), 0, -1, withscores=True)
+    assert member == (
+        '{"id":1,"title":"redis","context":["home"],"action":"warn","keywords":[[1,"redis",true]]}'
+    )
+    assert expires == float("inf")
+    home = client.get("/").content.decode()
+    assert "Hidden: it contains “redis”, which you filter. Show it" in home
+    assert home.count('<details class="folded">') == 2
+    assert "more REDIS spoilers" in home  # one click away, not gone
+    feed = repo.pages.home(alice.id).feed
+    assert [p.id for p in feed.items] == [reply, lunch, spoiler]
+    assert [feed.counts[i].folded for i in (reply, lunch, spoiler)] == ["redis", "", "redis"]
+    # Only where it was told: the timeline lists it unfolded.
+    assert repo.pages.timeline(Viewer(alice.id)).posts.counts[spoiler].folded == ""
+    listed = client.get("/settings/filters/").content.decode()
+    assert "folded: Home;" in listed
+
+
+def test_a_filter_for_profiles_hides_there_and_not_in_the_timeline(repo, reader):
+    alice, bob, spoiler, *_ = reader
+    repo.filters.add(alice.id, "redis", "never", context=("account",))
+    me = Viewer(alice.id)
+
+    assert spoiler not in [p.id for p in repo.pages.profile(bob.id, me).posts.items]
+    assert spoiler in [p.id for p in repo.pages.timeline(me).posts.items]
+    assert spoiler in [p.id for p in repo.pages.home(alice.id).feed.items]
+
+
+def test_the_page_refuses_a_filter_for_no_place_or_no_action(repo, r, reader):
+    alice, *_ = reader
+    client = login(Client(), repo, alice)
+
+    nowhere = client.post(
+        "/settings/filters/", {"phrase": "x", "expiry": "never", "action": "hide"}
+    )
+    odd = client.post(
+        "/settings/filters/",
+        {"phrase": "x", "expiry": "never", "action": "blur", "context": ["home", "moon"]},
+    )
+
+    assert nowhere.status_code == 400 and "Pick at least one place." in nowhere.content.decode()
+    assert odd.status_code == 400
+    assert r.exists(keys.filters(alice.id)) == 0
