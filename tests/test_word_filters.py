@@ -152,7 +152,7 @@ def test_a_filter_that_warns_folds_the_post_on_the_home_page_naming_the_word(rep
     # Only where it was told: the timeline lists it unfolded.
     assert repo.pages.timeline(Viewer(alice.id)).posts.counts[spoiler].folded == ""
     listed = client.get("/settings/filters/").content.decode()
-    assert "folded: Home;" in listed
+    assert "Folded in: Home ·" in listed
 
 
 def test_a_filter_for_profiles_hides_there_and_not_in_the_timeline(repo, reader):

@@ -136,6 +136,7 @@ class SiteTour:
     AUDIENCES = ("visitor", "reader", "staff")
 
     def __init__(self, repo, person, browser, live_url):
+        from social.repository.filters import FilterDraft
         from social.repository.moderation import SYSTEM_ACTOR
 
         self.repo, self.browser, self.live_url, self.contexts = repo, browser, live_url, []
@@ -168,6 +169,18 @@ class SiteTour:
         repo.relations.block(ada.id, self.troll.id)
         repo.relations.mute(ada.id, dan.id)
         repo.filters.add(ada.id, "spoilers", "7d")
+        # ... and one made in an app: two words, folding, in two places.
+        repo.filters.create(
+            ada.id,
+            FilterDraft(
+                "Finale",
+                ("home", "public"),
+                "warn",
+                None,
+                False,
+                (("finale", True), ("season ending", False)),
+            ),  # fmt: skip
+        )
         # Reposts: bob's repost of a carol post is in ada's home "reposted by @bob" and on his
         # profile; ada's own repost shows her "Reposted" button pressed; carol's repost of the
         # long post puts its 270-letter word on carol's profile and "reposted your post" in

@@ -473,3 +473,38 @@ def test_in_chinese_a_repost_and_a_block_say_so_and_the_blocked_account_reads_it
         ).to_have_count(0)
     finally:
         context.close()
+
+
+def test_a_filter_that_folds_keeps_the_post_one_click_away_where_it_was_told(
+    live_url, page_as, person, repo, r
+):
+    ada = person("ada")
+    bob = person("bob")
+    repo.graph.follow(ada.id, bob.id)
+    spoiler = repo.posts.create_post(bob.id, "The finale was a dream")
+
+    page = page_as(ada)
+    page.goto(live_url + "/settings/filters/")
+    page.get_by_label("Word or phrase").fill("Finale")
+    page.get_by_label("Fold it, with the word named").check()
+    for place in ("Mentions and notifications", "The timeline and tags"):
+        page.get_by_label(place).uncheck()
+    click_and_wait(page, page.get_by_role("button", name="Add filter"))
+
+    expect(page.locator(".messages")).to_have_text(
+        "Posts with “Finale” are folded now, with the word named."
+    )
+    expect(page.locator("ul.people li", has_text="finale")).to_contain_text(
+        "Folded in: Home, Conversations (always folded) ·"
+    )
+    [member] = r.zrange(keys.filters(ada.id), 0, -1)
+    assert '"context":["home","thread"],"action":"warn"' in member
+    page.goto(live_url + "/")
+    summary = page.locator("details.folded summary")
+    expect(summary).to_have_text("Hidden: it contains “finale”, which you filter. Show it")
+    expect(page.locator(f"#post-{spoiler} .body")).to_be_hidden()
+    summary.click()
+    expect(page.locator(f"#post-{spoiler} .body")).to_have_text("The finale was a dream")
+    page.goto(live_url + "/timeline/")  # not a place it was told
+    expect(page.locator(f"#post-{spoiler} .body")).to_be_visible()
+    expect(page.locator("details.folded")).to_have_count(0)
