@@ -10,7 +10,7 @@ from django.test import Client
 
 from social import keys
 from social.repository import NotAllowed, Viewer
-from social.repository.filters import matching
+from social.repository.filters import FilterSet, Keyword, WordFilter, hides, hits, matching
 from tests.conftest import login, make_user
 
 T0 = 1_700_000_000
@@ -180,3 +180,26 @@ def test_the_page_refuses_a_filter_for_no_place_or_no_action(repo, r, reader):
     assert nowhere.status_code == 400 and "Pick at least one place." in nowhere.content.decode()
     assert odd.status_code == 400
     assert r.exists(keys.filters(alice.id)) == 0
+
+
+@pytest.mark.parametrize(
+    ("keyword", "whole_word", "body", "found"),
+    [
+        ("Redis", True, "I love #REDIS!", True),
+        ("red", True, "redis rocks", False),
+        ("red", False, "redis rocks", True),  # not a whole word: anywhere
+        ("new  York", True, "in New\nYork", True),
+        ("你好", True, "朋友你好吗", True),
+        ("a.b", False, "axb", False),  # a keyword is text, never a pattern
+    ],
+)
+def test_a_keyword_matches_the_same_with_the_remembered_screen_or_without(
+    keyword, whole_word, body, found
+):
+    f = WordFilter(1, "t", (Keyword(1, keyword, whole_word), Keyword(2, "zzz", True)))
+    screened = FilterSet([f])
+
+    assert bool(hits(screened, body)) is found
+    assert bool(hits((f,), body)) is found
+    assert hides(screened, body, "home") is found  # hides in LEGACY_CONTEXT by default
+    assert hides(screened, body, "account") is False

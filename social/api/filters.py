@@ -303,6 +303,7 @@ class KeywordView(FilterEndpoint):
         f, k = self.own_keyword(keyword_id)
         params = self.request.params
         text = keyword_text(params.get("keyword"), required=False)
+        self.limited()
         changed = self.repo.filters.update(
             self.me().id, f.id, FilterDraft(edits=((k.id, text, whole_word(params, None)),))
         )
@@ -389,6 +390,7 @@ class FilterV1View(FilterEndpoint):
         if not alone and (change.context or change.action or change.expiry_given):
             raise invalid("This filter has several keywords: change it with /api/v2/filters")
         title = phrase if alone and f.title == k.keyword else None
+        self.limited()
         changed = self.repo.filters.update(
             self.me().id,
             f.id,

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TypeVar, cast
 
 import redis
@@ -64,8 +64,8 @@ class Keyword:
     keyword: str
     whole_word: bool = True
 
-    @property
-    def normal(self) -> str:
+    @cached_property
+    def normal(self) -> str:  # remembered: a page matches it against every post
         return normal_phrase(self.keyword)
 
 
@@ -93,10 +93,34 @@ class WordFilter:
     def acts_in(self, context: str) -> bool:
         return context in self.context
 
-    def match(self, body: str) -> tuple[str, ...]:
-        """The keywords of this filter that body contains (as typed)."""
-        text = " ".join(body.split()).casefold()
+    def match(self, text: str) -> tuple[str, ...]:
+        """The keywords of this filter (as typed) that text, a post's body as
+        normal_phrase() gives it, contains."""
         return tuple(k.keyword for k in self.keywords if _contains(text, k.normal, k.whole_word))
+
+
+class FilterSet(tuple[WordFilter, ...]):
+    """A reader's filters (a tuple), with one regex that finds any of their keywords: most
+    posts match none, and one search tells so (remembered with the set: _decoded)."""
+
+    @cached_property
+    def screen(self) -> re.Pattern[str] | None:
+        words = {k.normal for f in self for k in f.keywords if k.normal}
+        return re.compile("|".join(map(re.escape, sorted(words)))) if words else None
+
+    def may_match(self, text: str) -> bool:
+        """Whether text (normal_phrase) may hold a keyword: False means none."""
+        return self.screen is not None and self.screen.search(text) is not None
+
+    @cached_property
+    def hiding(self) -> dict[str, tuple[WordFilter, ...]]:
+        """The filters that hide, by context."""
+        return {c: tuple(f for f in self if f.action == "hide" and f.acts_in(c))
+                for c in keys.FILTER_CONTEXTS}  # fmt: skip
+
+
+def may_match(filters: Sequence[WordFilter], text: str) -> bool:
+    return filters.may_match(text) if isinstance(filters, FilterSet) else bool(filters)
 
 
 @dataclass(frozen=True)
@@ -146,15 +170,18 @@ def _contains(text: str, phrase: str, whole_word: bool) -> bool:
 
 def matching(phrases: tuple[str, ...], body: str) -> str:
     """Return the first of phrases (normalised) that body contains as words, or ""."""
-    text = " ".join(body.split()).casefold()
+    text = normal_phrase(body)
     return next((p for p in phrases if _contains(text, p, True)), "")
 
 
 def hits(filters: Sequence[WordFilter], body: str) -> tuple[FilterHit, ...]:
     """Every filter that matches body, whatever its context, with its matching keywords."""
+    text = normal_phrase(body)
+    if not may_match(filters, text):
+        return ()
     found = []
     for f in filters:
-        matched = f.match(body)
+        matched = f.match(text)
         if matched:
             found.append(FilterHit(f, matched))
     return tuple(found)
@@ -162,7 +189,14 @@ def hits(filters: Sequence[WordFilter], body: str) -> tuple[FilterHit, ...]:
 
 def hides(filters: Sequence[WordFilter], body: str, context: str) -> bool:
     """Whether a filter that hides in context matches body."""
-    return any(f.action == "hide" and f.acts_in(context) and f.match(body) for f in filters)
+    if isinstance(filters, FilterSet):
+        acting = filters.hiding.get(context, ())
+    else:
+        acting = tuple(f for f in filters if f.action == "hide" and f.acts_in(context))
+    if not acting:
+        return False
+    text = normal_phrase(body)
+    return may_match(filters, text) and any(f.match(text) for f in acting)
 
 
 def decode(member: bytes | str, score: float) -> WordFilter | None:
@@ -206,10 +240,20 @@ def encode(f: WordFilter) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def active(raw: Scored, at: float) -> tuple[WordFilter, ...]:
+def active(raw: Scored, at: float) -> FilterSet:
     """The filters of a ZRANGE ... WITHSCORES of keys.filters that have not expired."""
-    found = (decode(member, expires) for member, expires in raw if expires > at)
-    return tuple(f for f in found if f is not None)
+    found = _decoded(tuple(raw))
+    if all(f.expires is None or f.expires > at for f in found):
+        return found
+    return FilterSet(f for f in found if f.expires is None or f.expires > at)
+
+
+@lru_cache(maxsize=1024)
+def _decoded(raw: tuple[tuple[bytes | str, float], ...]) -> FilterSet:
+    """The filters of a reply, remembered by the reply: a reader's pages read the same
+    set again and again, and its filters keep their keywords' normal forms and screen."""
+    found = (decode(member, expires) for member, expires in raw)
+    return FilterSet(f for f in found if f is not None)
 
 
 class FilterStore(RepositoryBase):
