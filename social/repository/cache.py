@@ -25,6 +25,9 @@ Each cache, its size setting, and the one rule that says it is still right:
   visibility version are the same.
 - suggestions, trending, open_reports: people to follow, the day's top tags, the Staff
   link's count; for a fixed time (suggestions.py, trending.py, reports.py).
+- word filters (filters._decoded, 256): a reader's filters decoded, with the regex that
+  screens posts, keyed by the filters key's whole reply: never stale (the reply is read
+  with every page; only expiry is checked against the clock each time).
 
 The visibility version (keys.visibility_version) moves after every write that hides or
 shows posts already listed; RepositoryBase.send is the one place it moves (queue_hiding).

@@ -248,7 +248,7 @@ def active(raw: Scored, at: float) -> FilterSet:
     return FilterSet(f for f in found if f.expires is None or f.expires > at)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)  # repository/cache.py lists it
 def _decoded(raw: tuple[tuple[bytes | str, float], ...]) -> FilterSet:
     """The filters of a reply, remembered by the reply: a reader's pages read the same
     set again and again, and its filters keep their keywords' normal forms and screen."""
