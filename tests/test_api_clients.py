@@ -270,6 +270,9 @@ def test_mastodon_py_filters_act_on_the_site_and_the_sites_show_in_the_app(site,
     assert me.timeline_home() == []
     me.delete_filter_v2(made)
     assert r.exists(keys.filters(erin.id)) == 0
+    # 4.3's lookups by id, which the instance's version promises.
+    assert [int(s.id) for s in me.statuses([dragon])] == [dragon]
+    assert [a.username for a in me.accounts([fred.id, erin.id])] == ["fred", "erin"]
 
     # A filter made on the site's page is listed by the app, v2 and v1.
     page = browser.get(site + "/settings/filters/", timeout=10).text

@@ -48,3 +48,27 @@ def test_every_endpoint_of_the_versions_up_to_the_named_one_answers(repo, alice)
     assert missing == []
     for check in ("/api/v1/instance", "/api/v2/instance"):
         assert api.get(check).json()["version"] == VERSION
+
+
+def test_statuses_and_accounts_are_looked_up_by_id_as_the_reader_may_see_them(
+    repo, alice, bob, charlie
+):
+    api = Api(token_for(repo, alice))
+    mine = repo.posts.create_post(alice.id, "mine")
+    theirs = repo.posts.create_post(bob.id, "theirs")
+    hidden = repo.posts.create_post(charlie.id, "across a block")
+    repost = repo.reposts.repost(bob.id, mine)
+    repo.relations.block(alice.id, charlie.id)
+
+    found = api.get(
+        "/api/v1/statuses",
+        {"id[]": [theirs, "99", "%C2%B2", "²", hidden, mine, theirs, repost or 0, "1" * 25]},
+    )
+    assert found.status_code == 200
+    assert [s["id"] for s in found.json()] == [str(theirs), str(mine)]
+    people = api.get("/api/v1/accounts", {"id[]": [bob.id, 999, "x", alice.id]}).json()
+    assert [a["username"] for a in people] == ["bob", "alice"]
+    assert api.get("/api/v1/statuses", {"id[]": list(range(1, 22))}).status_code == 422
+    assert api.get("/api/v1/accounts", {"id[]": list(range(1, 42))}).status_code == 422
+    languages = api.get("/api/v1/instance/languages").json()
+    assert {"code": "en", "name": "English"} in languages

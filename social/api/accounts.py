@@ -15,10 +15,11 @@ from social.repository.models import Page
 from . import entities
 from .base import ApiError, json_response
 from .common import EntityView
-from .forms import flag, id_param, limit_param, text_param
+from .forms import flag, id_param, limit_param, lookup_ids, text_param
 from .paging import link_header, page_number, read_posts
 
 RELATIONSHIPS_MAX = 80  # ids asked about at once
+LOOKUP_MAX = 40  # accounts asked for at once (GET /api/v1/accounts?id[]=)
 
 
 class VerifyCredentialsView(EntityView):
@@ -122,6 +123,19 @@ class RelationListView(FollowListView):
         pages = {"blocks": self.repo.relations.blocks_page, "mutes": self.repo.relations.mutes_page}
         listed = pages[self.which](me.id, number, limit)
         return self.accounts_page([entry.user for entry in listed.items], listed)
+
+
+class AccountsView(EntityView):
+    """GET /api/v1/accounts?id[]=: up to LOOKUP_MAX accounts the reader may see, in one
+    read."""
+
+    scopes = {"get": "read:accounts"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        ids = lookup_ids(request, LOOKUP_MAX)
+        render = self.render(user_ids=ids)
+        return json_response([a for i in ids if (a := render.account(i)) is not None])
 
 
 class RelationshipsView(EntityView):

@@ -153,3 +153,14 @@ def limit_param(params: Mapping[str, Any], default: int, most: int) -> int:
     if not text.isdigit():
         return default
     return max(1, min(int(text[:9]), most))
+
+
+def lookup_ids(request: Any, most: int) -> list[int]:
+    """`id[]` of a lookup of many records (statuses, accounts): the ids, once each, in the
+    order given; those that are not ids (ASCII digits, at most 19) are none (as unknown
+    ones); more than `most` is 422."""
+    raw = request.GET.getlist("id[]") or request.GET.getlist("id")
+    if len(raw) > most:
+        raise invalid(f"id: at most {most}")
+    found = (v for v in raw if v.isascii() and v.isdigit() and len(v) <= 19 and int(v) > 0)
+    return list(dict.fromkeys(int(v) for v in found if int(v) <= ID_MAX))

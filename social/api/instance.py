@@ -12,11 +12,11 @@ from .base import json_response
 from .common import EntityView
 
 # The Mastodon version whose client-visible surface the site answers: apps turn features
-# on by it (4.0: v2 filters; 4.3: grouped notifications, unread counts, statuses and
-# accounts by id[]), so it names none the site lacks (docs/api.md;
+# on by it (4.0: v2 filters; 4.2: instance languages; 4.3: grouped notifications, unread
+# counts, statuses and accounts by id[]), so it names none the site lacks (docs/api.md;
 # tests/test_api_version.py checks each version's endpoints). "(compatible; ...)" tells
 # apps this is not Mastodon itself, as Pleroma's and Akkoma's versions do.
-VERSION = "4.0.0 (compatible; Retwis)"
+VERSION = "4.3.0 (compatible; Retwis)"
 TITLE = "Retwis"
 DESCRIPTION = "A small Twitter-like site on Django and Redis."
 LANGUAGES = ["en", "zh"]
@@ -102,6 +102,17 @@ class InstanceV2View(EntityView):
                 "rules": [],
             }
         )
+
+
+class LanguagesView(EntityView):
+    """GET /api/v1/instance/languages: the languages posts may be tagged with (the site
+    does not tag them: its own two)."""
+
+    public = frozenset({"get"})
+    app_may_call = True
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return json_response([{"code": "en", "name": "English"}, {"code": "zh", "name": "Chinese"}])
 
 
 class EmptyListView(EntityView):

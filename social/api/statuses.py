@@ -10,16 +10,24 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from social import auth
-from social.repository import NotAllowed, PostCounts, PostNotFound, PostPending, hidden_by_filter
+from social.repository import (
+    Listed,
+    NotAllowed,
+    PostCounts,
+    PostNotFound,
+    PostPending,
+    hidden_by_filter,
+)
 
 from . import entities
 from .base import ApiError, json_response
 from .common import EntityView
-from .forms import invalid, limit_param, new_status
+from .forms import invalid, limit_param, lookup_ids, new_status
 from .paging import page_number
 
 CONTEXT_REPLIES = 60  # direct replies shown under a status (the permalink pages them)
 IDEMPOTENCY_KEY_MAX = 256
+LOOKUP_MAX = 20  # statuses asked for at once (GET /api/v1/statuses?id[]=)
 REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist."  # Mastodon's
 
 
@@ -35,9 +43,20 @@ def post_token(key: str) -> str | None:
 
 
 class StatusesView(EntityView):
-    """POST /api/v1/statuses: publish a status or a reply, under the posting limit."""
+    """POST /api/v1/statuses: publish a status or a reply, under the posting limit.
+    GET ?id[]=: those of up to LOOKUP_MAX statuses the reader may open, in one read."""
 
-    scopes = {"post": "write:statuses"}
+    scopes = {"get": "read:statuses", "post": "write:statuses"}
+    public = frozenset({"get"})
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        ids = lookup_ids(request, LOOKUP_MAX)
+        read = self.repo.reader.page(Listed(tuple(ids)), self.viewer, 1, max(1, len(ids)))
+        # As the read path lists them for the reader (not across a block, no hidden post
+        # but for staff); a reblog is read by its own id (GET /api/v1/statuses/:id).
+        listed = {p.id: p for p in read.page.items if p.repost_of is None}
+        posts = [listed[i] for i in ids if i in listed]
+        return json_response(entities.statuses(self.render(posts), posts, read.page.counts))
 
     def post(self, request: HttpRequest) -> HttpResponse:
         me = self.me()

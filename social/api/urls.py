@@ -57,6 +57,7 @@ api_patterns = [
     # The server
     *both(V1 + "instance", instance.InstanceV1View.as_view(), name="instance"),
     *both("v2/instance", instance.InstanceV2View.as_view(), name="instance_v2"),
+    *both(V1 + "instance/languages", instance.LanguagesView.as_view()),
     *both(V1 + "preferences", instance.PreferencesView.as_view()),
     *(p for name in EMPTY_LISTS for p in both(V1 + name, instance.EmptyListView.as_view())),
     # Word filters
@@ -69,6 +70,7 @@ api_patterns = [
     *both(V1 + "filters/<str:filter_id>", filters.FilterV1View.as_view()),
     *both("v2/suggestions", instance.EmptyListView.as_view()),
     # Accounts
+    *both(V1 + "accounts", accounts.AccountsView.as_view()),
     *both(V1 + "accounts/verify_credentials", accounts.VerifyCredentialsView.as_view()),
     *both(V1 + "accounts/lookup", accounts.LookupView.as_view()),
     *both(V1 + "accounts/relationships", accounts.RelationshipsView.as_view()),
