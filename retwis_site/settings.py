@@ -190,6 +190,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# New hashes: Argon2id sized for a web worker (social/hashers.py). The others only check
+# older hashes (Django's PBKDF2 of earlier versions of the site); a login re-hashes them, and
+# the reference Retwis's plain text, with the first (social/auth.py). Only one hasher per
+# algorithm may be listed: a second "argon2" would re-hash every login.
+PASSWORD_HASHERS = [
+    "social.hashers.WorkerArgon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
 LOGIN_URL = "social:login"
 LOGIN_REDIRECT_URL = "social:home"
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.hashers import check_password, identify_hasher
+from django.contrib.auth.hashers import (
+    Argon2PasswordHasher,
+    PBKDF2PasswordHasher,
+    check_password,
+    identify_hasher,
+)
 from django.test import Client
 
 from tests.conftest import PASSWORD
@@ -252,3 +257,40 @@ def test_a_page_with_several_forms_gives_them_one_working_csrf_token(repo, alice
 
     assert response.status_code == 302
     assert r.zscore(f"following:{alice.id}", bob.id) is not None
+
+
+SITE_HASHERS = [
+    "social.hashers.WorkerArgon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+
+
+@pytest.mark.parametrize("old", ["pbkdf2", "plain text", "argon2 of Django's defaults"])
+def test_a_login_re_hashes_an_older_password_with_argon2(client, r, settings, old):
+    settings.PASSWORD_HASHERS = SITE_HASHERS
+    write_legacy_user(r, 1, "oldtimer", "hunter2hunter2")
+    stored = {
+        "pbkdf2": PBKDF2PasswordHasher().encode("hunter2hunter2", "saltsalt", iterations=1000),
+        "plain text": "hunter2hunter2",
+        "argon2 of Django's defaults": Argon2PasswordHasher().encode("hunter2hunter2", "saltsalt"),
+    }[old]
+    r.hset("user:1", "password", stored)
+
+    response = client.post("/login/", {"username": "oldtimer", "password": "hunter2hunter2"})
+
+    assert response.status_code == 302
+    upgraded = r.hget("user:1", "password")
+    assert upgraded.startswith("argon2$argon2id$v=19$m=19456,t=2,p=1$")
+    assert check_password("hunter2hunter2", upgraded)
+    again = Client().post("/login/", {"username": "oldtimer", "password": "hunter2hunter2"})
+    assert again.status_code == 302
+    assert r.hget("user:1", "password") == upgraded  # the same parameters: kept as it is
+
+
+def test_a_sign_up_hashes_with_argon2(client, r, settings):
+    settings.PASSWORD_HASHERS = SITE_HASHERS
+
+    sign_up(client, "newbie")
+
+    user_id = r.hget("users", "newbie")
+    assert r.hget(f"user:{user_id}", "password").startswith("argon2$argon2id$")
