@@ -7,6 +7,7 @@ insecure development defaults (secret key, hosts) are refused rather than silent
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,11 @@ RETWIS_LIMIT_REPORTS = envrate("RETWIS_LIMIT_REPORTS", "10/1h")  # per user
 RETWIS_LIMIT_RELATIONS = envrate("RETWIS_LIMIT_RELATIONS", "100/1h")
 RETWIS_LIMIT_REPOSTS = envrate("RETWIS_LIMIT_REPOSTS", "100/1h")  # reposts + undos, per user
 RETWIS_LIMIT_LIKES = envrate("RETWIS_LIMIT_LIKES", "200/1h")  # likes + unlikes, per user
+# Mail the site sends when asked: password reset links per client address and per e-mail
+# address (asked for, whether or not an account has it), confirmation links per user.
+RETWIS_LIMIT_RESET_ADDRESS = envrate("RETWIS_LIMIT_RESET_ADDRESS", "10/1h")
+RETWIS_LIMIT_RESET_EMAIL = envrate("RETWIS_LIMIT_RESET_EMAIL", "3/1h")
+RETWIS_LIMIT_EMAIL = envrate("RETWIS_LIMIT_EMAIL", "5/1h")
 # The request header a reverse proxy puts the client's address in (e.g. X-Forwarded-For,
 # its last entry is used, or X-Real-IP). Off by default: REMOTE_ADDR is the client. Set it
 # only when every request comes through a proxy that sets or appends it.
@@ -224,6 +230,37 @@ _proxy_header = os.environ.get("TRUSTED_PROXY_HEADER", "").strip()
 if _proxy_header and not (_proxy_header.isascii() and _proxy_header.replace("-", "").isalnum()):
     raise ImproperlyConfigured(f"TRUSTED_PROXY_HEADER must be a header name, not {_proxy_header!r}")
 TRUSTED_PROXY_HEADER = _proxy_header and "HTTP_" + _proxy_header.upper().replace("-", "_")
+
+# Mail: confirmation and password reset links (social/mail.py), through Django's SMTP backend
+# unless EMAIL_BACKEND names another (scripts/run-site: the console's, which prints them).
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "").strip() or (
+    "django.core.mail.backends.smtp.EmailBackend"
+)
+if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+", EMAIL_BACKEND):
+    raise ImproperlyConfigured(f"EMAIL_BACKEND must be a dotted class path, not {EMAIL_BACKEND!r}")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost").strip()
+EMAIL_PORT = envint("EMAIL_PORT", 25, minimum=1)
+if EMAIL_PORT > 65535:
+    raise ImproperlyConfigured(f"EMAIL_PORT must be a port (1-65535), not {EMAIL_PORT}")
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", "false")
+EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", "false")
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("Set EMAIL_USE_TLS or EMAIL_USE_SSL, not both.")
+# Short: a person waits for it, and a web worker serves no one else meanwhile.
+EMAIL_TIMEOUT = envseconds("EMAIL_TIMEOUT", 5.0)
+DEFAULT_FROM_EMAIL = (
+    os.environ.get("DEFAULT_FROM_EMAIL", "").strip() or "Retwis <noreply@localhost>"
+)
+if "@" not in DEFAULT_FROM_EMAIL or "\n" in DEFAULT_FROM_EMAIL:
+    raise ImproperlyConfigured(f"DEFAULT_FROM_EMAIL must be an address, not {DEFAULT_FROM_EMAIL!r}")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# The site's address for links in mail ("https://example.org"); empty: the request's own
+# (its Host header, which ALLOWED_HOSTS checks).
+SITE_URL = os.environ.get("SITE_URL", "").strip().rstrip("/")
+if SITE_URL and not re.fullmatch(r"https?://[^/?#\s]+(/[^?#\s]*)?", SITE_URL):
+    raise ImproperlyConfigured(f"SITE_URL must look like https://example.org, not {SITE_URL!r}")
 
 # The `auth` cookie carries the user's secret, as in the reference Retwis.
 AUTH_COOKIE_NAME = "auth"

@@ -224,7 +224,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def site_env(dev: bool) -> dict[str, str]:
-    """Return the environment the site runs with: DEBUG, SECRET_KEY, ALLOWED_HOSTS set."""
+    """Return the environment the site runs with: DEBUG, SECRET_KEY, ALLOWED_HOSTS set, and
+    mail printed to the console unless EMAIL_BACKEND says otherwise."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if dev:
         env.setdefault("DEBUG", "true")
@@ -236,6 +237,9 @@ def site_env(dev: bool) -> dict[str, str]:
         env.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
     if not env.get("SECRET_KEY"):
         env["SECRET_KEY"] = secret_key()
+    if not env.get("EMAIL_BACKEND"):
+        # Mail (confirmation and password reset links) is printed here, not sent.
+        env["EMAIL_BACKEND"] = "django.core.mail.backends.console.EmailBackend"
     return env
 
 

@@ -3,6 +3,7 @@ the rate limits each action counts against."""
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import secrets
 
@@ -146,3 +147,19 @@ def relation_limits(user_id: int) -> list[Check]:
 def report_limits(user_id: int) -> list[Check]:
     """Return what filing a report counts against: the reporter."""
     return [(limit("report_user", "RETWIS_LIMIT_REPORTS"), str(int(user_id)))]
+
+
+def reset_limits(ip: str, email: str) -> list[Check]:
+    """Return what asking for a password reset link counts against: its address, and the
+    e-mail address asked about (whether or not an account has it: the answer is the same),
+    counted by its digest (an address is longer than a key's subject may be)."""
+    mailbox = hashlib.sha256(email.strip().lower().encode()).hexdigest()[:40]
+    return [
+        (limit("reset_ip", "RETWIS_LIMIT_RESET_ADDRESS"), address_subject(ip)),
+        (limit("reset_email", "RETWIS_LIMIT_RESET_EMAIL"), mailbox),
+    ]
+
+
+def email_limits(user_id: int) -> list[Check]:
+    """Return what asking to confirm a new e-mail address counts against: the user."""
+    return [(limit("email_user", "RETWIS_LIMIT_EMAIL"), str(int(user_id)))]

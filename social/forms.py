@@ -17,6 +17,7 @@ from social import auth
 from social.keys import FILTER_CONTEXTS, FILTER_MAX
 from social.repository import Repository, User
 from social.repository.filters import LEGACY_CONTEXT
+from social.repository.emails import EMAIL_MAX
 from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
 from social.text import normal_tag
@@ -529,3 +530,79 @@ class FilterForm(forms.Form):
 
     def clean_context(self) -> tuple[str, ...]:
         return tuple(c for c in FILTER_CONTEXTS if c in self.cleaned_data["context"])
+
+EMAIL_HELP = gettext_lazy(
+    "Used only to send you links: to confirm it, and to reset a forgotten password."
+)
+
+
+def email_field(**kwargs: Any) -> forms.EmailField:
+    """Return an e-mail input as every form here has it (trimmed, at most 254 characters)."""
+    return forms.EmailField(
+        label=gettext_lazy("E-mail address"),
+        max_length=EMAIL_MAX,
+        widget=forms.EmailInput(attrs={"autocomplete": "email", "spellcheck": "false"}),
+        error_messages={"invalid": gettext_lazy("Enter an e-mail address, like name@example.com.")},
+        **kwargs,
+    )
+
+
+class EmailForm(CurrentPasswordForm):
+    """A new address for the account, with the current password (a borrowed logged-in
+    browser must not move the account's recovery elsewhere)."""
+
+    email = email_field(help_text=EMAIL_HELP)
+    password = password_field(gettext_lazy("Your password"), "current-password")
+
+    def clean_email(self) -> str:
+        return self.cleaned_data["email"].strip()
+
+    def clean_password(self) -> str:
+        return self.check_current(self.cleaned_data["password"])
+
+
+class RemoveEmailForm(CurrentPasswordForm):
+    """Remove the account's address: the current password says it is its owner."""
+
+    prefix = "remove"  # beside EmailForm on one page: its own field ids
+    password = password_field(gettext_lazy("Your password"), "current-password")
+
+    def clean_password(self) -> str:
+        return self.check_current(self.cleaned_data["password"])
+
+
+class ForgotPasswordForm(forms.Form):
+    """The address to send a password reset link to."""
+
+    email = email_field()
+
+    def clean_email(self) -> str:
+        return self.cleaned_data["email"].strip()
+
+
+class ResetPasswordForm(forms.Form):
+    """A new password, twice, for the account a reset link names (Django's validators)."""
+
+    new_password1 = password_field(
+        gettext_lazy("New password"),
+        "new-password",
+        help_text=RegisterForm.base_fields["password"].help_text,
+    )
+    new_password2 = password_field(gettext_lazy("New password again"), "new-password")
+
+    def __init__(self, *args, username: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.username = username
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        new1, new2 = data.get("new_password1"), data.get("new_password2")
+        if new1 and new2 and new1 != new2:
+            self.add_error("new_password2", gettext("The two passwords do not match."))
+        elif new1:
+            try:
+                validate_new_password(new1, self.username)
+            except ValidationError as error:
+                self.add_error("new_password1", error)
+        return data

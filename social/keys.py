@@ -524,3 +524,39 @@ def user_reposts(user_id: int) -> str:
     reader's "Reposted" state on every card: one ZMSCORE a page). Bounded by their reposts
     (RETWIS_LIMIT_REPOSTS an hour); undoing removes."""
     return f"user_reposts:{int(user_id)}"
+
+
+# --- E-mail and account recovery (social/repository/emails.py) ---------------------------
+# An account's confirmed address is the user hash's `email` field (an address waiting for
+# its confirmation: `email_pending`). Links mailed out are secrets: like OAuth's, they are
+# kept as the SHA-256 of their text, so a copy of the database confirms and resets nothing.
+
+
+def emails() -> str:
+    """Hash: confirmed address (lower-cased) -> user id; HSETNX claims an address, so one
+    address belongs to one account. user:<id>.email is the truth: a claim whose account
+    holds another address (a change cut short) is stale and may be taken over. Confirming
+    writes it; a change, removal, account deletion and purge remove it. One per account."""
+    return "emails"
+
+
+def email_confirmation(digest: str) -> str:
+    """Hash: a confirmation link (by the SHA-256 of its token): user_id, email (as typed),
+    created. Used once (taken with HGETALL and DEL in one MULTI); a newer request replaces
+    the account's `email_pending`, so older links confirm nothing. Expires after
+    EMAIL_CONFIRMATION_TTL."""
+    return f"email_confirm:{_checked_digest(digest)}"
+
+
+EMAIL_CONFIRMATION_TTL = 24 * 60 * 60
+
+
+def password_reset(digest: str) -> str:
+    """Hash: a password reset link (by the SHA-256 of its token): user_id, stamp (a digest
+    of the password field when it was made: any change of password, the reset's own
+    included, kills every link made before it), email, created. Used once; expires after
+    PASSWORD_RESET_TTL. Bounded by the reset limits (RETWIS_LIMIT_RESET_*)."""
+    return f"password_reset:{_checked_digest(digest)}"
+
+
+PASSWORD_RESET_TTL = 60 * 60

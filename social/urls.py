@@ -3,7 +3,7 @@
 from django.urls import path, register_converter
 from django.views.i18n import set_language
 
-from social import account_views, feeds, post_actions, views
+from social import account_views, email_views, feeds, post_actions, views
 from social.forms import TAG_NAME_RE, is_tag
 from social.relation_views import (
     FilterDeleteView,
@@ -81,6 +81,19 @@ urlpatterns = [
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
     path("settings/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
     path("settings/delete/", account_views.DeleteAccountView.as_view(), name="delete_account"),
+    path("settings/email/", email_views.EmailView.as_view(), name="email"),
+    path("settings/email/remove/", email_views.RemoveEmailView.as_view(), name="email_remove"),
+    path(
+        "settings/email/confirm/<str:token>/",
+        email_views.ConfirmEmailView.as_view(),
+        name="email_confirm",
+    ),
+    path("password/forgot/", email_views.ForgotPasswordView.as_view(), name="password_forgot"),
+    path(
+        "password/reset/<str:token>/",
+        email_views.ResetPasswordView.as_view(),
+        name="password_reset",
+    ),
     *(
         path(f"u/<str:username>/{action}/", RelationView.as_view(action=action), name=action)
         for action in RelationView.ACTIONS

@@ -13,7 +13,7 @@ os.environ["REDIS_URL"] = "redis://127.0.0.1:9/0"
 
 from retwis_site.settings import *  # noqa: E402,F403
 
-# Fast hashing in tests only; the site uses Django's default PBKDF2.
+# Fast hashing in tests only; the site uses Argon2id (social/hashers.py).
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # No collectstatic in tests: plain storage (unhashed URLs, no manifest), and WhiteNoise finds

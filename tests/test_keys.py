@@ -81,6 +81,9 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.notified(7), "notified:7"),
         (keys.markers(7), "markers:7"),
         (keys.user_key_prefix() + "7", keys.user(7)),
+        (keys.emails(), "emails"),
+        (keys.email_confirmation(DIGEST), "email_confirm:" + DIGEST),
+        (keys.password_reset(DIGEST), "password_reset:" + DIGEST),
     ],
 )
 def test_it_names_the_additions_as_documented(built, expected):
@@ -117,6 +120,10 @@ def test_it_refuses_anything_but_a_sha256_hex_digest_in_oauth_keys(bad):
         keys.oauth_token(bad)
     with pytest.raises(ValueError):
         keys.oauth_code(bad)
+    with pytest.raises(ValueError):
+        keys.email_confirmation(bad)
+    with pytest.raises(ValueError):
+        keys.password_reset(bad)
 
 
 @pytest.mark.parametrize("bad", ["short", "x" * 65, "abc:defghijklmnopq", "abc defghijklmnopq"])

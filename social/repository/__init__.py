@@ -32,6 +32,7 @@ from .base import Client, FeedShape, StoreSettings
 from .bulk import BulkStore
 from .cache import ProcessCache
 from .directory import DirectoryStore
+from .emails import EmailStore, EmailTaken
 from .errors import (
     CannotFollowSelf,
     NotAllowed,
@@ -148,9 +149,10 @@ class Repository:
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
         self.oauth = OAuthStore(client, audit=self.audit, **config)
+        self.emails = EmailStore(client, audit=self.audit, **config)
         self.accounts = AccountStore(
             client, audit=self.audit, users=self.users, reposts=self.reposts,
-            oauth=self.oauth, **config,
+            oauth=self.oauth, emails=self.emails, **config,
         )  # fmt: skip
         self.backup = BackupStore(client, **config)
         self.api_reads = ApiReadStore(client, reader=self.reader, **config)
@@ -222,6 +224,7 @@ __all__ = [
     "User",
     "UserNotFound",
     "UsernameTaken",
+    "EmailTaken",
     "StaleViewer",
     # The sources of the read path (repo.reader.page(Timeline(), viewer, ...)).
     "Source",

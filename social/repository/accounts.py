@@ -33,6 +33,7 @@ from .base import (
     queue_hiding,
     s,
 )
+from .emails import EmailStore
 from .errors import NotAllowed, UserNotFound
 from .models import User
 from .oauth import OAuthStore
@@ -56,10 +57,12 @@ class AccountStore(RepositoryBase):
         users: UserStore,
         reposts: RepostStore,
         oauth: OAuthStore,
+        emails: EmailStore,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.audit = audit
+        self.emails = emails
         self.users = users
         self.reposts = reposts
         self.oauth = oauth
@@ -99,6 +102,7 @@ class AccountStore(RepositoryBase):
                 mapping={"status": STATUS_DELETED, "deleted_at": ts, "password": UNUSABLE_PASSWORD},
             )
             self.users.queue_secret_rotation(pipe, user.id, h.get("auth"))
+            self.emails.queue_forget(pipe, user.id, h)  # the address is free at once
             pipe.zadd(keys.deleted_users(), {str(user.id): ts})
             pipe.zrem(keys.users_by_time(), h["username"])
             queue_hiding(pipe)  # its posts leave every page
@@ -174,6 +178,8 @@ class AccountStore(RepositoryBase):
                 pipe.ltrim(keys.own_posts(user_id), len(posts), -1)
                 self.send(pipe)
             name = h.get("username") or ""
+            if h.get("email"):  # gone at deletion, unless that was cut short
+                self.emails.release(user_id, h["email"])
             pipe = self._pipe()
             for key in (
                 keys.own_posts(user_id),

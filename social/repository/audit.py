@@ -53,6 +53,7 @@ ACTIONS: dict[str, str] = {
     "grant_owner": gettext_noop("Made owner"),
     "revoke_owner": gettext_noop("Removed owner"),
     "revoke_app": gettext_noop("Revoked an app's access"),
+    "send_reset": gettext_noop("Sent a password reset link"),
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.

@@ -5,7 +5,7 @@ the lists of posts (newest site-wide, by tag, by id), every post through the rea
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Unpack
@@ -54,6 +54,13 @@ class Note:
         return as_datetime(self.time)
 
 
+def confirmed_at_of(h: Mapping[str, str | None]) -> datetime | None:
+    """Return when a decoded user hash's address was confirmed, or None without one."""
+    if not h.get("email"):
+        return None
+    return as_datetime(as_int(h.get("email_at")) or 0)
+
+
 @dataclass(frozen=True)
 class Account:
     """Everything the staff page of one account shows."""
@@ -71,6 +78,9 @@ class Account:
     # How many accounts block and mute this one: a signal for moderation (relations.py).
     blocked_by: int = 0
     muted_by: int = 0
+    # When its e-mail address was confirmed (None: it has none): staff may send it a reset
+    # link. The address itself is not shown.
+    email_confirmed_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +177,7 @@ class StaffPageStore(RepositoryBase):
             viewer_is_owner=got.get("viewer_owner") is not None,
             blocked_by=got["blocked_by"],
             muted_by=got["muted_by"],
+            email_confirmed_at=confirmed_at_of(decode_hash(got["user"])),
         )
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:

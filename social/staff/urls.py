@@ -30,6 +30,12 @@ urlpatterns = [
         )
         for action in views.USER_ACTIONS
     ],
+    path("users/<str:username>/send_reset/", views.SendResetView.as_view(), name="user_send_reset"),
+    path(
+        "users/id/<int:user_id>/send_reset/",
+        views.SendResetView.as_view(),
+        name="user_by_id_send_reset",
+    ),
     path(
         "users/<str:username>/apps/<str:client_id>/revoke/",
         views.RevokeAppView.as_view(),

@@ -16,6 +16,7 @@ from django.utils.translation import ngettext as _n
 from django.views import View
 from django.views.generic import TemplateView
 
+from social import mail
 from social.forms import TagSearchForm
 from social.http import AuthenticatedHttpRequest
 from social.mixins import UserPageMixin
@@ -130,6 +131,9 @@ class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
             name: bound.get(name) or action.form_class(prefix=name)
             for name, action in USER_ACTIONS.items()
         }
+        context["forms"]["send_reset"] = bound.get("send_reset") or forms.ReasonForm(
+            prefix="send_reset"
+        )
         return context
 
 
@@ -179,6 +183,40 @@ class UserActionView(UserDetailView):
                 messages.info(request, action.unchanged % {"name": name})
             else:
                 messages.success(request, action.done % {"name": name})
+        return HttpResponseRedirect(self.account_url())
+
+
+class SendResetView(UserActionView):
+    """POST /staff/users/<username>/send_reset/: mail a password reset link to the
+    account's confirmed address (logged); back to the account. Staff never see the link."""
+
+    request: AuthenticatedHttpRequest
+
+    action = "send_reset"
+
+    def post(self, request: AuthenticatedHttpRequest, **kwargs) -> HttpResponse:
+        form = forms.ReasonForm(request.POST, prefix=self.action)
+        if not form.is_valid():
+            context = self.get_context_data(bound={self.action: form})
+            return self.render_to_response(context, status=400)
+        try:
+            link = self.repo.emails.staff_make_reset(self.target_id, request.user, form.value())
+        except UserNotFound:
+            messages.error(request, gettext("This account has no confirmed e-mail address."))
+            return HttpResponseRedirect(self.account_url())
+        try:
+            mail.send([mail.reset(request, link.user.username, link.email, link.token)])
+        except mail.MailUnavailable:
+            self.repo.emails.drop_reset(link.token)
+            messages.error(
+                request, gettext("The mail could not be sent just now: try again later.")
+            )
+        else:
+            messages.success(
+                request,
+                gettext("A password reset link is on its way to %(name)s's address.")
+                % {"name": link.user.username},
+            )
         return HttpResponseRedirect(self.account_url())
 
 

@@ -1,0 +1,452 @@
+"""E-mail and account recovery: an address confirmed by a link, "Forgot your password?" and
+the reset link, over a real SMTP server in this process (aiosmtpd). Each test follows the
+link from the mail it received and asserts the pages and the resulting Redis state."""
+
+from __future__ import annotations
+
+import email
+import re
+import time
+from email.message import EmailMessage
+from email.policy import default
+
+import pytest
+from aiosmtpd.controller import Controller
+from django.contrib.auth.hashers import check_password
+from django.test import Client
+
+from social.repository.oauth import digest
+from tests.conftest import PASSWORD, login, make_user
+from tests.redis_server import free_port
+
+NEW_PASSWORD = "a perfectly fine passphrase"
+LINK_RE = re.compile(r"http://testserver(/\S+)")
+
+
+class Inbox:
+    """What the SMTP server received, parsed."""
+
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+
+    async def handle_DATA(self, server, session, envelope) -> str:
+        message = email.message_from_bytes(envelope.content, policy=default)
+        self.messages.append(message)  # type: ignore[arg-type]
+        return "250 OK"
+
+    def to(self, address: str) -> list[EmailMessage]:
+        return [m for m in self.messages if m["To"] == address]
+
+    def link(self, address: str) -> str:
+        """Return the path of the link in the last mail to address."""
+        body = self.to(address)[-1].get_body(("plain",)).get_content()
+        return LINK_RE.search(body).group(1)
+
+
+@pytest.fixture
+def inbox(settings):
+    """A real SMTP server on a free port, and the site's mail sent to it."""
+    received = Inbox()
+    controller = Controller(received, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", controller.port
+    settings.EMAIL_TIMEOUT = 2
+    yield received
+    controller.stop()
+
+
+@pytest.fixture
+def smtp_down(settings):
+    """Mail goes to a port nothing listens on."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()
+    settings.EMAIL_TIMEOUT = 1
+
+
+def ask_for(client: Client, address: str, password: str = PASSWORD):
+    return client.post("/settings/email/", {"email": address, "password": password})
+
+
+def confirmed(repo, user, address: str, inbox: Inbox) -> None:
+    """Give user the confirmed address, through the pages."""
+    client = login(Client(), repo, user)
+    assert ask_for(client, address).status_code == 302
+    assert client.post(inbox.link(address)).status_code == 302
+
+
+def keys_like(r, pattern: str) -> list[str]:
+    return sorted(r.scan_iter(match=pattern))
+
+
+# --- An address, confirmed by a link -----------------------------------------------------
+
+
+def test_it_confirms_an_address_through_the_link_it_mails(alice_client, alice, r, inbox):
+    response = ask_for(alice_client, "Alice@Example.org")
+
+    assert response.status_code == 302 and response["Location"] == "/settings/email/"
+    assert r.hget(f"user:{alice.id}", "email_pending") == "Alice@Example.org"
+    assert not r.hexists(f"user:{alice.id}", "email")  # not before the link is followed
+    [link_key] = keys_like(r, "email_confirm:*")
+    assert 0 < r.ttl(link_key) <= 24 * 3600
+    [mail] = inbox.to("Alice@Example.org")
+    path = inbox.link("Alice@Example.org")
+    assert path.startswith("/settings/email/confirm/")
+    assert digest(path.split("/")[-2]) == link_key.split(":")[1]  # stored as its digest
+
+    page = Client().get(path)  # opening it changes nothing: a scanner confirms nothing
+    assert page.status_code == 200 and b"Alice@Example.org" in page.content
+    assert not r.hexists(f"user:{alice.id}", "email")
+    done = Client().post(path)
+
+    assert done.status_code == 302
+    assert r.hget(f"user:{alice.id}", "email") == "Alice@Example.org"
+    assert r.hget("emails", "alice@example.org") == str(alice.id)
+    assert not r.hexists(f"user:{alice.id}", "email_pending")
+    assert keys_like(r, "email_confirm:*") == []
+    shown = alice_client.get("/settings/email/")
+    assert b"Alice@Example.org" in shown.content
+
+
+def test_a_change_tells_the_old_address_and_frees_it_once_confirmed(repo, alice, r, inbox):
+    confirmed(repo, alice, "old@example.org", inbox)
+    client = login(Client(), repo, alice)
+
+    ask_for(client, "new@example.org")
+
+    [notice] = inbox.to("old@example.org")[1:]  # the first was the old one's own link
+    assert "new@example.org" in notice.get_body(("plain",)).get_content()
+    assert r.hget(f"user:{alice.id}", "email") == "old@example.org"  # until confirmed
+    client.post(inbox.link("new@example.org"))
+    assert r.hget(f"user:{alice.id}", "email") == "new@example.org"
+    assert r.hgetall("emails") == {"new@example.org": str(alice.id)}
+
+
+@pytest.mark.parametrize("typed", ["not-an-email", "a@", "@example.org", "x" * 250 + "@e.org"])
+def test_it_refuses_an_address_that_is_not_one(alice_client, alice, r, inbox, typed):
+    response = ask_for(alice_client, typed)
+
+    assert response.status_code == 400
+    assert b"Enter an e-mail address" in response.content or b"at most" in response.content
+    assert r.hget(f"user:{alice.id}", "email_pending") is None
+    assert keys_like(r, "email_confirm:*") == [] and inbox.messages == []
+
+
+def test_it_refuses_an_address_another_account_confirmed(repo, alice, bob, r, inbox):
+    confirmed(repo, bob, "shared@example.org", inbox)
+    inbox.messages.clear()
+
+    response = ask_for(login(Client(), repo, alice), "SHARED@example.org")
+
+    assert response.status_code == 409
+    assert b"already in use" in response.content and b"bob" not in response.content
+    assert r.hget(f"user:{alice.id}", "email_pending") is None
+    assert r.hget("emails", "shared@example.org") == str(bob.id)
+    assert inbox.messages == []
+
+
+def test_a_link_loses_to_another_account_that_confirmed_first(repo, alice, bob, r, inbox):
+    ask_for(login(Client(), repo, alice), "race@example.org")
+    alice_link = inbox.link("race@example.org")
+    confirmed(repo, bob, "race@example.org", inbox)
+
+    response = Client().post(alice_link)
+
+    assert response.status_code == 409 and b"already in use" in response.content
+    assert not r.hexists(f"user:{alice.id}", "email")
+    assert r.hget("emails", "race@example.org") == str(bob.id)
+
+
+def test_it_refuses_the_wrong_password_and_changes_nothing(alice_client, alice, r, inbox):
+    response = ask_for(alice_client, "alice@example.org", password="not it at all")
+
+    assert response.status_code == 400
+    assert r.hget(f"user:{alice.id}", "email_pending") is None and inbox.messages == []
+
+
+@pytest.mark.parametrize("which", ["used", "forged", "replaced", "too long"])
+def test_a_bad_confirmation_link_says_so_and_changes_nothing(alice_client, alice, r, inbox, which):
+    ask_for(alice_client, "first@example.org")
+    path = inbox.link("first@example.org")
+    if which == "used":
+        Client().post(path)
+    elif which == "forged":
+        path = "/settings/email/confirm/" + "A" * 43 + "/"
+    elif which == "replaced":
+        ask_for(alice_client, "second@example.org")
+    else:
+        path = "/settings/email/confirm/" + "A" * 500 + "/"
+    before = r.hgetall(f"user:{alice.id}")
+
+    shown, posted = Client().get(path), Client().post(path)
+
+    for response in (shown, posted):
+        assert response.status_code == 404 and b"This link does not work" in response.content
+    assert r.hgetall(f"user:{alice.id}") == before
+
+
+def test_smtp_down_keeps_nothing_and_says_to_try_later(alice_client, alice, r, smtp_down):
+    response = ask_for(alice_client, "alice@example.org")
+
+    assert response.status_code == 503
+    assert b"try again later" in response.content
+    assert b'value="alice@example.org"' in response.content  # what was typed stays
+    assert r.hget(f"user:{alice.id}", "email_pending") is None
+    assert keys_like(r, "email_confirm:*") == []
+    assert alice_client.get("/").status_code == 200  # the site keeps serving
+
+
+def test_it_removes_the_address_and_tells_it(repo, alice, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    client = login(Client(), repo, alice)
+
+    response = client.post("/settings/email/remove/", {"remove-password": PASSWORD})
+
+    assert response.status_code == 302
+    assert not r.hexists(f"user:{alice.id}", "email") and r.hgetall("emails") == {}
+    assert "removed" in inbox.to("alice@example.org")[-1]["Subject"]
+
+
+def test_the_email_pages_need_a_login(client):
+    assert client.get("/settings/email/")["Location"].startswith("/login/?next=")
+    assert client.post("/settings/email/remove/")["Location"].startswith("/login/?next=")
+
+
+def test_deleting_the_account_frees_its_address(repo, alice, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+
+    login(Client(), repo, alice).post("/settings/delete/", {"password": PASSWORD})
+
+    assert r.hget(f"user:{alice.id}", "status") == "deleted"
+    assert r.hgetall("emails") == {} and not r.hexists(f"user:{alice.id}", "email")
+    assert repo.emails.account_for("alice@example.org") is None
+
+
+def test_purging_an_account_lets_go_of_a_claim_its_deletion_left(repo, alice, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    repo.accounts.delete_account(alice, at=1000)
+    r.hset(f"user:{alice.id}", "email", "alice@example.org")  # as if cut short
+    r.hset("emails", "alice@example.org", alice.id)
+
+    repo.accounts.purge_deleted_accounts()
+
+    assert r.hgetall("emails") == {}
+
+
+# --- Forgot your password? ---------------------------------------------------------------
+
+
+def forgot(client: Client, address: str):
+    return client.post("/password/forgot/", {"email": address})
+
+
+def test_the_login_page_offers_a_reset(client):
+    assert b'href="/password/forgot/"' in client.get("/login/").content
+
+
+def test_it_answers_alike_whether_or_not_an_account_has_the_address(repo, alice, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+
+    known_client, unknown_client = Client(), Client()
+    known = forgot(known_client, "ALICE@example.org")
+    unknown = forgot(unknown_client, "nobody@example.org")
+
+    assert known.status_code == unknown.status_code == 302
+    assert known["Location"] == unknown["Location"] == "/login/"
+    said = [
+        re.search(r'<li class="message[^"]*">([^<]*)</li>', c.get("/login/").content.decode())
+        .group(1)
+        .replace(address, "ADDRESS")
+        for c, address in (
+            (known_client, "ALICE@example.org"),
+            (unknown_client, "nobody@example.org"),
+        )
+    ]
+    assert said[0] == said[1] and "ADDRESS" in said[0]
+    assert inbox.to("nobody@example.org") == []
+    [reset_key] = keys_like(r, "password_reset:*")
+    assert 3500 < r.ttl(reset_key) <= 3600
+    assert inbox.link("alice@example.org").startswith("/password/reset/")
+
+
+def test_a_pending_address_gets_no_reset_link(alice_client, alice, r, inbox):
+    ask_for(alice_client, "alice@example.org")  # never confirmed
+
+    forgot(Client(), "alice@example.org")
+
+    assert len(inbox.to("alice@example.org")) == 1 and keys_like(r, "password_reset:*") == []
+
+
+def test_the_reset_link_sets_a_new_password_and_logs_out_everywhere(repo, alice, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    app, _ = repo.oauth.register_app("Phone app", ["urn:ietf:wg:oauth:2.0:oob"], ["read"])
+    repo.oauth.save_token("t" * 43, app.client_id, alice.id, ["read"])
+    device = login(Client(), repo, alice)
+    old_secret = r.hget(f"user:{alice.id}", "auth")
+    forgot(Client(), "alice@example.org")
+    path = inbox.link("alice@example.org")
+    browser = Client()
+
+    form = browser.get(path)
+    done = browser.post(path, {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})
+
+    assert form.status_code == 200 and b"@alice" in form.content
+    assert done.status_code == 200
+    assert b"Phone app" in done.content and b'href="/settings/apps/"' in done.content
+    assert check_password(NEW_PASSWORD, r.hget(f"user:{alice.id}", "password"))
+    assert r.hget(f"user:{alice.id}", "auth") != old_secret
+    assert not r.hexists("auths", old_secret)
+    assert device.get("/settings/email/").status_code == 302  # logged out
+    assert keys_like(r, "password_reset:*") == []
+    assert r.zcard(f"oauth:user:{alice.id}") == 1  # the app is not revoked silently
+    assert (
+        browser.post("/login/", {"username": "alice", "password": NEW_PASSWORD}).status_code == 302
+    )
+
+
+def test_a_reset_refuses_a_password_the_validators_refuse(repo, alice, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    forgot(Client(), "alice@example.org")
+    path = inbox.link("alice@example.org")
+    before = r.hgetall(f"user:{alice.id}")
+
+    weak = Client().post(path, {"new_password1": "12345678", "new_password2": "12345678"})
+    unlike = Client().post(path, {"new_password1": NEW_PASSWORD, "new_password2": "other one"})
+
+    assert weak.status_code == 400 and b"too common" in weak.content
+    assert unlike.status_code == 400 and b"do not match" in unlike.content
+    assert r.hgetall(f"user:{alice.id}") == before
+    assert len(keys_like(r, "password_reset:*")) == 1  # the link still works
+
+
+@pytest.mark.parametrize("which", ["expired", "used", "forged", "deleted", "password changed"])
+def test_a_bad_reset_link_says_so_and_changes_nothing(repo, alice, r, inbox, which):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    forgot(Client(), "alice@example.org")
+    path = inbox.link("alice@example.org")
+    if which == "expired":
+        r.pexpire(keys_like(r, "password_reset:*")[0], 1)
+        time.sleep(0.05)
+    elif which == "used":
+        Client().post(path, {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})
+    elif which == "forged":
+        path = "/password/reset/" + "B" * 43 + "/"
+    elif which == "deleted":
+        repo.accounts.delete_account(alice)
+    else:
+        login(Client(), repo, alice).post(
+            "/settings/password/",
+            {
+                "old_password": PASSWORD,
+                "new_password1": "yet another fine passphrase",
+                "new_password2": "yet another fine passphrase",
+            },
+        )
+    before = r.hgetall(f"user:{alice.id}")
+    other = "and one more passphrase"
+
+    shown = Client().get(path)
+    posted = Client().post(path, {"new_password1": other, "new_password2": other})
+
+    for response in (shown, posted):
+        assert response.status_code == 404 and b"This link does not work" in response.content
+    assert r.hgetall(f"user:{alice.id}") == before
+
+
+def test_reset_requests_are_limited_per_address_asked_about(client, r, inbox, settings):
+    settings.RETWIS_LIMIT_RESET_EMAIL = (2, 3600)
+
+    answers = [forgot(Client(), "Someone@example.org").status_code for _ in range(3)]
+    other = forgot(Client(), "else@example.org")
+
+    assert answers == [302, 302, 429] and other.status_code == 302
+    assert any(k.startswith("ratelimit:reset_email:") for k in r.scan_iter("ratelimit:*"))
+
+
+def test_reset_requests_are_limited_per_client_address(client, inbox, settings):
+    settings.RETWIS_LIMIT_RESET_ADDRESS = (2, 3600)
+
+    answers = [forgot(client, f"n{i}@example.org").status_code for i in range(3)]
+
+    assert answers == [302, 302, 429]
+    assert b"Too many requests" in forgot(client, "x@example.org").content
+
+
+def test_smtp_down_during_a_reset_request_keeps_no_link(repo, alice, r, inbox, settings):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    settings.EMAIL_PORT = free_port()
+
+    response = forgot(Client(), "alice@example.org")
+
+    assert response.status_code == 503 and b"try again later" in response.content
+    assert keys_like(r, "password_reset:*") == []
+
+
+def test_a_suspended_account_gets_no_reset_link(repo, alice, sam, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    repo.moderation.suspend(alice.id, sam, "spam")
+
+    assert forgot(Client(), "alice@example.org").status_code == 302
+    assert keys_like(r, "password_reset:*") == []
+
+
+# --- Staff --------------------------------------------------------------------------------
+
+
+def test_staff_see_whether_an_address_is_confirmed_but_not_the_address(
+    repo, alice, sam_client, inbox
+):
+    assert b"none confirmed" in sam_client.get("/staff/users/alice/").content
+    confirmed(repo, alice, "alice@example.org", inbox)
+
+    page = sam_client.get("/staff/users/alice/")
+
+    assert b"none confirmed" not in page.content and b"alice@example.org" not in page.content
+    assert b"/staff/users/alice/send_reset/" in page.content
+
+
+def test_staff_send_a_reset_link_and_the_log_says_so(repo, alice, sam, sam_client, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+
+    response = sam_client.post("/staff/users/alice/send_reset/", {"send_reset-reason": "asked"})
+
+    assert response.status_code == 302 and response["Location"] == "/staff/users/alice/"
+    assert inbox.link("alice@example.org").startswith("/password/reset/")
+    [entry] = [e for _, e in r.xrange("audit") if e["action"] == "send_reset"]
+    assert entry["actor"] == str(sam.id) and entry["user"] == str(alice.id)
+    assert entry["reason"] == "asked"
+
+
+def test_staff_cannot_send_a_reset_to_an_account_without_an_address(sam_client, alice, r):
+    response = sam_client.post("/staff/users/alice/send_reset/", {"send_reset-reason": ""})
+
+    assert response.status_code == 302
+    assert keys_like(r, "password_reset:*") == []
+    assert not [e for _, e in r.xrange("audit") if e["action"] == "send_reset"]
+
+
+def test_only_staff_send_reset_links(repo, alice, bob_client, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+
+    response = bob_client.post("/staff/users/alice/send_reset/", {})
+
+    assert response.status_code in (403, 404)
+    assert keys_like(r, "password_reset:*") == []
+
+
+def test_export_and_import_carry_addresses_and_links(repo, alice, r, inbox, tmp_path):
+    make_user(repo, "dora")
+    confirmed(repo, alice, "alice@example.org", inbox)
+    forgot(Client(), "alice@example.org")
+    out = tmp_path / "dump.jsonl"
+    from django.core.management import call_command
+
+    call_command("export", str(out))
+    saved = {k: r.type(k) for k in r.scan_iter()}
+    r.flushall()
+    call_command("import", str(out))
+
+    assert r.hget("emails", "alice@example.org") == str(alice.id)
+    assert r.hget(f"user:{alice.id}", "email") == "alice@example.org"
+    assert keys_like(r, "password_reset:*") and set(saved) == set(r.scan_iter())
