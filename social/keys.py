@@ -300,8 +300,10 @@ def rate_limit(scope: str, subject: str) -> str:
     "app_ip" 30 client API apps registered per address per hour; "post_user" 30 posts,
     "follow_user" 100 follows and unfollows, "report_user" 10 reports, "relation_user" 100
     blocks, mutes, their undos and filters, "repost_user" 100 reposts and undos, "like_user"
-    200 likes and unlikes per user id per 10 minutes, hour, hour, hour, hour, hour. An
-    address is an IPv4 address or an IPv6 /64.
+    200 likes and unlikes per user id per 10 minutes, hour, hour, hour, hour, hour;
+    "reset_ip" 10 and "reset_email" 3 password reset links asked for per address and per
+    e-mail address (its digest) an hour, "email_user" 5 confirmation links per user id an
+    hour. An address is an IPv4 address or an IPv6 /64.
     `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():
