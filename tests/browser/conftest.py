@@ -194,6 +194,12 @@ class SiteTour:
         app, _ = repo.oauth.register_app("Tusky on ada's phone", [OOB], ["read", "write"])
         repo.oauth.save_token(secrets.token_urlsafe(32), app.client_id, ada.id, ["read"])
         self.asking, _ = repo.oauth.register_app("A new client", [OOB], ["read", "write"])
+        # E-mail: ada and carol have confirmed addresses; ada asked for another (its link is
+        # waiting) and for a password reset link.
+        for who in (ada, carol):
+            repo.emails.confirm(repo.emails.request_change(who.id, f"{who.username}@example.org"))
+        self.confirm_token = repo.emails.request_change(ada.id, "ada.elsewhere@example.org")
+        self.reset_token = repo.emails.make_reset(ada.id).token
 
     def pages(self, audience: str) -> list[tuple[str, object]]:
         if audience == "visitor":
@@ -209,6 +215,11 @@ class SiteTour:
                 ("a reposter's profile", "/u/carol/"),
                 ("404", "/u/nobody_here/"),
                 ("search", "/search/?q=redis"),
+                ("forgot password", "/password/forgot/"),
+                ("reset link", f"/password/reset/{self.reset_token}/"),
+                ("reset link that does not work", "/password/reset/" + "x" * 43 + "/"),
+                ("confirmation link", f"/settings/email/confirm/{self.confirm_token}/"),
+                ("confirmation link that does not work", "/settings/email/confirm/x/"),
             ]
         if audience == "reader":
             return [
@@ -226,6 +237,7 @@ class SiteTour:
                 ("following", "/u/carol/following/"),
                 ("tag", "/tag/redis/"),
                 ("settings: password", "/settings/password/"),
+                ("settings: e-mail", "/settings/email/"),
                 ("settings: blocks", "/settings/blocks/"),
                 ("settings: mutes", "/settings/mutes/"),
                 ("settings: filters", "/settings/filters/"),
@@ -292,7 +304,8 @@ class SiteTour:
             step(page, self.live_url)
             return
         response = page.goto(self.live_url + step)
-        expected = 404 if step == "/u/nobody_here/" else 200
+        dead = step == "/u/nobody_here/" or "/xxxx" in step or step.endswith("/x/")
+        expected = 404 if dead else 200  # no such page, or a link that does not work
         assert response.status == expected, (step, response.status)
 
     def close(self) -> None:

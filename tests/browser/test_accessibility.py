@@ -103,11 +103,23 @@ def test_forms_with_errors_point_at_their_errors(site_tour, r):
                 page.goto(base + "/login/"),
                 send(page, "#id_username", "ada", "button[type=submit]"),
             )),
+            ("forgot password", lambda page: (
+                page.goto(base + "/password/forgot/"),
+                send(page, "#id_email", "not an address", "button[type=submit]"),
+            )),
+            ("reset password", lambda page: (
+                page.goto(f"{base}/password/reset/{tour.reset_token}/"),
+                send(page, "#id_new_password1", "1234", "button[type=submit]"),
+            )),
         ],
         "reader": [
             ("password change", lambda page: (
                 page.goto(base + "/settings/password/"),
                 send(page, "#id_old_password", "wrong", "button[type=submit]"),
+            )),
+            ("e-mail address", lambda page: (
+                page.goto(base + "/settings/email/"),
+                send(page, "#id_email", "not an address", "button[type=submit]"),
             )),
         ],
         "staff": [
