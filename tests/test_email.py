@@ -450,3 +450,56 @@ def test_export_and_import_carry_addresses_and_links(repo, alice, r, inbox, tmp_
     assert r.hget("emails", "alice@example.org") == str(alice.id)
     assert r.hget(f"user:{alice.id}", "email") == "alice@example.org"
     assert keys_like(r, "password_reset:*") and set(saved) == set(r.scan_iter())
+
+
+# --- Settings -----------------------------------------------------------------------------
+
+
+def settings_error(**env: str) -> str:
+    """Import the site's settings with env set; return what stopped it ("" if nothing)."""
+    import os
+    import subprocess
+    import sys
+
+    base = {"SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "h", "REDIS_URL": "redis://127.0.0.1:9/0"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import retwis_site.settings"],
+        env={**os.environ, **base, **env, "DEBUG": "false"},
+        capture_output=True,
+        text=True,
+    )
+    return "" if done.returncode == 0 else done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"EMAIL_PORT": "25x"}, "EMAIL_PORT must be an integer"),
+        ({"EMAIL_PORT": "70000"}, "EMAIL_PORT must be a port"),
+        ({"EMAIL_USE_TLS": "true", "EMAIL_USE_SSL": "true"}, "not both"),
+        ({"EMAIL_USE_TLS": "maybe"}, "EMAIL_USE_TLS must be true or false"),
+        ({"EMAIL_TIMEOUT": "0"}, "EMAIL_TIMEOUT must be between"),
+        ({"EMAIL_BACKEND": "smtp please"}, "EMAIL_BACKEND must be a dotted class path"),
+        ({"DEFAULT_FROM_EMAIL": "Retwis"}, "DEFAULT_FROM_EMAIL must be an address"),
+        ({"SITE_URL": "retwis.example.org"}, "SITE_URL must look like"),
+        ({"RETWIS_LIMIT_RESET_EMAIL": "3 an hour"}, "RETWIS_LIMIT_RESET_EMAIL must look like"),
+    ],
+)
+def test_malformed_mail_settings_stop_start_up(env, said):
+    assert said in settings_error(**env)
+
+
+def test_good_mail_settings_start(settings):
+    assert settings_error(
+        EMAIL_HOST="smtp.example.org", EMAIL_PORT="587", EMAIL_USE_TLS="true",
+        SITE_URL="https://retwis.example.org/", DEFAULT_FROM_EMAIL="Retwis <hi@example.org>",
+    ) == ""  # fmt: skip
+
+
+def test_links_in_mail_use_site_url_when_set(alice_client, r, inbox, settings):
+    settings.SITE_URL = "https://retwis.example.org"
+
+    ask_for(alice_client, "alice@example.org")
+
+    body = inbox.to("alice@example.org")[-1].get_body(("plain",)).get_content()
+    assert "https://retwis.example.org/settings/email/confirm/" in body
