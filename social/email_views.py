@@ -231,10 +231,11 @@ class ResetPasswordView(RepositoryMixin, FormView):
             return TemplateResponse(
                 self.request, "social/password_reset.html", {"bad_link": BAD_LINK}, status=404
             )
+        # Whether this browser is the account's, asked before its secret changes.
+        same = self.request.user.is_authenticated and self.request.user.id == link.user.id
         new_hash = make_password(form.cleaned_data["new_password1"])
         self.repo.accounts.change_password(link.user.id, new_hash)  # every device logged out
         context: dict = {"apps": self.repo.oauth.authorisations(link.user.id), "link": link}
-        same = self.request.user.is_authenticated and self.request.user.id == link.user.id
         if same:  # its secret is gone too: shown as logged out, as it now is
             self.request.user = AnonymousUser()
         response = TemplateResponse(self.request, "social/password_reset_done.html", context)

@@ -503,3 +503,16 @@ def test_links_in_mail_use_site_url_when_set(alice_client, r, inbox, settings):
 
     body = inbox.to("alice@example.org")[-1].get_body(("plain",)).get_content()
     assert "https://retwis.example.org/settings/email/confirm/" in body
+
+
+def test_a_reset_from_the_accounts_own_browser_logs_it_out_there_too(repo, alice, r, inbox):
+    confirmed(repo, alice, "alice@example.org", inbox)
+    browser = login(Client(), repo, alice)
+    forgot(browser, "alice@example.org")
+    path = inbox.link("alice@example.org")
+
+    done = browser.post(path, {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})
+
+    assert done.status_code == 200 and done.cookies["auth"].value == ""
+    assert b'action="/logout/"' not in done.content  # shown logged out, as it now is
+    assert browser.get("/settings/email/").status_code == 302
