@@ -8,6 +8,7 @@ import contextlib
 
 from django.contrib import messages
 from django.contrib.auth.hashers import make_password
+from django.forms import Form
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -21,7 +22,7 @@ from social.account_views import AccountFormView
 from social.forms import EmailForm, ForgotPasswordForm, RemoveEmailForm, ResetPasswordForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import RepositoryMixin
-from social.repository import AnonymousUser, EmailTaken
+from social.repository import AnonymousUser, EmailTaken, Repository
 from social.repository.limits import Check, wait_phrase
 
 TRY_LATER = gettext_lazy(
@@ -34,9 +35,11 @@ BAD_LINK = gettext_lazy(
 )
 
 
-def throttled(view: FormView, form, checks: list[Check], message: str) -> HttpResponse | None:
+def throttled(
+    view: FormView, repo: Repository, form: Form, checks: list[Check], message: str
+) -> HttpResponse | None:
     """Count one attempt against checks; if refused, return the form's 429 answer."""
-    verdict = view.repo.limits.hit(checks)  # type: ignore[attr-defined]
+    verdict = repo.limits.hit(checks)
     if verdict.allowed:
         return None
     form.add_error(None, message % {"wait": wait_phrase(verdict.retry_after)})
@@ -45,7 +48,7 @@ def throttled(view: FormView, form, checks: list[Check], message: str) -> HttpRe
     return response
 
 
-def unavailable(view: FormView, form) -> HttpResponse:
+def unavailable(view: FormView, form: Form) -> HttpResponse:
     """Return the form again with "try again later" (503): the mail was not sent."""
     form.add_error(None, TRY_LATER)
     response = view.render_to_response(view.get_context_data(form=form), status=503)
@@ -73,7 +76,8 @@ class EmailView(AccountFormView):
     def form_valid(self, form: EmailForm) -> HttpResponse:
         user, email = self.request.user, form.cleaned_data["email"]
         limits = auth.email_limits(user.id)
-        refused = throttled(self, form, limits, gettext("Too many changes. Try again in %(wait)s."))
+        too_many = gettext("Too many changes. Try again in %(wait)s.")
+        refused = throttled(self, self.repo, form, limits, too_many)
         if refused is not None:
             return refused
         old = self.repo.emails.state(user.id).email
@@ -172,7 +176,7 @@ class ForgotPasswordView(RepositoryMixin, FormView):
         email = form.cleaned_data["email"]
         limits = auth.reset_limits(auth.client_ip(self.request), email)
         refused = throttled(
-            self, form, limits, gettext("Too many requests. Try again in %(wait)s.")
+            self, self.repo, form, limits, gettext("Too many requests. Try again in %(wait)s.")
         )
         if refused is not None:
             return refused

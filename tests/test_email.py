@@ -516,3 +516,17 @@ def test_a_reset_from_the_accounts_own_browser_logs_it_out_there_too(repo, alice
     assert done.status_code == 200 and done.cookies["auth"].value == ""
     assert b'action="/logout/"' not in done.content  # shown logged out, as it now is
     assert browser.get("/settings/email/").status_code == 302
+
+
+def test_the_welcome_page_offers_a_reset_too(client):
+    assert b'href="/password/forgot/"' in client.get("/").content
+
+
+def test_confirmation_links_are_limited_per_user(alice_client, alice, r, inbox, settings):
+    settings.RETWIS_LIMIT_EMAIL = (2, 3600)
+
+    answers = [ask_for(alice_client, f"a{i}@example.org").status_code for i in range(3)]
+
+    assert answers == [302, 302, 429]
+    assert r.hget(f"user:{alice.id}", "email_pending") == "a1@example.org"
+    assert len(keys_like(r, "email_confirm:*")) == 2 and len(inbox.messages) == 2
