@@ -155,6 +155,7 @@ def test_a_link_loses_to_another_account_that_confirmed_first(repo, alice, bob, 
 
     assert response.status_code == 409 and b"already in use" in response.content
     assert not r.hexists(f"user:{alice.id}", "email")
+    assert not r.hexists(f"user:{alice.id}", "email_pending")  # nothing left waiting
     assert r.hget("emails", "race@example.org") == str(bob.id)
 
 

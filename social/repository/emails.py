@@ -198,6 +198,7 @@ class EmailStore(RepositoryBase):
         if not self.r.hsetnx(keys.emails(), claim, user_id):
             holder = self._holder(link.email)
             if holder is not None and holder != user_id:
+                self.r.hdel(keys.user(user_id), "email_pending")  # its link is gone
                 raise EmailTaken(link.email)
             self.r.hset(keys.emails(), claim, user_id)  # stale, or ours already
         old = s(self.r.hget(keys.user(user_id), "email")) or ""
