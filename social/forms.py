@@ -16,8 +16,8 @@ from django.utils.translation import gettext, gettext_lazy, ngettext, ngettext_l
 from social import auth
 from social.keys import FILTER_CONTEXTS, FILTER_MAX
 from social.repository import Repository, User
-from social.repository.filters import LEGACY_CONTEXT
 from social.repository.emails import EMAIL_MAX
+from social.repository.filters import LEGACY_CONTEXT
 from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
 from social.text import normal_tag
@@ -530,6 +530,7 @@ class FilterForm(forms.Form):
 
     def clean_context(self) -> tuple[str, ...]:
         return tuple(c for c in FILTER_CONTEXTS if c in self.cleaned_data["context"])
+
 
 EMAIL_HELP = gettext_lazy(
     "Used only to send you links: to confirm it, and to reset a forgotten password."
