@@ -343,14 +343,61 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Outside DEBUG, `manage.py collectstatic` (scripts/run-site runs it) writes content-hashed,
 # gzipped copies to STATIC_ROOT; WhiteNoise serves them with far-future Cache-Control.
 # Under DEBUG files are served from static/ as they are, with no collectstatic needed.
+# Uploaded pictures (social/media.py): files under MEDIA_ROOT served at MEDIA_URL by the
+# site's own view (far-future caching, nosniff), or with MEDIA_STORAGE=s3 an S3-compatible
+# bucket through django-storages, so that many web servers share them (docs/deploy.md).
+MEDIA_STORAGE = os.environ.get("MEDIA_STORAGE", "local")
+if MEDIA_STORAGE not in ("local", "s3"):
+    raise ImproperlyConfigured("MEDIA_STORAGE must be local or s3")
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / "media"))
+MEDIA_URL = os.environ.get("MEDIA_URL", "/media/")
+if not MEDIA_URL.endswith("/"):
+    raise ImproperlyConfigured("MEDIA_URL must end with /")
+MEDIA_CACHE_CONTROL = "public, max-age=31536000, immutable"  # names are never reused
+if MEDIA_STORAGE == "s3":
+    MEDIA_STORAGE_BACKEND = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ.get("S3_BUCKET", ""),
+            "endpoint_url": os.environ.get("S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("S3_REGION") or None,
+            # Public pictures at plain URLs (a CDN's with S3_CUSTOM_DOMAIN), never signed.
+            "custom_domain": os.environ.get("S3_CUSTOM_DOMAIN") or None,
+            "querystring_auth": False,
+            "file_overwrite": False,
+            "object_parameters": {
+                "CacheControl": MEDIA_CACHE_CONTROL,
+                "ContentDisposition": "inline",
+            },
+        },
+    }
+    if not MEDIA_STORAGE_BACKEND["OPTIONS"]["bucket_name"]:  # type: ignore[index]
+        raise ImproperlyConfigured("MEDIA_STORAGE=s3 needs S3_BUCKET")
+else:
+    MEDIA_STORAGE_BACKEND = {
+        # MEDIA_ROOT and MEDIA_URL are its defaults (and follow them when tests change them).
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+    }
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": MEDIA_STORAGE_BACKEND,
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
         else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
+
+# Pictures from a bucket come from its origin: the default policy lets images load from it.
+if MEDIA_STORAGE == "s3" and "CONTENT_SECURITY_POLICY" not in os.environ:
+    _options: dict[str, Any] = MEDIA_STORAGE_BACKEND["OPTIONS"]  # type: ignore[assignment]
+    _media_origin = (
+        f"https://{_options['custom_domain']}"
+        if _options["custom_domain"]
+        else _options["endpoint_url"] or f"https://{_options['bucket_name']}.s3.amazonaws.com"
+    )
+    CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace(
+        "img-src 'self' data:", f"img-src 'self' data: {_media_origin}"
+    )
 
 # Error reports (the DEBUG page) mask the password in REDIS_URL and any other URL.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "social.debug.RedactingExceptionReporterFilter"

@@ -1,6 +1,9 @@
 """Root URLconf: the public site, the staff pages, the client API."""
 
+from django.conf import settings
 from django.urls import include, path
+
+from social import media
 
 urlpatterns = [
     # The client API first: /api/ is one prefix to try; then OAuth's few routes (api:...).
@@ -8,6 +11,9 @@ urlpatterns = [
     path("", include("social.urls")),  # names: social:home, social:profile, ...
     path("staff/", include("social.staff.urls")),
 ]
+# Local pictures (social/media.py); a bucket serves its own.
+if settings.MEDIA_STORAGE == "local" and settings.MEDIA_URL.startswith("/"):
+    urlpatterns.append(path(f"{settings.MEDIA_URL[1:]}<path:name>", media.serve, name="media"))
 
 handler404 = "social.errors.page_not_found"
 handler403 = "social.errors.permission_denied"

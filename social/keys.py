@@ -11,6 +11,7 @@ key family (rq's warning: a mistyped format becomes permanent once data uses it)
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 # --- Reference Retwis layout -----------------------------------------------------------
@@ -562,3 +563,19 @@ def password_reset(digest: str) -> str:
 
 
 PASSWORD_RESET_TTL = 60 * 60
+# --- Pictures (social/media.py, social/repository/profiles.py) -----------------------------
+# The bytes live in Django's storage (files under MEDIA_ROOT, or a bucket); Redis keeps
+# what each picture is. A picture is named by a random token (16 hex digits) that its
+# files' names carry and its owner's user hash holds (`avatar`, `header`).
+
+IMAGE_TOKEN_RE = r"[0-9a-f]{16}"
+
+
+def image(token: str) -> str:
+    """Hash: one stored picture: `owner` (user id), `kind` (avatar, header), `state`
+    (`live`), `sizes` (`<name>:<w>x<h>` of each file, space-separated), `bytes` (of all its
+    files), `time`. Written with the owner's `avatar`/`header` field; deleted with the
+    files when replaced, removed or the account purged. One per stored picture."""
+    if not re.fullmatch(IMAGE_TOKEN_RE, token):
+        raise ValueError(f"not an image token: {token!r}")
+    return f"image:{token}"

@@ -5,6 +5,7 @@ from django.views.i18n import set_language
 
 from social import account_views, email_views, feeds, post_actions, views
 from social.forms import TAG_NAME_RE, is_tag
+from social.profile_views import ProfileSettingsView
 from social.relation_views import (
     FilterDeleteView,
     FilterView,
@@ -79,6 +80,7 @@ urlpatterns = [
     path("tag/<tag:tag>/", views.TagView.as_view(), name="tag"),
     path("tag/<tag:tag>/feed/", feeds.TagFeed(), name="tag_feed"),
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
+    path("settings/profile/", ProfileSettingsView.as_view(), name="profile_settings"),
     path("settings/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
     path("settings/delete/", account_views.DeleteAccountView.as_view(), name="delete_account"),
     path("settings/email/", email_views.EmailView.as_view(), name="email"),

@@ -76,7 +76,7 @@ def redis_server():
 
 
 @pytest.fixture(autouse=True)
-def redis_url(redis_server, settings):
+def redis_url(redis_server, settings, tmp_path_factory):
     """Point the site at our own server, emptied before each test."""
     redis_server.flushall()
     if CLUSTER:
@@ -88,6 +88,8 @@ def redis_url(redis_server, settings):
             "driver_info": None,
         }
     PROCESS_CACHE.clear()  # ids start again at 1: nothing remembered may carry over
+    # Uploaded pictures go to a directory of the test's own (social/media.py).
+    settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
     settings.CACHES = cache_settings(redis_server.url, connection_class=CountingConnection)
     return redis_server.url
 

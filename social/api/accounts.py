@@ -8,14 +8,16 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from social import auth
+from social.images import MAX_BYTES
 from social.keys import RELATIONS_CAP
+from social.profile_forms import ProfileForm
 from social.repository import CannotFollowSelf, NotAllowed, OwnPosts
 from social.repository.models import Page
 
 from . import entities
-from .base import ApiError, json_response
+from .base import BODY_MAX, ApiError, json_response
 from .common import EntityView
-from .forms import flag, id_param, limit_param, lookup_ids, text_param
+from .forms import flag, id_param, invalid, limit_param, lookup_ids, text_param
 from .paging import link_header, page_number, read_posts
 
 RELATIONSHIPS_MAX = 80  # ids asked about at once
@@ -190,3 +192,32 @@ class AccountActionView(EntityView):
             raise ApiError(403, message) from None
         found = self.repo.api_reads.relationships(me.id, [row.user.id])
         return json_response(entities.relationship(found[row.user.id]), headers=headers)
+
+
+class UpdateCredentialsView(EntityView):
+    """PATCH /api/v1/accounts/update_credentials: `display_name`, `note`, `avatar`,
+    `header` (multipart for the pictures; JSON or a form for the texts), checked by the
+    settings page's own form: a bad field is Mastodon's 422 and nothing is stored. The
+    reader's account with `source` after."""
+
+    scopes = {"patch": "write:accounts"}
+    # Two pictures of up to 10 MB each and the texts (social/images.py).
+    body_max = 2 * MAX_BYTES + BODY_MAX
+
+    def patch(self, request: HttpRequest) -> HttpResponse:
+        me = self.me()
+        params = request.params
+        data = params if hasattr(params, "getlist") else {
+            name: value for name, value in params.items() if isinstance(value, str)
+        }
+        files = getattr(request, "upload_files", None) or request.FILES
+        form = ProfileForm(data, files)
+        if not form.is_valid():
+            errors = "; ".join(
+                f"{name}: {error}" for name, errs in form.errors.items() for error in errs
+            )
+            raise invalid(errors)
+        self.repo.profiles.update(me.id, **form.changes())
+        me = self.repo.users.get_user(me.id) or me
+        render = self.render(user_ids=[me.id])
+        return json_response(render.account(me.id, me, source=True))

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, TypeVar
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http.multipartparser import MultiPartParserError
 from django.http.response import HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.decorators import classonlymethod
@@ -123,14 +124,22 @@ def error_for(exception: Exception) -> HttpResponse | None:
     return None
 
 
-def parse_body(request: HttpRequest) -> QueryDict | dict[str, Any]:
+def parse_body(request: HttpRequest, limit: int = BODY_MAX) -> QueryDict | dict[str, Any]:
     """Return the request's parameters: a JSON object or a form (urlencoded or multipart),
-    as Mastodon takes either. Raise ApiError 413 past BODY_MAX, 400 for JSON that does
-    not parse or is not an object."""
+    as Mastodon takes either; a multipart form's files are request.FILES, or for another
+    method than POST (update_credentials' PATCH) request.upload_files. Raise ApiError 413
+    past `limit` bytes, 400 for JSON that does not parse or is not an object."""
     length = request.META.get("CONTENT_LENGTH") or "0"
-    if not length.isdigit() or int(length) > BODY_MAX:
+    if not length.isdigit() or int(length) > limit:
         raise ApiError(413, "Request entity too large")
     content_type = request.content_type or ""
+    if content_type == "multipart/form-data" and request.method not in ("GET", "POST"):
+        try:
+            data, files = request.parse_file_upload(request.META, request)
+        except MultiPartParserError:
+            raise ApiError(400, "The multipart body does not parse") from None
+        request.upload_files = files  # type: ignore[attr-defined]
+        return data
     if content_type == "application/json":
         raw = request.body
         if not raw.strip():
@@ -165,6 +174,7 @@ class ApiView(View):
     # beyond being called by someone (or by anyone, when it is in `public`).
     scopes: ClassVar[dict[str, str]] = {}
     public: ClassVar[frozenset[str]] = frozenset()  # methods a visitor may call
+    body_max: ClassVar[int] = BODY_MAX  # bytes a request body may have (413 past it)
     app_may_call: ClassVar[bool] = False  # an app's own token (no user) is enough
     # The view reads a page of posts and checks a remembered token on its first pipeline
     # (authenticate(deferred=True)): read-only views whose every answer comes after it.
@@ -190,7 +200,7 @@ class ApiView(View):
         if request.method == "OPTIONS":
             return with_cors(HttpResponse(status=204))
         try:
-            request.params = parse_body(request)  # type: ignore[attr-defined]
+            request.params = parse_body(request, self.body_max)  # type: ignore[attr-defined]
             try:
                 self.authenticate(request, deferred=self.checks_token_on_page)
                 response = super().dispatch(request, *args, **kwargs)

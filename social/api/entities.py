@@ -16,12 +16,14 @@ from typing import Any
 
 from django.templatetags.static import static
 
+from social import media
 from social.repository import Post, PostCounts, User
 from social.repository.api_reads import AccountRow, Relationship
 from social.repository.filters import FilterHit, Keyword, WordFilter
 from social.repository.markers import Marker
 from social.repository.models import Counts
 from social.repository.notifications import Event, NotificationGroup, group_key
+from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url
 
 # Our kinds of notification as Mastodon's types: a reply is a mention there (a reply names
@@ -79,14 +81,16 @@ class Render:
 def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[str, Any]:
     """An Account (with `source` for verify_credentials)."""
     user, counts = row.user, row.counts
-    avatar = render.url(avatar_path())
+    avatar = absolute(render, media.url("avatar", user.avatar, "400")) if user.avatar else ""
+    avatar = avatar or render.url(avatar_path())
+    header = absolute(render, media.url("header", user.header, "1500")) if user.header else ""
     path = profile_url(user.username)  # None: a legacy name no URL holds
     profile = render.url(path) if path else render.url(url("social:home"))
     data: dict[str, Any] = {
         "id": str(user.id),
         "username": user.username,
         "acct": user.username,
-        "display_name": user.username,
+        "display_name": user.display_name,
         "locked": False,
         "bot": False,
         "discoverable": True,
@@ -94,13 +98,13 @@ def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[st
         "group": False,
         "noindex": False,
         "created_at": iso(user.signup_time),
-        "note": "",
+        "note": note_html(render, user),
         "url": profile,
         "uri": profile,
         "avatar": avatar,
         "avatar_static": avatar,
-        "header": "",
-        "header_static": "",
+        "header": header,
+        "header_static": header,
         "followers_count": counts.followers,
         "following_count": counts.following,
         "statuses_count": counts.posts,
@@ -117,11 +121,25 @@ def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[st
             "privacy": "public",
             "sensitive": False,
             "language": "",
-            "note": "",
+            "note": user.note,
             "fields": [],
             "follow_requests_count": 0,
         }
     return data
+
+
+def absolute(render: Render, address: str) -> str:
+    """Return a picture's URL absolute (a bucket's already is)."""
+    return render.url(address) if address.startswith("/") else address
+
+
+def note_html(render: Render, user: User) -> str:
+    """The bio as the profile shows it (escaped, links absolute), in a paragraph; "" when
+    there is none."""
+    if not user.note:
+        return ""
+    html = str(bio(user)).replace('href="/', f'href="{render.base}/')
+    return f"<p>{html}</p>"
 
 
 def content(render: Render, post: Post) -> str:

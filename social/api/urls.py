@@ -72,6 +72,7 @@ api_patterns = [
     # Accounts
     *both(V1 + "accounts", accounts.AccountsView.as_view()),
     *both(V1 + "accounts/verify_credentials", accounts.VerifyCredentialsView.as_view()),
+    *both(V1 + "accounts/update_credentials", accounts.UpdateCredentialsView.as_view()),
     *both(V1 + "accounts/lookup", accounts.LookupView.as_view()),
     *both(V1 + "accounts/relationships", accounts.RelationshipsView.as_view()),
     *both(V1 + "accounts/<str:account_id>", accounts.AccountView.as_view(), name="account"),

@@ -66,6 +66,7 @@ from .notifications import NotificationStore
 from .oauth import OAuthStore
 from .pages import Conversation, PageStore
 from .posts import PostStore
+from .profiles import ProfileStore
 from .reader import PageReader
 from .relations import RelationStore
 from .repair import RepairStore
@@ -133,12 +134,13 @@ class Repository:
         )  # fmt: skip
         self.limits = LimitStore(client, **config)
         self.audit = AuditStore(client, **config)
+        self.profiles = ProfileStore(client, users=self.users, audit=self.audit, **config)
         self.reports = ReportStore(
             client, audit=self.audit, posts=self.posts, reader=self.reader, **config
         )
         self.moderation = ModerationStore(
             client, audit=self.audit, posts=self.posts, reports=self.reports,
-            users=self.users, reader=self.reader, **config,
+            users=self.users, reader=self.reader, profiles=self.profiles, **config,
         )  # fmt: skip
         self.staff_pages = StaffPageStore(
             client, reports=self.reports, reader=self.reader, **config
@@ -152,7 +154,7 @@ class Repository:
         self.emails = EmailStore(client, audit=self.audit, **config)
         self.accounts = AccountStore(
             client, audit=self.audit, users=self.users, reposts=self.reposts,
-            oauth=self.oauth, emails=self.emails, **config,
+            oauth=self.oauth, emails=self.emails, profiles=self.profiles, **config,
         )  # fmt: skip
         self.backup = BackupStore(client, **config)
         self.api_reads = ApiReadStore(client, reader=self.reader, **config)

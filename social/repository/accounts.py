@@ -38,6 +38,7 @@ from .errors import NotAllowed, UserNotFound
 from .models import User
 from .oauth import OAuthStore
 from .posts import queue_post_deletion
+from .profiles import ProfileStore
 from .reposts import RepostStore
 from .users import UserStore
 
@@ -58,9 +59,11 @@ class AccountStore(RepositoryBase):
         reposts: RepostStore,
         oauth: OAuthStore,
         emails: EmailStore,
+        profiles: ProfileStore,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
+        self.profiles = profiles
         self.audit = audit
         self.emails = emails
         self.users = users
@@ -169,6 +172,7 @@ class AccountStore(RepositoryBase):
                 self.r.zrem(keys.deleted_users(), user_id)
                 continue
             self._cut_ties(user_id)
+            self.profiles.forget_pictures(user_id)  # the files too (social/media.py)
             while posts := self.r.lrange(keys.own_posts(user_id), 0, BATCH - 1):
                 pipe = self._pipe()
                 for post_id in posts:

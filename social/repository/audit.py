@@ -54,6 +54,10 @@ ACTIONS: dict[str, str] = {
     "revoke_owner": gettext_noop("Removed owner"),
     "revoke_app": gettext_noop("Revoked an app's access"),
     "send_reset": gettext_noop("Sent a password reset link"),
+    "remove_display_name": gettext_noop("Removed display name"),
+    "remove_note": gettext_noop("Removed bio"),
+    "remove_avatar": gettext_noop("Removed avatar"),
+    "remove_header": gettext_noop("Removed header image"),
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.

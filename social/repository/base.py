@@ -13,6 +13,7 @@ from redis.client import Pipeline
 from redis.cluster import ClusterPipeline, RedisCluster
 
 from social import keys
+from social.text import decode_mentions
 
 from .cache import ProcessCache
 from .models import Counts, Page, User
@@ -34,6 +35,13 @@ USER_FIELDS = (
     "unread_mentions",
     "relations",
     "unread_notifications",
+    # The profile (profiles.py): additions a reference reader never looks at.
+    "display_name",
+    "note",
+    "note_mentions",
+    "note_tags",
+    "avatar",
+    "header",
 )
 
 
@@ -103,6 +111,12 @@ def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
         unread_mentions=max(0, as_int(h.get("unread_mentions")) or 0),
         has_relations=h.get("relations") == "1",
         unread_notifications=max(0, as_int(h.get("unread_notifications")) or 0),
+        display_name=h.get("display_name") or "",
+        note=h.get("note") or "",
+        note_mentions=decode_mentions(h.get("note_mentions")),
+        note_tags=tuple((h.get("note_tags") or "").split()),
+        avatar=h.get("avatar") or "",
+        header=h.get("header") or "",
     )
 
 

@@ -43,8 +43,9 @@ COUNT_FIELDS = ("replies", "likes", "reposts")
 POST_CHECK_FIELDS = (
     "user_id", "time", "body", "deleted", "deleted_reason", "deleted_by", *COUNT_FIELDS
 )  # fmt: skip
-# What it reads of that post's author: the name (a check) and the status (suspended?).
-AUTHOR_CHECK_FIELDS = ("username", "status")
+# What it reads of that post's author: the name (a check), the status (suspended?), and
+# what the card shows of them (a profile change moves the version: profiles.py).
+AUTHOR_CHECK_FIELDS = ("username", "status", "display_name", "avatar")
 
 
 def written_fields(post: Post) -> dict[str, str]:
@@ -82,6 +83,8 @@ def build_post(post_id: int, h: dict[str, str], users: dict[int, User]) -> Post 
         mentions=decode_mentions(h.get("mentions")),
         tags=tuple((h.get("tags") or "").split()),
         repost_of=as_int(h.get("repost_of")),
+        author_display=author.display_name,
+        author_avatar=author.avatar,
     )
 
 
@@ -224,7 +227,7 @@ class PostLoader(RepositoryBase):
             user_id, ts, body, deleted, reason, deleted_by, n_replies, n_likes, n_reposts = map(
                 s, reply
             )
-            name, status = author_state[k.post.author_id]
+            name, status, _display, _avatar = author_state[k.post.author_id]
             was = k.post
             if (
                 as_int(user_id) != was.author_id
@@ -251,8 +254,14 @@ class PostLoader(RepositoryBase):
 
         users = dict(authors or {})
         users |= {
-            author_id: User(id=author_id, username=name, is_suspended=status in HIDDEN_STATUSES)
-            for author_id, (name, status) in author_state.items()
+            author_id: User(
+                id=author_id,
+                username=name,
+                is_suspended=status in HIDDEN_STATUSES,
+                display_name=display or "",
+                avatar=avatar or "",
+            )
+            for author_id, (name, status, display, avatar) in author_state.items()
             if name
         }
         unknown = {

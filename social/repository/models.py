@@ -38,6 +38,16 @@ class User:
     # read those sets (reader.py).
     has_relations: bool = False
     unread_notifications: int = 0  # events since they last saw their notifications
+    # The profile (profiles.py; user-hash fields added to the reference layout): a display
+    # name (plain text, "" when none), the bio as typed with what its @mentions and #tags
+    # meant when saved (as a post's), and the tokens of the avatar and header pictures
+    # (social/media.py names their files; "" when none).
+    display_name: str = ""
+    note: str = ""
+    note_mentions: tuple[tuple[str, int], ...] = ()
+    note_tags: tuple[str, ...] = ()
+    avatar: str = ""
+    header: str = ""
 
     # Literal: `if user.is_authenticated` tells the checker which of the two a user is.
     is_authenticated: ClassVar[Literal[True]] = True
@@ -46,6 +56,11 @@ class User:
     @property
     def pk(self) -> int:
         return self.id
+
+    @property
+    def shown_name(self) -> str:
+        """The display name, or the username when there is none."""
+        return self.display_name or self.username
 
     @property
     def is_active(self) -> bool:
@@ -123,6 +138,10 @@ class Post:
     # that post itself (the card shows it, "reposted by" this post's author).
     repost_of: int | None = None
     original: Post | None = None
+    # The author's display name and avatar token as last read with the post (loading.py):
+    # part of what a card shows, so part of its memo key (templating/cards.py).
+    author_display: str = ""
+    author_avatar: str = ""
 
     @cached_property
     def created(self) -> datetime:

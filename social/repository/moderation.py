@@ -42,6 +42,7 @@ from .base import (
 from .errors import NotAllowed, UserNotFound
 from .models import User
 from .posts import PostStore
+from .profiles import ProfileStore
 from .reader import PageReader
 from .reports import SUSPENDED, ReportStore
 from .users import UserStore
@@ -121,9 +122,11 @@ class ModerationStore(RepositoryBase):
         reports: ReportStore,
         users: UserStore,
         reader: PageReader,
+        profiles: ProfileStore,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
+        self.profiles = profiles
         self.audit = audit
         self.posts = posts
         self.reports = reports
@@ -399,6 +402,29 @@ class ModerationStore(RepositoryBase):
 
         draft = AuditDraft(actor, "add_note", user.id, user.username, reason=text)
         self.audit.run_audited([draft], queue, at=at)
+
+    def remove_display_name(self, user_id: int, actor: User, reason: str) -> bool:
+        """Remove the account's display name (logged); False when it has none."""
+        return self._remove_part(user_id, actor, reason, "display_name")
+
+    def remove_note(self, user_id: int, actor: User, reason: str) -> bool:
+        """Remove the account's bio (logged); False when it has none."""
+        return self._remove_part(user_id, actor, reason, "note")
+
+    def remove_avatar(self, user_id: int, actor: User, reason: str) -> bool:
+        """Remove the account's avatar and its files (logged); False when it has none."""
+        return self._remove_part(user_id, actor, reason, "avatar")
+
+    def remove_header(self, user_id: int, actor: User, reason: str) -> bool:
+        """Remove the account's header image and its files (logged); False when none."""
+        return self._remove_part(user_id, actor, reason, "header")
+
+    def _remove_part(self, user_id: int, actor: User, reason: str, part: str) -> bool:
+        user = self._target(user_id).user
+        if not getattr(user, part):
+            return False
+        self.profiles.remove(actor, user, part, reason)
+        return True
 
     def delete_posts(
         self, post_ids: Sequence[int], actor: User, reason: str, *, at=None

@@ -88,13 +88,19 @@ class Suggestions(RepositoryBase):
         posts = [p for p in self.loader.load(post_ids, version=version).posts if not p.is_hidden]
         tally: dict[int, list] = {}
         for post in posts:  # newest first: the first post seen is the author's newest
-            entry = tally.setdefault(post.author_id, [0, len(tally), post.author_name])
+            entry = tally.setdefault(post.author_id, [0, len(tally), post])
             entry[0] += 1
         ranked = sorted(tally.items(), key=lambda item: (-item[1][0], item[1][1]))
+        # Names and avatars as their posts were read (remembered for SUGGESTIONS' time).
         return tuple(
-            User(id=author_id, username=name)
-            for author_id, (_, _, name) in ranked
-            if name_has_url(name)
+            User(
+                id=author_id,
+                username=post.author_name,
+                display_name=post.author_display,
+                avatar=post.author_avatar,
+            )
+            for author_id, (_, _, post) in ranked
+            if name_has_url(post.author_name)
         )[:SUGGESTION_POOL]
 
     @staticmethod

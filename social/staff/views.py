@@ -69,6 +69,31 @@ USER_ACTIONS = {
         _("%(name)s was not staff."),
     ),
     "note": UserAction(forms.NoteForm, "add_note", _("Note added to %(name)s.")),
+    # Parts of a profile that break the rules (profiles.py): gone at once, files too.
+    "remove_display_name": UserAction(
+        forms.RequiredReasonForm,
+        "remove_display_name",
+        _("The display name of %(name)s is removed."),
+        _("%(name)s has no display name."),
+    ),
+    "remove_note": UserAction(
+        forms.RequiredReasonForm,
+        "remove_note",
+        _("The bio of %(name)s is removed."),
+        _("%(name)s has no bio."),
+    ),
+    "remove_avatar": UserAction(
+        forms.RequiredReasonForm,
+        "remove_avatar",
+        _("The avatar of %(name)s is removed."),
+        _("%(name)s has no avatar."),
+    ),
+    "remove_header": UserAction(
+        forms.RequiredReasonForm,
+        "remove_header",
+        _("The header image of %(name)s is removed."),
+        _("%(name)s has no header image."),
+    ),
 }
 
 

@@ -20,6 +20,14 @@ from jinja2 import Environment
 from social.forms import PostForm
 from social.staff.nav import open_report_count
 from social.templating.cards import PostCards, card_actions
+from social.templating.faces import (
+    avatar,
+    bio,
+    display_name,
+    header_url,
+    person,
+    user_avatar,
+)
 from social.templating.fields import (
     SUBMISSION_TOKEN_SLOT,
     FieldRows,
@@ -102,6 +110,10 @@ def environment(**options) -> Environment:
     cards = PostCards(env, settings.RETWIS_CARD_CACHE_SIZE)
     env.globals.update(post_card=cards.one, post_cards=cards.many, card_actions=card_actions)
     env.globals.update(open_report_count=open_report_count)
+    env.globals.update(
+        avatar=avatar, user_avatar=user_avatar, bio=bio, display_name=display_name,
+        header_url=header_url, person=person,
+    )  # fmt: skip
     layout = Layout(env, settings.RETWIS_PART_CACHE_SIZE)
     env.globals.update(
         site_head=layout.head,

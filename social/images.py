@@ -1,0 +1,142 @@
+"""The one image pipeline: uploaded bytes in, clean re-encoded pictures out, or ImageRefused.
+
+Every picture the site keeps (avatars and headers now; pictures in posts later) goes
+through process(): the kind is told by the bytes (Pillow's decoders for PNG, JPEG, WebP and
+GIF only: never the file's name or the type the client claims, so SVG, HTML and anything
+else is refused), the size is read from the header and checked before a pixel is decoded
+(a 50,000 x 50,000 PNG of a few hundred bytes is refused without allocating 7 GB), the
+orientation the camera wrote is applied and then every piece of metadata (EXIF, GPS, ICC
+comments, text chunks) dropped by re-encoding only the pixels, and each wanted size is
+made from that. A GIF keeps its first frame only. Nothing is written anywhere: the caller
+stores the Variants (social/media.py).
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from dataclasses import dataclass
+
+from django.utils.translation import gettext_lazy as _
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+MAX_BYTES = 10 * 1024 * 1024  # an upload's size
+MAX_PIXELS = 40_000_000  # width x height, checked from the header before decoding
+# Only these decoders are ever tried: Pillow would otherwise guess among dozens of formats
+# (some of them with a history of decoder bugs) from the first bytes.
+FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
+# Pillow's own guard (DecompressionBombError past twice this) as a second line behind ours.
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+OUTPUT_FORMAT = "WEBP"
+OUTPUT_EXTENSION = "webp"
+OUTPUT_QUALITY = 85
+
+
+class ImageRefused(ValueError):
+    """The upload is not a picture the site keeps; str() is the message to show."""
+
+
+@dataclass(frozen=True)
+class Size:
+    """One wanted variant: its name, the box it fits in, and whether it is cropped to fill
+    the box exactly (an avatar: square) or only shrunk to fit inside it."""
+
+    name: str
+    width: int
+    height: int
+    crop: bool = False
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One re-encoded picture: the Size's name, its pixel size and its bytes (WebP)."""
+
+    name: str
+    width: int
+    height: int
+    data: bytes
+    content_type: str = "image/webp"
+    extension: str = OUTPUT_EXTENSION
+
+
+# The sizes each kind of picture is kept in.
+AVATAR_SIZES = (Size("400", 400, 400, crop=True), Size("96", 96, 96, crop=True))
+HEADER_SIZES = (Size("1500", 1500, 500, crop=True),)
+SIZES = {"avatar": AVATAR_SIZES, "header": HEADER_SIZES}
+
+
+def refuse(message) -> ImageRefused:
+    return ImageRefused(str(message))
+
+
+def open_checked(data: bytes) -> Image.Image:
+    """Return the image in data, header read but no pixel decoded yet; raise ImageRefused
+    when it is too big, not a picture of FORMATS, or claims too many pixels."""
+    if len(data) > MAX_BYTES:
+        raise refuse(_("The picture is over 10 MB."))
+    if not data:
+        raise refuse(_("The file is empty."))
+    try:
+        with warnings.catch_warnings():
+            # Between MAX_PIXELS and twice it Pillow only warns: we refuse below instead.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data), formats=FORMATS)
+    except Image.DecompressionBombError:
+        raise refuse(_("The picture has too many pixels (at most 40 megapixels).")) from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        raise refuse(_("This is not a PNG, JPEG, WebP or GIF picture.")) from None
+    width, height = image.size
+    if width < 1 or height < 1 or width * height > MAX_PIXELS:
+        raise refuse(_("The picture has too many pixels (at most 40 megapixels)."))
+    return image
+
+
+def decode(data: bytes) -> Image.Image:
+    """Return the picture in data decoded (its first frame), upright, in RGB or RGBA, with
+    nothing of its metadata; raise ImageRefused for anything else (see open_checked)."""
+    image = open_checked(data)
+    try:
+        image.seek(0)  # a GIF's (or animated WebP's) first frame
+        image.load()  # decodes every pixel: a truncated file fails here
+        upright = ImageOps.exif_transpose(image)
+    except Image.DecompressionBombError:
+        raise refuse(_("The picture has too many pixels (at most 40 megapixels).")) from None
+    except (OSError, ValueError, SyntaxError, EOFError, IndexError):
+        raise refuse(_("The picture is damaged or cut short.")) from None
+    if upright is None:  # exif_transpose returns None only with in_place=True
+        upright = image
+    mode = (
+        "RGBA" if upright.mode in ("RGBA", "LA", "PA") or "transparency" in upright.info else "RGB"
+    )
+    # A new image of the pixels alone: no EXIF, GPS, ICC, comments or text chunks survive.
+    clean = Image.new(mode, upright.size)
+    clean.paste(upright.convert(mode))
+    return clean
+
+
+def resized(image: Image.Image, size: Size) -> Image.Image:
+    """Return image fitted to size: cropped to fill it (centred), or shrunk to fit inside
+    it (never enlarged)."""
+    if size.crop:
+        return ImageOps.fit(image, (size.width, size.height), Image.Resampling.LANCZOS)
+    copy = image.copy()
+    copy.thumbnail((size.width, size.height), Image.Resampling.LANCZOS)
+    return copy
+
+
+def encode(image: Image.Image) -> bytes:
+    """Return image as WebP bytes (no metadata: the image carries none)."""
+    out = io.BytesIO()
+    image.save(out, OUTPUT_FORMAT, quality=OUTPUT_QUALITY, method=4)
+    return out.getvalue()
+
+
+def process(data: bytes, sizes: tuple[Size, ...]) -> list[Variant]:
+    """Return the picture in data in each of sizes; raise ImageRefused (its message is for
+    the person who sent it) for what is not a picture the site keeps."""
+    image = decode(data)
+    variants = []
+    for size in sizes:
+        made = resized(image, size)
+        variants.append(Variant(size.name, made.width, made.height, encode(made)))
+    return variants

@@ -1,0 +1,137 @@
+"""The profile form: display name, bio, avatar, header (the settings page and the client
+API's update_credentials both validate with it)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.utils.translation import gettext, gettext_lazy, ngettext
+
+from social import images
+from social.forms import shows_something
+from social.repository.profiles import DISPLAY_NAME_MAX, NOTE_MAX, Picture
+
+# What a browser may send at most before we normalise (a paste of a book is refused whole).
+RAW_TEXT_MAX = 5000
+LINE_BREAKS = re.compile(r"\r\n?")
+
+
+def plain(text: str, *, keep_newlines: bool) -> str:
+    """Return text in NFC with control characters dropped (newlines kept when asked) and
+    trailing spaces of each line trimmed."""
+    text = unicodedata.normalize("NFC", LINE_BREAKS.sub("\n", text))
+    text = "".join(
+        ch for ch in text if unicodedata.category(ch) != "Cc" or (keep_newlines and ch == "\n")
+    )
+    if keep_newlines:
+        text = "\n".join(line.rstrip() for line in text.split("\n"))
+        return re.sub(r"\n{3,}", "\n\n", text).strip()
+    return text.strip()
+
+
+def over(limit: int, length: int) -> str:
+    return ngettext(
+        "Keep it to %(max)s characters (this one has %(length)s).",
+        "Keep it to %(max)s characters (this one has %(length)s).",
+        length,
+    ) % {"max": f"{limit:,}", "length": f"{length:,}"}
+
+
+class PictureField(forms.FileField):
+    """An uploaded picture, checked and re-encoded by social/images.py into the sizes of
+    `kind`: cleans to a Picture, or None when nothing was sent."""
+
+    def __init__(self, kind: str, **kwargs: Any) -> None:
+        self.kind = kind
+        super().__init__(required=False, **kwargs)
+        self.widget.attrs["accept"] = "image/png,image/jpeg,image/webp,image/gif"
+
+    def clean(self, data: Any, initial: Any = None) -> Picture | None:
+        upload = super().clean(data, initial)
+        if not isinstance(upload, UploadedFile):
+            return None
+        if upload.size is None or upload.size > images.MAX_BYTES:
+            raise ValidationError(gettext("The picture is over 10 MB."), code="too_big")
+        try:
+            upload.seek(0)
+            variants = images.process(upload.read(images.MAX_BYTES + 1), images.SIZES[self.kind])
+        except images.ImageRefused as refused:
+            raise ValidationError(str(refused), code="not_an_image") from None
+        return Picture(self.kind, variants)
+
+
+class ProfileForm(forms.Form):
+    """A profile's changes. Only the fields sent are changed (the API's PATCH sends some);
+    the settings page sends both texts, so an emptied field is cleared."""
+
+    display_name = forms.CharField(
+        label=gettext_lazy("Display name"),
+        required=False,
+        strip=False,
+        max_length=RAW_TEXT_MAX,
+        help_text=gettext_lazy(
+            "Up to 50 characters, any script and emoji. Shown beside your @name."
+        ),
+        widget=forms.TextInput(attrs={"autocomplete": "nickname"}),
+    )
+    note = forms.CharField(
+        label=gettext_lazy("Bio"),
+        required=False,
+        strip=False,
+        max_length=RAW_TEXT_MAX,
+        help_text=gettext_lazy(
+            "Up to 500 characters. @names and #tags become links; line breaks are kept."
+        ),
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
+    avatar = PictureField(
+        "avatar",
+        label=gettext_lazy("Avatar"),
+        help_text=gettext_lazy("PNG, JPEG, WebP or GIF, up to 10 MB; cropped square."),
+    )
+    header = PictureField(
+        "header",
+        label=gettext_lazy("Header image"),
+        help_text=gettext_lazy("PNG, JPEG, WebP or GIF, up to 10 MB; cropped to 1500 x 500."),
+    )
+
+    remove_avatar = forms.BooleanField(label=gettext_lazy("Remove my avatar"), required=False)
+    remove_header = forms.BooleanField(label=gettext_lazy("Remove my header image"), required=False)
+
+    def clean_display_name(self) -> str:
+        raw = self.cleaned_data["display_name"]
+        name = plain(raw, keep_newlines=False)
+        if raw and not shows_something(name):
+            raise ValidationError(
+                gettext("A display name needs something besides spaces."), code="blank"
+            )
+        if len(name) > DISPLAY_NAME_MAX:
+            raise ValidationError(over(DISPLAY_NAME_MAX, len(name)), code="max_length")
+        return name
+
+    def clean_note(self) -> str:
+        note = plain(self.cleaned_data["note"], keep_newlines=True)
+        if not shows_something(note):
+            return ""
+        if len(note) > NOTE_MAX:
+            raise ValidationError(over(NOTE_MAX, len(note)), code="max_length")
+        return note
+
+    def changes(self) -> dict[str, Any]:
+        """Return ProfileStore.update's keyword arguments for what was sent."""
+        data = self.cleaned_data
+        changed: dict[str, Any] = {
+            name: data[name] for name in ("display_name", "note") if name in self.data
+        }
+        changed["pictures"] = [data[kind] for kind in ("avatar", "header") if data.get(kind)]
+        changed["remove"] = [
+            kind
+            for kind in ("avatar", "header")
+            if data.get(f"remove_{kind}") and not data.get(kind)
+        ]
+        return changed

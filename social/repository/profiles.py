@@ -1,0 +1,182 @@
+"""Profiles: a display name, a bio, an avatar and a header, kept in the user hash.
+
+Fields added to the reference layout's user hash (a reference reader ignores them):
+`display_name` (plain text, up to 50 characters), `note` (the bio as typed, up to 500),
+`note_mentions` and `note_tags` (what its @mentions and #tags meant when saved, encoded as
+a post's), `avatar` and `header` (the token of a stored picture: social/media.py names its
+files, keys.image(token) says what it is). They ride on every read of the user hash (a
+card's author check in loading.py reads `display_name` and `avatar`), so showing them costs
+no round trip. A change moves the visibility version (queue_hiding): posts a process
+remembers are checked again, and their cards, whose memo key holds the author's display
+name and avatar, are rendered anew.
+
+Pictures are stored before Redis names them: the files first (media.save), then one
+pipeline writes the user hash fields and the picture's metadata, then the replaced
+picture's files and metadata go. A crash between leaves files (and at worst an `image:`
+hash) no user hash names, never a name without its files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from social import keys, media
+from social.images import Variant
+from social.text import encode_mentions, hashtags, mentioned_names
+
+from .audit import AuditDraft, AuditStore
+from .base import STATUS_DELETED, Pipe, RepositoryBase, now, queue_hiding, s
+from .errors import UserNotFound
+from .models import User
+from .users import UserStore
+
+DISPLAY_NAME_MAX = 50
+NOTE_MAX = 500
+TEXT_FIELDS = ("display_name", "note")
+PICTURES = media.KINDS  # avatar, header
+# What staff may remove (an audit action each: audit.ACTIONS).
+REMOVABLE = (*TEXT_FIELDS, *PICTURES)
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A processed upload (social/images.py) about to be stored as a picture of kind."""
+
+    kind: str
+    variants: Sequence[Variant]
+
+
+class ProfileStore(RepositoryBase):
+    """Display names, bios, avatars and headers."""
+
+    def __init__(self, client, *, users: UserStore, audit: AuditStore, **config) -> None:
+        super().__init__(client, **config)
+        self.users = users
+        self.audit = audit
+
+    def update(
+        self,
+        user_id: int,
+        *,
+        display_name: str | None = None,
+        note: str | None = None,
+        pictures: Sequence[Picture] = (),
+        remove: Sequence[str] = (),
+        at: int | None = None,
+    ) -> None:
+        """Change what is given of user_id's profile ("" clears a text field; None leaves
+        it; `pictures` replace, `remove` names pictures to drop); raise UserNotFound for no
+        such (or a deleted) account. Texts are taken as the form cleaned them (plain text:
+        escaped wherever shown)."""
+        remove = [kind for kind in remove if kind in PICTURES]
+        old = self._current(user_id)
+        fields: dict[str, str] = {}
+        if display_name is not None:
+            fields["display_name"] = display_name[:DISPLAY_NAME_MAX]
+        if note is not None:
+            fields.update(self._note_fields(note[:NOTE_MAX]))
+        stored: list[tuple[str, str]] = []  # (kind, token) written to storage
+        try:
+            for picture in pictures:
+                token = media.new_token()
+                media.save(picture.kind, token, picture.variants)
+                stored.append((picture.kind, token))
+                fields[picture.kind] = token
+            pipe = self._pipe()
+            if fields:
+                pipe.hset(keys.user(user_id), mapping=fields)
+            if remove:
+                pipe.hdel(keys.user(user_id), *remove)
+            ts = now() if at is None else at
+            for (kind, token), picture in zip(stored, pictures):
+                self._queue_image(pipe, user_id, kind, token, picture.variants, ts)
+            if not fields and not remove:
+                return
+            if "display_name" in fields or "avatar" in fields or "avatar" in remove:
+                queue_hiding(pipe)  # what cards of this author's posts show changes
+            self.send(pipe)
+        except Exception:
+            for kind, token in stored:  # nothing names them: take them back
+                media.delete(kind, token)
+            raise
+        replaced = [kind for kind, _ in stored] + list(remove)
+        self._forget([(kind, old[kind]) for kind in dict.fromkeys(replaced) if old[kind]])
+
+    def remove(self, actor: User, target: User, field: str, reason: str = "") -> None:
+        """Remove one part of target's profile for breaking the rules (staff), with its
+        audit entry; raise ValueError for a field that is not one of REMOVABLE."""
+        if field not in REMOVABLE:
+            raise ValueError(field)
+        old = self._current(target.id)
+        draft = AuditDraft(
+            actor=actor,
+            action=f"remove_{field}",
+            target_id=target.id,
+            target_name=target.username,
+            reason=reason,
+        )
+
+        def queue(pipe: Pipe, ts: int) -> None:
+            drop = ["note", "note_mentions", "note_tags"] if field == "note" else [field]
+            pipe.hdel(keys.user(target.id), *drop)
+            if field in ("display_name", "avatar"):
+                queue_hiding(pipe)  # cards show them
+
+        self.audit.run_audited([draft], queue)
+        if field in PICTURES and old[field]:
+            self._forget([(field, old[field])])
+
+    def forget_pictures(self, user_id: int) -> None:
+        """Delete the stored pictures of user_id and their fields (a purged account)."""
+        old = self._current(user_id, deleted_too=True)
+        pictures = [(kind, old[kind]) for kind in PICTURES if old[kind]]
+        if pictures:
+            self.r.hdel(keys.user(user_id), *[kind for kind, _ in pictures])
+            self._forget(pictures)
+
+    def _current(self, user_id: int, *, deleted_too: bool = False) -> dict[str, str]:
+        """Return the account's name, status and picture tokens; raise UserNotFound."""
+        wanted = ("username", "status", *PICTURES)
+        found = dict(zip(wanted, (s(v) or "" for v in self.r.hmget(keys.user(user_id), wanted))))
+        if not deleted_too and (not found["username"] or found["status"] == STATUS_DELETED):
+            raise UserNotFound(user_id)
+        return found
+
+    def _note_fields(self, note: str) -> dict[str, str]:
+        """Return the bio's fields: the text and what its @mentions and #tags meant."""
+        names = mentioned_names(note)
+        ids = self.users.user_ids_for_names(names) if names else []
+        mentions = {name: uid for name, uid in zip(names, ids) if uid is not None}
+        return {
+            "note": note,
+            "note_mentions": encode_mentions(mentions),
+            "note_tags": " ".join(hashtags(note)),
+        }
+
+    def _queue_image(
+        self, pipe: Pipe, user_id: int, kind: str, token: str, variants, ts: int
+    ) -> None:
+        """Queue the metadata of a stored picture (keys.image)."""
+        pipe.hset(
+            keys.image(token),
+            mapping={
+                "owner": user_id,
+                "kind": kind,
+                "state": "live",
+                "sizes": " ".join(f"{v.name}:{v.width}x{v.height}" for v in variants),
+                "bytes": sum(len(v.data) for v in variants),
+                "time": ts,
+            },
+        )
+
+    def _forget(self, pictures: Sequence[tuple[str, str]]) -> None:
+        """Delete replaced or removed pictures: their metadata, then their files."""
+        if not pictures:
+            return
+        pipe = self._pipe()  # one DEL each: on a cluster the keys are on several nodes
+        for _, token in pictures:
+            pipe.delete(keys.image(token))
+        pipe.execute()
+        for kind, token in pictures:
+            media.delete(kind, token)

@@ -1,0 +1,138 @@
+"""The image pipeline (social/images.py): what it refuses by content, and what it makes."""
+
+from __future__ import annotations
+
+import io
+import struct
+import time
+import zlib
+
+import pytest
+from PIL import Image
+
+from social import images
+
+
+def picture(fmt: str = "PNG", size=(64, 48), colour=(200, 30, 30), **save) -> bytes:
+    out = io.BytesIO()
+    mode = "P" if fmt == "GIF" else "RGB"
+    image = Image.new("RGB", size, colour)
+    if mode == "P":
+        image = image.convert("P")
+    image.save(out, fmt, **save)
+    return out.getvalue()
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A PNG of a few dozen bytes whose header claims width x height (no pixel data)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+
+
+def jpeg_with_exif(size=(60, 30), orientation: int = 6) -> bytes:
+    """A JPEG whose EXIF says 'rotate 90' and carries GPS coordinates."""
+    exif = Image.Exif()
+    exif[0x0112] = orientation  # Orientation
+    exif[0x8825] = {1: "N", 2: (51.0, 30.0, 0.0), 3: "W", 4: (0.0, 7.0, 0.0)}  # GPSInfo
+    exif[0x010F] = "SecretCam"  # Make
+    return picture("JPEG", size, exif=exif.tobytes())
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "WEBP", "GIF"])
+def test_it_keeps_each_format_it_accepts_as_webp_in_every_size(fmt):
+    variants = images.process(picture(fmt, (800, 600)), images.AVATAR_SIZES)
+
+    assert [(v.name, v.width, v.height) for v in variants] == [("400", 400, 400), ("96", 96, 96)]
+    for variant in variants:
+        assert Image.open(io.BytesIO(variant.data)).format == "WEBP"
+
+
+def test_it_crops_a_header_to_three_by_one_and_never_enlarges_a_shrunk_fit():
+    (header,) = images.process(picture("PNG", (3000, 2000)), images.HEADER_SIZES)
+    assert (header.width, header.height) == (1500, 500)
+    (small,) = images.process(picture("PNG", (100, 50)), (images.Size("big", 1600, 1600),))
+    assert (small.width, small.height) == (100, 50)
+
+
+def test_it_applies_the_orientation_and_drops_exif_and_gps():
+    (variant,) = images.process(jpeg_with_exif((60, 30)), (images.Size("big", 1600, 1600),))
+
+    out = Image.open(io.BytesIO(variant.data))
+    assert out.size == (30, 60)  # turned upright, then the tag dropped
+    assert not out.getexif()
+    assert b"SecretCam" not in variant.data and b"Exif" not in variant.data
+
+
+def test_it_keeps_a_gifs_first_frame_only():
+    frames = [Image.new("P", (20, 20), i * 60) for i in range(3)]
+    out = io.BytesIO()
+    frames[0].save(out, "GIF", save_all=True, append_images=frames[1:])
+
+    (variant,) = images.process(out.getvalue(), (images.Size("big", 100, 100),))
+
+    assert getattr(Image.open(io.BytesIO(variant.data)), "n_frames", 1) == 1
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "empty"),
+        (b"just some text, not a picture", "not a PNG"),
+        (b"<html><script>alert(1)</script></html>", "not a PNG"),
+        (
+            b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+            "not a PNG",
+        ),
+        (b"%PDF-1.4 a document", "not a PNG"),
+        (b"GIF89a" + b"\x00" * 5, "not a PNG"),  # a GIF's magic and nothing after
+    ],
+    ids=["empty", "text", "html", "svg", "pdf", "gif-magic-only"],
+)
+def test_it_refuses_what_is_not_a_picture_by_its_content(data, message):
+    with pytest.raises(images.ImageRefused, match=message):
+        images.process(data, images.AVATAR_SIZES)
+
+
+def test_it_refuses_a_format_outside_the_four_even_when_pillow_reads_it():
+    out = io.BytesIO()
+    Image.new("RGB", (10, 10)).save(out, "BMP")
+    with pytest.raises(images.ImageRefused, match="not a PNG"):
+        images.process(out.getvalue(), images.AVATAR_SIZES)
+
+
+def noisy_png() -> bytes:
+    """A 300 x 300 PNG that compresses badly (so half of it is half its pixels)."""
+    noise = bytes((i * 7919) % 251 for i in range(300 * 300 * 3))
+    out = io.BytesIO()
+    Image.frombytes("RGB", (300, 300), noise).save(out, "PNG")
+    return out.getvalue()
+
+
+def test_it_refuses_a_truncated_file():
+    whole = noisy_png()
+
+    with pytest.raises(images.ImageRefused, match="damaged or cut short"):
+        images.process(whole[: len(whole) // 2], images.AVATAR_SIZES)
+
+
+def test_it_refuses_a_decompression_bomb_from_its_header_quickly():
+    bomb = png_claiming(50_000, 50_000)
+    assert len(bomb) < 100
+
+    started = time.monotonic()
+    with pytest.raises(images.ImageRefused, match="too many pixels"):
+        images.process(bomb, images.AVATAR_SIZES)
+    assert time.monotonic() - started < 1
+
+
+def test_it_refuses_just_over_forty_megapixels_and_a_file_over_ten_megabytes():
+    with pytest.raises(images.ImageRefused, match="too many pixels"):
+        images.open_checked(png_claiming(8000, 5001))
+    images.open_checked(png_claiming(8000, 5000))  # exactly 40 MP: read (not decoded)
+    with pytest.raises(images.ImageRefused, match="over 10 MB"):
+        images.process(b"\x89PNG" + b"\x00" * images.MAX_BYTES, images.AVATAR_SIZES)
