@@ -355,31 +355,27 @@ if not MEDIA_URL.endswith("/"):
     raise ImproperlyConfigured("MEDIA_URL must end with /")
 MEDIA_CACHE_CONTROL = "public, max-age=31536000, immutable"  # names are never reused
 if MEDIA_STORAGE == "s3":
-    MEDIA_STORAGE_BACKEND = {
-        "BACKEND": "storages.backends.s3.S3Storage",
-        "OPTIONS": {
-            "bucket_name": os.environ.get("S3_BUCKET", ""),
-            "endpoint_url": os.environ.get("S3_ENDPOINT_URL") or None,
-            "region_name": os.environ.get("S3_REGION") or None,
-            # Public pictures at plain URLs (a CDN's with S3_CUSTOM_DOMAIN), never signed.
-            "custom_domain": os.environ.get("S3_CUSTOM_DOMAIN") or None,
-            "querystring_auth": False,
-            "file_overwrite": False,
-            "object_parameters": {
-                "CacheControl": MEDIA_CACHE_CONTROL,
-                "ContentDisposition": "inline",
-            },
-        },
-    }
-    if not MEDIA_STORAGE_BACKEND["OPTIONS"]["bucket_name"]:  # type: ignore[index]
+    # django-storages reads these (its S3 settings); boto3 reads the credentials from
+    # AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an instance role) itself.
+    AWS_STORAGE_BUCKET_NAME = os.environ.get("S3_BUCKET", "")
+    if not AWS_STORAGE_BUCKET_NAME:
         raise ImproperlyConfigured("MEDIA_STORAGE=s3 needs S3_BUCKET")
-else:
-    MEDIA_STORAGE_BACKEND = {
-        # MEDIA_ROOT and MEDIA_URL are its defaults (and follow them when tests change them).
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
+    AWS_S3_ENDPOINT_URL = os.environ.get("S3_ENDPOINT_URL") or None
+    AWS_S3_REGION_NAME = os.environ.get("S3_REGION") or None
+    # Public pictures at plain URLs (a CDN's with S3_CUSTOM_DOMAIN), never signed.
+    AWS_S3_CUSTOM_DOMAIN = os.environ.get("S3_CUSTOM_DOMAIN") or None
+    AWS_QUERYSTRING_AUTH = False
+    AWS_S3_FILE_OVERWRITE = False
+    AWS_S3_OBJECT_PARAMETERS = {
+        "CacheControl": MEDIA_CACHE_CONTROL,
+        "ContentDisposition": "inline",
     }
+    MEDIA_BACKEND = "storages.backends.s3.S3Storage"
+else:
+    # MEDIA_ROOT and MEDIA_URL are its defaults (and follow them when tests change them).
+    MEDIA_BACKEND = "django.core.files.storage.FileSystemStorage"
 STORAGES = {
-    "default": MEDIA_STORAGE_BACKEND,
+    "default": {"BACKEND": MEDIA_BACKEND},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
@@ -389,11 +385,10 @@ STORAGES = {
 
 # Pictures from a bucket come from its origin: the default policy lets images load from it.
 if MEDIA_STORAGE == "s3" and "CONTENT_SECURITY_POLICY" not in os.environ:
-    _options: dict[str, Any] = MEDIA_STORAGE_BACKEND["OPTIONS"]  # type: ignore[assignment]
     _media_origin = (
-        f"https://{_options['custom_domain']}"
-        if _options["custom_domain"]
-        else _options["endpoint_url"] or f"https://{_options['bucket_name']}.s3.amazonaws.com"
+        f"https://{AWS_S3_CUSTOM_DOMAIN}"
+        if AWS_S3_CUSTOM_DOMAIN
+        else AWS_S3_ENDPOINT_URL or f"https://{AWS_STORAGE_BUCKET_NAME}.s3.amazonaws.com"
     )
     CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace(
         "img-src 'self' data:", f"img-src 'self' data: {_media_origin}"

@@ -1,11 +1,11 @@
 """Root URLconf: the public site, the staff pages, the client API."""
 
 from django.conf import settings
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 
 from social import media
 
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     # The client API first: /api/ is one prefix to try; then OAuth's few routes (api:...).
     path("", include("social.api.urls")),
     path("", include("social.urls")),  # names: social:home, social:profile, ...

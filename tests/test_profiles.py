@@ -67,7 +67,7 @@ def test_the_profile_shows_header_avatar_name_and_linked_bio(client, alice, bob,
     page = client.get(reverse("social:profile", args=["alice"])).content.decode()
 
     assert '<bdi class="display-name">Alice</bdi> <span class="handle">@alice</span>' in page
-    assert f'href="/u/bob/">@bob</a><br>about <a class="tag" href="/tag/redis/">#redis</a>' in page
+    assert 'href="/u/bob/">@bob</a><br>about <a class="tag" href="/tag/redis/">#redis</a>' in page
     assert "avatar-initial" in page  # no picture: a generated initial
 
 
@@ -116,8 +116,12 @@ def test_a_bad_text_is_refused_on_the_form_and_nothing_is_stored(
         (b"not a picture at all", "a.png", "image/png", "not a PNG, JPEG"),
         (picture("PNG"), "a.gif", "image/gif", None),  # a real PNG named GIF: taken as a PNG
         (b"<html><body>hi</body></html>", "a.jpg", "image/jpeg", "not a PNG, JPEG"),
-        (b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
-         "a.svg", "image/svg+xml", "not a PNG, JPEG"),
+        (
+            b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+            "a.svg",
+            "image/svg+xml",
+            "not a PNG, JPEG",
+        ),
         (png_claiming(50_000, 50_000), "bomb.png", "image/png", "too many pixels"),
         (noisy_png()[:1_900], "cut.png", "image/png", "damaged or cut short"),
     ],
@@ -178,9 +182,7 @@ def test_the_media_view_serves_a_picture_as_webp_for_a_year_and_nothing_else(
         assert client.get(f"/media/{bad}").status_code == 404
 
 
-def test_cards_show_the_authors_name_and_avatar_and_change_with_the_profile(
-    client, alice, repo
-):
+def test_cards_show_the_authors_name_and_avatar_and_change_with_the_profile(client, alice, repo):
     repo.posts.create_post(alice.id, "first post")
     before = client.get("/timeline/").content.decode()
     assert "author-display" not in before and "avatar-initial" in before
@@ -199,9 +201,7 @@ def test_generated_avatars_differ_by_account():
     assert "hue-1" in str(avatar(1, "alice")) and ">A</span>" in str(avatar(1, "alice"))
 
 
-def test_staff_remove_a_name_a_bio_and_an_avatar_with_an_audit_entry(
-    sam_client, alice, repo, r
-):
+def test_staff_remove_a_name_a_bio_and_an_avatar_with_an_audit_entry(sam_client, alice, repo, r):
     from social.images import AVATAR_SIZES, process
     from social.repository.profiles import Picture
 
@@ -217,7 +217,8 @@ def test_staff_remove_a_name_a_bio_and_an_avatar_with_an_audit_entry(
     assert not {"display_name", "note", "note_mentions", "avatar"} & h.keys()
     assert image_keys(r) == [] and stored_files() == []
     actions = [fields["action"] for _, fields in r.xrange(keys.audit_log())]
-    assert [a for a in actions if a.startswith("remove_")] == ["remove_display_name", "remove_note", "remove_avatar"]
+    removals = [a for a in actions if a.startswith("remove_")]
+    assert removals == ["remove_display_name", "remove_note", "remove_avatar"]
 
 
 def test_a_non_staff_account_cannot_remove_a_profile(alice_client, bob, repo, r):
@@ -261,7 +262,8 @@ def test_update_credentials_takes_multipart_and_answers_the_account(client, alic
     avatar = io.BytesIO(picture("PNG", (300, 300)))
     avatar.name = "me.png"
 
-    response = patch(client, token, {"display_name": "Alice A.", "note": "#tea"}, {"avatar": avatar})
+    texts = {"display_name": "Alice A.", "note": "#tea"}
+    response = patch(client, token, texts, {"avatar": avatar})
 
     assert response.status_code == 200, response.content
     account = response.json()

@@ -206,11 +206,13 @@ class UpdateCredentialsView(EntityView):
 
     def patch(self, request: HttpRequest) -> HttpResponse:
         me = self.me()
-        params = request.params
-        data = params if hasattr(params, "getlist") else {
-            name: value for name, value in params.items() if isinstance(value, str)
-        }
-        files = getattr(request, "upload_files", None) or request.FILES
+        params = self.request.params
+        data = (
+            params
+            if hasattr(params, "getlist")
+            else {name: value for name, value in params.items() if isinstance(value, str)}
+        )
+        files = getattr(self.request, "upload_files", None) or self.request.FILES
         form = ProfileForm(data, files)
         if not form.is_valid():
             errors = "; ".join(

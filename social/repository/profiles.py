@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from redis.typing import EncodableT, FieldT
+
 from social import keys, media
 from social.images import Variant
 from social.text import encode_mentions, hashtags, mentioned_names
@@ -71,7 +73,7 @@ class ProfileStore(RepositoryBase):
         escaped wherever shown)."""
         remove = [kind for kind in remove if kind in PICTURES]
         old = self._current(user_id)
-        fields: dict[str, str] = {}
+        fields: dict[FieldT, EncodableT] = {}
         if display_name is not None:
             fields["display_name"] = display_name[:DISPLAY_NAME_MAX]
         if note is not None:
