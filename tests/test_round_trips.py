@@ -324,3 +324,29 @@ def test_the_notifications_page_costs_the_same_for_5_notifications_as_for_50(
 
     assert with_50 == NOTIFICATIONS
     assert with_5 == pin(NOTIFICATIONS, (9, 6))  # on the cluster fewer keys reach fewer nodes
+
+
+def test_display_names_and_avatars_ride_on_the_reads_pages_already_make(
+    repo, network, alice_client, round_trips
+):
+    """Issue 26: a card's author name and avatar come with the author reads the read path
+    makes anyway, so pages whose every author has a profile cost what they did; after an
+    author changes theirs, the next page checks its remembered posts on its one pipeline
+    (the version moved) and shows the change, at no more than a cold page's cost."""
+    from social.images import AVATAR_SIZES, process
+    from social.repository.profiles import Picture
+    from tests.test_images import picture
+
+    avatar = process(picture(), AVATAR_SIZES)
+    for user_id in network:
+        repo.profiles.update(
+            user_id, display_name=f"Name {user_id}", pictures=[Picture("avatar", avatar)]
+        )
+    add_posts(repo, network, 20)
+    for url, pinned in (("/", HOME), ("/timeline/", TIMELINE), ("/u/bob/", PROFILE)):
+        assert costs(alice_client, url, round_trips) == pinned
+
+        repo.profiles.update(network[1], display_name=f"Renamed for {url}")
+        after = cost(alice_client, url, round_trips, cold=False)
+        assert after <= pinned[0]
+        assert f"Renamed for {url}" in alice_client.get(url).content.decode()
