@@ -45,6 +45,11 @@ def xml_safe(text: str) -> str:
     return XML_FORBIDDEN.sub("", text)
 
 
+def named(display_name: str, username: str) -> str:
+    """Return how a feed names an author: "Display (@name)", or the name alone."""
+    return f"{display_name} (@{username})" if display_name else username
+
+
 def entry_title(post: Post) -> str:
     """Return "@author: " and the first TITLE_CHARS characters of the post's text on one
     line (runs of whitespace, newlines included, become one space), "…" when cut; for a
@@ -105,7 +110,9 @@ class PostFeed(Feed):
         return post.created  # a post is never edited
 
     def item_author_name(self, post: Post) -> str:
-        return xml_safe((post.original or post).author_name)
+        """The display name and @name ("Alice (@alice)"), or the @name alone."""
+        shown = post.original or post
+        return xml_safe(named(shown.author_display, shown.author_name))
 
     def item_categories(self, post: Post) -> tuple[str, ...]:
         return (post.original or post).tags
@@ -151,7 +158,7 @@ class ProfileFeed(PostFeed):
         return reverse("social:profile", args=[profile.user.username])
 
     def author_name(self, profile: Profile) -> str:
-        return xml_safe(profile.user.username)
+        return xml_safe(named(profile.user.display_name, profile.user.username))
 
     def items(self, profile: Profile) -> list[Post]:
         return profile.posts.items

@@ -331,3 +331,17 @@ def test_accounts_without_a_profile_keep_reading_as_before(client, repo, r):
     assert "<h1>@legacy</h1>" in page and "avatar-initial" in page
     assert login  # the helper stays importable for the page tests above
     assert user.display_name == ""
+
+
+def test_atom_feeds_name_authors_by_display_name_and_handle(client, alice, repo):
+    import xml.etree.ElementTree as ET
+
+    atom = "{http://www.w3.org/2005/Atom}"
+    repo.profiles.update(alice.id, display_name="Alice <& Co>")
+    repo.posts.create_post(alice.id, "hello feed")
+
+    for path in ("/u/alice/feed/", "/timeline/feed/"):
+        root = ET.fromstring(client.get(path).content)
+        entry = root.find(f"{atom}entry")
+        assert entry is not None
+        assert entry.findtext(f"{atom}author/{atom}name") == "Alice <& Co> (@alice)"
