@@ -292,6 +292,27 @@ class DemoData:
                 out.append((user_id, self._between(signup), ip))
         return out
 
+    def profiles(self, users: list[tuple[int, int]]) -> list[tuple[int, str, str]]:
+        """Return (user id, display name, bio) for most users (a fifth keep neither, as
+        real sites have): names from Faker, some with an emoji; bios of a sentence or two
+        and a #tag. No pictures: the pages draw each account's generated avatar."""
+        fake, rng = self.fake, self.rng
+        names = [fake.name() for _ in range(500)]
+        jobs = [fake.job() for _ in range(200)]
+        places = [fake.city() for _ in range(200)]
+        emoji = ("", "", "", " 🌿", " ☕", " 🚲", " 🎧", " 📷", " 🌊")
+        tags = ("redis", "python", "django", "coffee", "music", "travel", "books", "running")
+        out = []
+        for user_id, _ in users:
+            if rng.random() < 0.2:
+                continue
+            name = (rng.choice(names) + rng.choice(emoji))[:50]
+            bio = f"{rng.choice(jobs)} in {rng.choice(places)}."
+            if rng.random() < 0.6:
+                bio += f"\nInto #{rng.choice(tags)} and #{rng.choice(tags)}."
+            out.append((user_id, name, bio[:500]))
+        return out
+
     def texts(self) -> Callable[..., str]:
         """Return a cheap post-text maker over a pool pre-generated with Faker: make(limit,
         short=False) returns 1 to limit characters (one sentence when short, for replies)."""

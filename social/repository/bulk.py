@@ -423,6 +423,18 @@ class BulkStore(RepositoryBase):
         pipe.execute()
         return sum(per_day.values())
 
+    def set_profiles_bulk(self, profiles: Sequence[tuple[int, str, str]]) -> int:
+        """Give (user id, display name, bio) profiles to new accounts, in batches (the
+        bios' #tags recorded as ProfileStore does; seeded bios mention no one). Return how
+        many were set."""
+        for batch in batched(profiles, USER_BATCH):
+            pipe = self._pipe()
+            for user_id, name, note in batch:
+                fields = {"display_name": name, "note": note, "note_tags": " ".join(hashtags(note))}
+                pipe.hset(keys.user(user_id), mapping=fields)
+            pipe.execute()
+        return len(profiles)
+
     # --- Home feeds ------------------------------------------------------------------------
 
     def rebuild_home_feeds(

@@ -118,6 +118,7 @@ class Command(BaseCommand):
         posts = data.posts(users, follows, {user.id: user.username for user in created})
         likes = data.likes(users, follows, posts)
         logins = data.logins(users)
+        profiles = data.profiles(users)
         if dry_run:
             replies = sum(parent is not None for *_, parent in posts)
             self._say(
@@ -135,6 +136,7 @@ class Command(BaseCommand):
         gc.disable()
         try:
             self._write(repo, users, follows, posts, likes, logins, reposts)
+            self._stage("profiles", len(profiles), lambda p: repo.bulk.set_profiles_bulk(profiles))
         finally:
             gc.unfreeze()
             if collecting:
