@@ -47,6 +47,7 @@ def site(redis_server, tmp_path_factory):
         "WEB_WORKERS": "1",
         "WEB_THREADS": "2",
         "RETWIS_LIMIT_POSTS": "500/10m",
+        "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),
     }
     with served_site(tmp_path_factory.mktemp("site"), settings, start_within=90) as url:
         yield url
@@ -323,3 +324,33 @@ def test_toot_logs_in_and_posts(site, repo, r, person, tmp_path):
     )  # fmt: skip
     assert timeline.returncode == 0, timeline.stdout + timeline.stderr
     assert "Hello from toot" in timeline.stdout
+
+
+def test_mastodon_py_updates_the_profile_and_reads_it_back(site, person, repo, r, tmp_path):
+    """account_update_credentials with a name, a bio and an avatar file; a bad avatar is
+    Mastodon's 422 (MastodonAPIError) and changes nothing."""
+    from tests.test_images import picture
+
+    alice = person("alice")
+    client = app_and_login(site, "alice")
+    face = tmp_path / "face.png"
+    face.write_bytes(picture("PNG", (500, 500)))
+
+    account = client.account_update_credentials(
+        display_name="Alice 🌷", note="Reading #books", avatar=str(face)
+    )
+
+    token = r.hget(keys.user(alice.id), "avatar")
+    assert account["display_name"] == "Alice 🌷"
+    assert "#books" in account["note"] and account["source"]["note"] == "Reading #books"
+    assert account["avatar"] == f"{site}/media/avatars/{token}-400.webp"
+    fetched = requests.get(account["avatar"], timeout=10)
+    assert fetched.status_code == 200 and fetched.headers["Content-Type"] == "image/webp"
+    assert client.account_verify_credentials()["display_name"] == "Alice 🌷"
+
+    fake = tmp_path / "fake.png"
+    fake.write_bytes(b"<svg xmlns='http://www.w3.org/2000/svg'><script>1</script></svg>")
+    with pytest.raises(mastodon.MastodonAPIError, match="avatar: This is not a PNG"):
+        client.account_update_credentials(display_name="Changed", avatar=str(fake))
+    assert r.hget(keys.user(alice.id), "display_name") == "Alice 🌷"
+    assert r.hget(keys.user(alice.id), "avatar") == token
