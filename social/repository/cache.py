@@ -97,8 +97,9 @@ MaybeVersion: TypeAlias = bytes | None | Literal[_Unread.UNREAD]
 class RememberedPost:
     """A post as last checked, and the visibility version it was checked at.
 
-    Its author, time, text and author's name never change. Its `deleted` flag and its
-    author's suspension can, but only with a move of the visibility version
+    Its author, time, text and author's name never change. Its `deleted` flag, its
+    author's suspension and what its card shows of the author (display name, avatar:
+    profiles.py) can, but only with a move of the visibility version
     (keys.visibility_version): while the version is the same, the post is as remembered.
     """
 
