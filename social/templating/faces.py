@@ -46,9 +46,11 @@ def avatar(
         )
     hue = int(user_id or 0) % HUES
     letter = escape(initial(display_name, username))
+    # The letter is drawn by CSS (::before): not part of the page's text, so copying a
+    # card or reading a list's text gives the names alone.
     return Markup(
-        f'<span class="avatar avatar-{size} avatar-initial hue-{hue}" aria-hidden="true">'
-        f"{letter}</span>"
+        f'<span class="avatar avatar-{size} avatar-initial hue-{hue}" data-initial="{letter}" '
+        'aria-hidden="true"></span>'
     )
 
 

@@ -34,7 +34,13 @@ if CHROMIUM is None:
 
 
 @pytest.fixture(scope="session")
-def live_url(redis_server, tmp_path_factory):
+def live_media(tmp_path_factory):
+    """Where the served site keeps pictures (the tour's repository stores them there too)."""
+    return tmp_path_factory.mktemp("media")
+
+
+@pytest.fixture(scope="session")
+def live_url(redis_server, tmp_path_factory, live_media):
     """Run the site (the launcher, as `scripts/run-site --no-seed`) on the suite's Redis; yield
     its base URL. At the end SIGTERM must stop it cleanly: exit code 0.
     """
@@ -47,6 +53,7 @@ def live_url(redis_server, tmp_path_factory):
         # thread each instead of queueing behind one another, and the site's per-process
         # caches are exercised by more than one thread at a time, as with a remote Redis.
         "WEB_THREADS": "2",
+        "MEDIA_ROOT": str(live_media),
     }
     with served_site(tmp_path_factory.mktemp("site"), settings) as url:
         yield url
@@ -200,6 +207,24 @@ class SiteTour:
             repo.emails.confirm(repo.emails.request_change(who.id, f"{who.username}@example.org"))
         self.confirm_token = repo.emails.request_change(ada.id, "ada.elsewhere@example.org")
         self.reset_token = repo.emails.make_reset(ada.id).token
+        # Faces (issue 26): bob has a name, a bio, an avatar and a header; ada a name; the
+        # others their generated initials.
+        from social.images import AVATAR_SIZES, HEADER_SIZES, process
+        from social.repository.profiles import Picture
+        from tests.test_images import picture
+
+        repo.profiles.update(
+            bob.id,
+            display_name="Bob the Builder 🔧",
+            note="Counters in #redis hashes.\nAsk @ada about sorted sets.",
+            pictures=[
+                Picture("avatar", process(picture("PNG", (300, 300), (30, 90, 160)), AVATAR_SIZES)),
+                Picture(
+                    "header", process(picture("PNG", (900, 300), (200, 120, 40)), HEADER_SIZES)
+                ),
+            ],
+        )
+        repo.profiles.update(ada.id, display_name="Ada 爱达")
 
     def pages(self, audience: str) -> list[tuple[str, object]]:
         if audience == "visitor":
@@ -236,6 +261,7 @@ class SiteTour:
                 ("likes tab", "/u/ada/likes/"),
                 ("following", "/u/carol/following/"),
                 ("tag", "/tag/redis/"),
+                ("settings: profile", "/settings/profile/"),
                 ("settings: password", "/settings/password/"),
                 ("settings: e-mail", "/settings/email/"),
                 ("settings: blocks", "/settings/blocks/"),
@@ -314,8 +340,9 @@ class SiteTour:
 
 
 @pytest.fixture
-def site_tour(repo, person, browser, live_url):
+def site_tour(repo, person, browser, live_url, live_media, settings):
     """The seeded world of SiteTour (a new one for each test: the suite empties Redis)."""
+    settings.MEDIA_ROOT = live_media  # pictures where the served site finds them
     tour = SiteTour(repo, person, browser, live_url)
     yield tour
     tour.close()
