@@ -430,8 +430,11 @@ class BulkStore(RepositoryBase):
         for batch in batched(profiles, USER_BATCH):
             pipe = self._pipe()
             for user_id, name, note in batch:
-                fields = {"display_name": name, "note": note, "note_tags": " ".join(hashtags(note))}
-                pipe.hset(keys.user(user_id), mapping=fields)
+                tags = " ".join(hashtags(note))
+                pipe.hset(
+                    keys.user(user_id),
+                    mapping={"display_name": name, "note": note, "note_tags": tags},
+                )
             pipe.execute()
         return len(profiles)
 
