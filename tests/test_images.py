@@ -8,9 +8,17 @@ import time
 import zlib
 
 import pytest
+from django.utils import translation
 from PIL import Image
 
 from social import images
+
+
+@pytest.fixture(autouse=True)
+def in_english():
+    """The refusals are translated: these tests read them in English, whatever ran before."""
+    with translation.override("en"):
+        yield
 
 
 def picture(fmt: str = "PNG", size=(64, 48), colour=(200, 30, 30), **save) -> bytes:

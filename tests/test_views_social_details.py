@@ -24,7 +24,12 @@ def pin(server, cluster):
 
 def rows(html: str) -> dict[str, str]:
     """Return each row of a follow list by the name it links to."""
-    found = re.findall(r'<li><a href="/u/([^/]+)/">@[^<]+</a>(.*?)</li>', html, flags=re.S)
+    found = re.findall(
+        r'<li>(?:<span class="person">[^\n]*?)?<a href="/u/([^/]+)/">@[^<]+</a>'
+        r"(?:</span></span>)?(.*?)</li>",
+        html,
+        flags=re.S,
+    )  # a row starts with the person: avatar, display name, @name (issue 26)
     return dict(found)
 
 
