@@ -579,3 +579,19 @@ def image(token: str) -> str:
     if not re.fullmatch(IMAGE_TOKEN_RE, token):
         raise ValueError(f"not an image token: {token!r}")
     return f"image:{token}"
+
+
+# --- The live bus (social/repository/live.py) --------------------------------------------
+# Streaming processes (social/streaming/) read every event from one Redis stream; the writes
+# that make an event XADD it on the pipeline they send anyway (docs/architecture.md).
+
+
+def live_events() -> str:
+    """Stream: one entry per event the streaming API tells (a post or repost in home feeds,
+    a notification, a post deleted or hidden, a filter changed), its fields the event's kind
+    and ids (repository.live.queue_event). Capped near LIVE_EVENTS_CAP entries (XADD MAXLEN
+    ~): a streaming process that lost Redis for a while resumes after the last id it read."""
+    return "live:events"
+
+
+LIVE_EVENTS_CAP = 10000

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 import redis
+import redis.asyncio
 from django.conf import settings
 from django_redis import get_redis_connection
 from redis.backoff import NoBackoff
@@ -77,6 +78,20 @@ def cluster_client() -> RedisCluster:
             _cluster[1].close()
         _cluster = (config, client)
         return client
+
+
+def get_async_redis(*, wait: float = 0) -> redis.asyncio.Redis | redis.asyncio.RedisCluster:
+    """Return a new asyncio client for REDIS_URL (a cluster's with REDIS_CLUSTER): the
+    streaming process's (social/streaming/). wait: the longest a command blocks on the
+    server (XREAD BLOCK), added to the reply timeout. The caller closes it (aclose)."""
+    timeouts = {
+        "socket_timeout": settings.REDIS_SOCKET_TIMEOUT + wait,
+        "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT,
+    }
+    if settings.REDIS_CLUSTER:
+        return redis.asyncio.RedisCluster.from_url(settings.REDIS_URL, **timeouts)
+    location = settings.CACHES["default"]["LOCATION"]  # django-redis's: REDIS_URL
+    return redis.asyncio.Redis.from_url(location, **timeouts)
 
 
 def ping() -> bool:

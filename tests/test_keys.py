@@ -58,6 +58,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.open_reports(), "reports:open"),
         (keys.resolved_reports(), "reports:resolved"),
         (keys.post_reports(42), "post_reports:42"),
+        (keys.live_events(), "live:events"),
         (keys.user_reports(7), "user_reports:7"),
         (keys.audit_log(), "audit"),
         (keys.audit_by_actor(7), "audit:actor:7"),

@@ -10,7 +10,8 @@ shapes, the process cache and the other stores it uses, nothing more.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, from the sources of sources.py, with visibility.py's policy);
   `repo.trending`, `repo.search`.
-- The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.api_reads`
+- The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.live` (what a
+  streaming listener reads for its reader, live.py), `repo.api_reads`
   (accounts and relationships in bulk, positions in lists).
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
@@ -47,6 +48,7 @@ from .filters import FilterStore
 from .graph import GraphStore
 from .likes import LikeStore
 from .limits import LimitStore
+from .live import LiveStore
 from .loading import PostLoader
 from .markers import MarkerStore
 from .models import (
@@ -158,6 +160,9 @@ class Repository:
         )  # fmt: skip
         self.backup = BackupStore(client, **config)
         self.api_reads = ApiReadStore(client, reader=self.reader, **config)
+        self.live = LiveStore(
+            client, reader=self.reader, notifications=self.notifications, **config
+        )
 
 
 # One per process: every request's repository shares what earlier requests learnt.

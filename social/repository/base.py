@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,6 +18,8 @@ from social.text import decode_mentions
 
 from .cache import ProcessCache
 from .models import Counts, Page, User
+
+log = logging.getLogger(__name__)
 
 WATCH_RETRIES = 5  # attempts at a WATCH/MULTI rewrite before giving up
 
@@ -213,6 +216,9 @@ class NamedReads:
 
 
 HIDING_MARK = "_retwis_hides_posts"
+# The positions of the live bus's XADDs in a pipeline (live.queue_event): send() logs their
+# errors and never raises them, so telling listeners never fails a write.
+EVENTS_MARK = "_retwis_live_events"
 
 
 def queue_hiding(pipe: Pipe) -> None:
@@ -338,7 +344,16 @@ class RepositoryBase:
         version. The one place the version moves: every kind of hiding (a post's flag, an
         account's status, a promotion to fan-out on read) marks its pipeline where it queues
         its write, so none can forget it (tests/test_visibility_version.py)."""
-        replies = pipe.execute()
+        events: set[int] | None = getattr(pipe, EVENTS_MARK, None)
+        if events is None:
+            replies = pipe.execute()
+        else:
+            replies = pipe.execute(raise_on_error=False)
+            for index, reply in enumerate(replies):
+                if isinstance(reply, Exception) and index in events:
+                    log.warning("live event not published: %s", reply)
+                elif isinstance(reply, Exception):
+                    raise reply
         if getattr(pipe, HIDING_MARK, False):
             self._bump_visibility_version()
         return replies

@@ -34,6 +34,7 @@ from django.utils.translation import gettext_noop
 from social import keys
 
 from .base import WATCH_RETRIES, RepositoryBase, Scored, now, s
+from .bus import FILTERS_CHANGED, queue_event
 from .errors import NotAllowed
 from .models import as_datetime
 
@@ -413,10 +414,18 @@ class FilterStore(RepositoryBase):
                     if new:
                         pipe.zadd(key, {encode(f): _score(f) for f in new})
                     pipe.execute()
+                    self._tell(user_id)
                     return result
                 except redis.WatchError:
                     continue
         raise RuntimeError(f"{key} kept changing; gave up")
+
+    def _tell(self, user_id: int) -> None:
+        """Tell the user's streaming listeners their filters changed (the live bus): one
+        round trip after the MULTI, whose one key the bus's may not share on a cluster."""
+        pipe = self._pipe()
+        queue_event(pipe, FILTERS_CHANGED, user_id=user_id)
+        self.send(pipe)
 
 
 def _ids(held: Iterable[WordFilter]) -> Iterator[int]:

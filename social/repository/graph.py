@@ -66,10 +66,10 @@ class GraphStore(RepositoryBase):
         if tells:
             queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
         if read_fanout is not None:  # their posts join the home page when it is read
-            pipe.execute()
+            self.send(pipe)
             return True
         pipe.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
-        theirs = [int(i) for i in pipe.execute()[-1]]
+        theirs = [int(i) for i in self.send(pipe)[-1]]
         self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))
         return True
 

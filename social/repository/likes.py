@@ -47,7 +47,7 @@ class LikeStore(RepositoryBase):
             pipe.hincrby(keys.post(post_id), "likes", 1)
             if claimed and claimed[0]:
                 queue_notification(pipe, author, "like", user_id, post_id, ts)
-            pipe.execute()
+            self.send(pipe)
         return bool(added)
 
     def unlike(self, user_id: int, post_id: int) -> bool:

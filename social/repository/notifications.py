@@ -35,6 +35,7 @@ from .base import (
     s,
     users_from,
 )
+from .bus import NOTIFICATION, queue_event
 from .models import Page, Post, User, as_datetime
 from .reader import PageRead, PageReader
 from .sources import Listed
@@ -79,13 +80,16 @@ def queue_notification_claim(
 def queue_notification(
     pipe: Pipe, recipient: int, kind: str, actor: int, post_id: int | None, ts: int
 ) -> None:
-    """Queue one event for recipient (never for their own actions). A like, repost or
-    follow is told only by the write whose queue_notification_claim won."""
+    """Queue one event for recipient (never for their own actions), and tell the live bus
+    (the pipeline goes through send()). A like, repost or follow is told only by the write
+    whose queue_notification_claim won."""
     if recipient == actor:
         return
-    pipe.lpush(keys.notifications(recipient), f"{kind}|{actor}|{post_id or ''}|{ts}")
+    entry = f"{kind}|{actor}|{post_id or ''}|{ts}"
+    pipe.lpush(keys.notifications(recipient), entry)
     pipe.ltrim(keys.notifications(recipient), 0, keys.NOTIFICATIONS_CAP - 1)
     pipe.hincrby(keys.user(recipient), "unread_notifications", 1)
+    queue_event(pipe, NOTIFICATION, user_id=recipient, entry=entry)
 
 
 def unqueue_notification(

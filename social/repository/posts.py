@@ -14,6 +14,7 @@ from social.text import encode_mentions, hashtags, mentioned_names
 
 from .audit import REASON_MAX
 from .base import Client, Fields, Pipe, RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
+from .bus import DELETE, UPDATE, queue_event
 from .errors import NotAllowed, PostNotFound, PostPending
 from .loading import HIDDEN_STATUSES
 from .models import User
@@ -48,7 +49,7 @@ def queue_post_deletion(
     its author, or the purge of its author's account). by: who deleted it (the author's
     own id: "deleted by its author"). The hash keeps its content for the record unless
     keep_text is False; readers skip it by the flag. Marks the pipeline as hiding, so
-    send() moves the visibility version once it has run."""
+    send() moves the visibility version once it has run; tells the live bus (live.py)."""
     pipe.hset(
         keys.post(post_id),
         mapping={"deleted": "1", "deleted_reason": reason[:REASON_MAX], "deleted_by": by,
@@ -56,6 +57,7 @@ def queue_post_deletion(
     )  # fmt: skip
     if not keep_text:
         pipe.hdel(keys.post(post_id), "body", "mentions", "tags")
+    queue_event(pipe, DELETE, post_id=post_id)
     queue_hiding(pipe)
 
 
@@ -191,6 +193,7 @@ class PostStore(RepositoryBase):
         pipe.ltrim(keys.timeline(), 0, self.timeline_cap - 1)
         self._count_event(pipe, "posts", ts)
         self._mark_active(pipe, author_id, ts)
+        queue_event(pipe, UPDATE, post_id=post_id, author_id=author_id, tags=tags)  # once
         if listed is None and read_fanout:
             self.queue_promotion(pipe, author_id, ts)
         if fan_out:

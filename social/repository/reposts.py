@@ -31,6 +31,7 @@ from .base import (
     queue_hiding,
     s,
 )
+from .bus import DELETE, UPDATE, queue_event
 from .errors import NotAllowed, PostNotFound
 from .models import Page, User
 from .notifications import queue_notification, queue_notification_claim, unqueue_notification
@@ -134,6 +135,7 @@ class RepostStore(RepositoryBase):
             queue_notification(pipe, author_id, "repost", user_id, original, ts)
         self._count_event(pipe, "reposts", ts)
         self._mark_active(pipe, user_id, ts)
+        queue_event(pipe, UPDATE, post_id=repost_id, author_id=user_id, repost_of=original)
         if read_fanout and listed is None:
             pipe.zadd(keys.celebrities(), {str(user_id): ts}, nx=True)
             queue_hiding(pipe)  # web processes re-read the set (posts.queue_promotion)
@@ -204,6 +206,7 @@ class RepostStore(RepositoryBase):
         member = str(repost_id)
         pipe.lrem(keys.own_posts(user_id), 0, member)
         pipe.lrem(keys.home_feed(user_id), 0, member)
+        queue_event(pipe, DELETE, post_id=repost_id)  # as Mastodon tells an unreblog
         queue_hiding(pipe)
         self.send(pipe)
         start = 0
