@@ -302,6 +302,18 @@ RETWIS_FANOUT_BATCH = envint("RETWIS_FANOUT_BATCH", 1000, minimum=1)
 # follower's feed: their posts are merged into followers' home pages when read
 # (docs/scaling.md, "Celebrities", for the measurements behind the default).
 RETWIS_FANOUT_READ_THRESHOLD = envint("RETWIS_FANOUT_READ_THRESHOLD", 10_000, minimum=1)
+# The streaming API (social/streaming/, docs/api.md): the URL the instance names for it
+# (empty: this site's own origin, as ws:// or wss://, the proxy joining both), the seconds
+# between heartbeats, the messages queued for a connection before a client that does not
+# read is dropped, and the connections one address may hold.
+RETWIS_STREAMING_URL = os.environ.get("RETWIS_STREAMING_URL", "").strip().rstrip("/")
+if RETWIS_STREAMING_URL and not re.fullmatch(r"(wss?|https?)://[^/\s]+", RETWIS_STREAMING_URL):
+    raise ImproperlyConfigured(
+        f"RETWIS_STREAMING_URL must be ws(s)://host[:port], not {RETWIS_STREAMING_URL!r}"
+    )
+RETWIS_STREAMING_HEARTBEAT = envseconds("RETWIS_STREAMING_HEARTBEAT", 15, minimum=0.05)
+RETWIS_STREAMING_BUFFER = envint("RETWIS_STREAMING_BUFFER", 200, minimum=1)
+RETWIS_STREAMING_PER_ADDRESS = envint("RETWIS_STREAMING_PER_ADDRESS", 50, minimum=1)
 # What a web process remembers between requests (social/repository/cache.py): posts'
 # unchanging parts (about 0.6 KB each), auth secrets' users and client API tokens' users.
 RETWIS_POST_CACHE_SIZE = envint("RETWIS_POST_CACHE_SIZE", 20_000)

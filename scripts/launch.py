@@ -12,7 +12,10 @@ WEB_THREADS override it) and static files served by WhiteNoise. With --dev it ru
 environment, is read from var/secret_key (made once, mode 0600). ALLOWED_HOSTS defaults to
 127.0.0.1,localhost.
 
-On Ctrl-C, SIGTERM or SIGHUP it stops the server (Granian's main process and workers, or
+Beside it, the streaming API (social/streaming/): Granian serving the ASGI app on
+127.0.0.1:$STREAMING_PORT (default PORT + 1), named to apps by RETWIS_STREAMING_URL.
+
+On Ctrl-C, SIGTERM or SIGHUP it stops the servers (Granian's main process and workers, or
 runserver) and the redis-server it started, and exits 0. It never touches a Redis it did not
 start or was not given.
 """
@@ -99,6 +102,23 @@ def server_argv(port: int, *, access_log: bool = False) -> list[str]:
         "--log-level", "warning",
         "--access-log" if access_log else "--no-access-log",
         "retwis_site.wsgi:application",
+    ]  # fmt: skip
+
+
+def streaming_argv(port: int, *, access_log: bool = False) -> list[str]:
+    """Return the streaming server's command line (social/streaming/): Granian serving the
+    ASGI app in one worker process, one event loop holding every connection (the bus is
+    read once per process; docs/deploy.md). Stopped with the site."""
+    return [
+        sys.executable, "-m", "granian", "--interface", "asgi",
+        "--working-dir", str(ROOT),
+        "--host", "127.0.0.1", "--port", str(port),
+        "--workers", "1", "--runtime-threads", "1", "--runtime-mode", "st",
+        "--workers-kill-timeout", "10",
+        "--respawn-failed-workers", "--respawn-interval", "1",
+        "--log-level", "warning",
+        "--access-log" if access_log else "--no-access-log",
+        "social.streaming.asgi:application",
     ]  # fmt: skip
 
 
@@ -248,9 +268,11 @@ def main() -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)  # also undoes SIG_IGN inherited by a `&` job
     port = int(os.environ.get("PORT", "8000"))
-    if port_in_use(port):
-        sys.exit(f"Port {port} is in use on 127.0.0.1: stop what runs there or set PORT.")
-    redis_process = server = None
+    streaming_port = env_count("STREAMING_PORT", port + 1)
+    for taken, name in ((port, "PORT"), (streaming_port, "STREAMING_PORT")):
+        if port_in_use(taken):
+            sys.exit(f"Port {taken} is in use on 127.0.0.1: stop what runs there or set {name}.")
+    redis_process = server = streaming = None
     try:
         env = site_env(args.dev)
         manage = [sys.executable, str(ROOT / "manage.py")]
@@ -279,13 +301,24 @@ def main() -> int:
                 f"granian: {plural(workers, 'worker')} x {plural(threads, 'blocking thread')}, "
                 "DEBUG off"
             )
+        # Apps find the streaming API by the instance's urls.streaming: here another port.
+        env.setdefault("RETWIS_STREAMING_URL", f"ws://127.0.0.1:{streaming_port}")
         say(f"Site on http://127.0.0.1:{port}/  (Ctrl-C stops it and Redis)")
+        say(f"Streaming API on {env['RETWIS_STREAMING_URL']}/api/v1/streaming")
+        streaming = subprocess.Popen(
+            streaming_argv(streaming_port, access_log=args.access_log),
+            cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
         # Own session: a Ctrl-C reaches only us; stop() then ends the whole process group
         # (Granian's main process and workers, or runserver and its autoreload child).
         server = subprocess.Popen(
             argv, cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL
         )
-        return server.wait()
+        while True:  # either server ending ends the site
+            for process in (server, streaming):
+                if process.poll() is not None:
+                    return process.returncode
+            time.sleep(0.2)
     except Stop as why:
         say(f"{why}: stopping")
         return 0
@@ -296,6 +329,7 @@ def main() -> int:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda *_: say("still stopping..."))
         stop(server, "the site's server", group=True)
+        stop(streaming, "the streaming server", group=True)
         stop(redis_process, "redis-server")
         if redis_process is not None:
             say("Redis stopped; its data stays in var/redis/.")

@@ -84,14 +84,15 @@ def get_async_redis(*, wait: float = 0) -> redis.asyncio.Redis | redis.asyncio.R
     """Return a new asyncio client for REDIS_URL (a cluster's with REDIS_CLUSTER): the
     streaming process's (social/streaming/). wait: the longest a command blocks on the
     server (XREAD BLOCK), added to the reply timeout. The caller closes it (aclose)."""
-    timeouts = {
-        "socket_timeout": settings.REDIS_SOCKET_TIMEOUT + wait,
-        "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT,
-    }
+    timeout, connect = settings.REDIS_SOCKET_TIMEOUT + wait, settings.REDIS_CONNECT_TIMEOUT
     if settings.REDIS_CLUSTER:
-        return redis.asyncio.RedisCluster.from_url(settings.REDIS_URL, **timeouts)
+        return redis.asyncio.RedisCluster.from_url(
+            settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=connect
+        )
     location = settings.CACHES["default"]["LOCATION"]  # django-redis's: REDIS_URL
-    return redis.asyncio.Redis.from_url(location, **timeouts)
+    return redis.asyncio.Redis.from_url(
+        location, socket_timeout=timeout, socket_connect_timeout=connect
+    )
 
 
 def ping() -> bool:

@@ -23,11 +23,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def served_site(
     log_dir: Path, settings: dict[str, str], *, start_within: float = 60
 ) -> Iterator[str]:
-    """Run the launcher with the environment's settings (PORT chosen here; DEBUG and the
-    tests' DJANGO_SETTINGS_MODULE left out) and yield its base URL once /healthz answers.
+    """Run the launcher with the environment's settings (PORT and STREAMING_PORT chosen
+    here; DEBUG and the tests' DJANGO_SETTINGS_MODULE left out) and yield its base URL once
+    /healthz and the streaming API's health answer (the instance names the streaming URL).
     At the end SIGTERM must stop it cleanly: exit code 0."""
-    port = free_port()
-    env = {**os.environ, "PORT": str(port), "ALLOWED_HOSTS": "127.0.0.1", **settings}
+    port, streaming_port = free_port(), free_port()
+    env = {
+        **os.environ, "PORT": str(port), "STREAMING_PORT": str(streaming_port),
+        "ALLOWED_HOSTS": "127.0.0.1", **settings,
+    }  # fmt: skip
     env.pop("DJANGO_SETTINGS_MODULE", None)  # manage.py's: retwis_site.settings
     env.pop("DEBUG", None)
     log_path = log_dir / "site.log"
@@ -39,8 +43,10 @@ def served_site(
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + start_within
     while True:
-        try:
+        try:  # the site, and the streaming API beside it
             urllib.request.urlopen(url + "/healthz", timeout=1)
+            health = f"http://127.0.0.1:{streaming_port}/api/v1/streaming/health"
+            urllib.request.urlopen(health, timeout=1)
             break
         except OSError:
             if time.monotonic() > deadline or server.poll() is not None:

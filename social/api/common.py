@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from django.http import HttpResponse
 
-from social.repository import Post, PostCounts, User, Viewer, may_see_account
+from social.repository import Post, PostCounts, Repository, User, Viewer, may_see_account
 from social.repository.api_reads import AccountRow
 from social.repository.models import Page
 from social.repository.oauth import RememberedToken, StaleToken
@@ -17,6 +17,34 @@ from . import entities
 from .base import ApiError, ApiView, json_response
 from .forms import id_param
 from .paging import PostsPage, link_header
+
+
+def render_for(
+    repo: Repository,
+    viewer: Viewer,
+    base: str,
+    posts: Iterable[Post] = (),
+    user_ids: Iterable[int] = (),
+    read: Mapping[int, AccountRow] | None = None,
+    read_names: Mapping[str, int] | None = None,
+) -> entities.Render:
+    """The Render for entities naming posts and accounts, as viewer may see them (see
+    EntityView.render; the streaming API renders with it too)."""
+    posts = list(posts)
+    posts += [p.original for p in posts if p.original is not None]
+    known = {p.author_name: p.author_id for p in posts}  # names fixed with the post
+    ids = [*(p.author_id for p in posts), *user_ids]
+    rows = {i: read[i] for i in ids if read and i in read}
+    named = {**(read_names or {}), **known}
+    names = [p.reply_to_name for p in posts if p.reply_to_name and p.reply_to_name not in named]
+    more, found = repo.api_reads.accounts([i for i in ids if i not in rows], names)
+    rows.update(more)
+    found.update(read_names or {})
+    found.update(
+        (p.reply_to_name, known[p.reply_to_name]) for p in posts if p.reply_to_name in known
+    )
+    rows = {i: row for i, row in rows.items() if may_see_account(viewer, row.user)}
+    return entities.Render(base, rows, found)
 
 
 class EntityView(ApiView):
@@ -50,21 +78,9 @@ class EntityView(ApiView):
         """The Render for a response naming posts and accounts: their accounts (with
         counts) and the accounts replied to, in one round trip; none when `read` and
         `read_names` (what the page's own pipeline read) hold them all."""
-        posts = list(posts)
-        posts += [p.original for p in posts if p.original is not None]
-        known = {p.author_name: p.author_id for p in posts}  # names fixed with the post
-        ids = [*(p.author_id for p in posts), *user_ids]
-        rows = {i: read[i] for i in ids if read and i in read}
-        named = {**(read_names or {}), **known}
-        names = [p.reply_to_name for p in posts if p.reply_to_name and p.reply_to_name not in named]
-        more, found = self.repo.api_reads.accounts([i for i in ids if i not in rows], names)
-        rows.update(more)
-        found.update(read_names or {})
-        found.update(
-            (p.reply_to_name, known[p.reply_to_name]) for p in posts if p.reply_to_name in known
+        return render_for(
+            self.repo, self.viewer, self.base_url(), posts, user_ids, read, read_names
         )
-        rows = {i: row for i, row in rows.items() if may_see_account(self.viewer, row.user)}
-        return entities.Render(self.base_url(), rows, found)
 
     def statuses_response(self, page: PostsPage, headers: dict | None = None) -> HttpResponse:
         """A page of statuses, with its Link header."""

@@ -3,6 +3,7 @@ shapes (V1_Instance, Instance). Media and polls are absent: their limits are zer
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.templatetags.static import static
 
@@ -31,7 +32,18 @@ POLLS = {"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0,
          "max_expiration": 0}  # fmt: skip
 
 
-class InstanceV1View(EntityView):
+class InstanceView(EntityView):
+    """What both instance views share."""
+
+    def streaming_url(self) -> str:
+        """Where the streaming API is (social/streaming/): RETWIS_STREAMING_URL, else this
+        site's own origin as ws:// or wss:// (the proxy routes /api/v1/streaming to it)."""
+        if settings.RETWIS_STREAMING_URL:
+            return settings.RETWIS_STREAMING_URL
+        return "ws" + self.base_url().removeprefix("http")
+
+
+class InstanceV1View(InstanceView):
     """GET /api/v1/instance."""
 
     public = frozenset({"get"})
@@ -48,7 +60,7 @@ class InstanceV1View(EntityView):
                 "description": DESCRIPTION,
                 "email": "",
                 "version": VERSION,
-                "urls": {"streaming_api": ""},
+                "urls": {"streaming_api": self.streaming_url()},
                 "stats": {"user_count": users, "status_count": posts, "domain_count": 0},
                 "thumbnail": None,
                 "languages": LANGUAGES,
@@ -67,7 +79,7 @@ class InstanceV1View(EntityView):
         )
 
 
-class InstanceV2View(EntityView):
+class InstanceV2View(InstanceView):
     """GET /api/v2/instance."""
 
     public = frozenset({"get"})
@@ -88,7 +100,7 @@ class InstanceV2View(EntityView):
                 "icon": [],
                 "languages": LANGUAGES,
                 "configuration": {
-                    "urls": {"streaming": "", "status": None},
+                    "urls": {"streaming": self.streaming_url(), "status": None},
                     "vapid": {"public_key": ""},
                     "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
                     "statuses": STATUSES,

@@ -1,0 +1,144 @@
+"""What the streaming process asks the repository, synchronously (it runs these in a thread,
+asyncio.to_thread): who a token is, and what each listener of an event is told.
+
+Why the sync repository in a thread rather than an async loader: the decision is the read
+path's (reader.py, visibility.py) and the entities are the REST API's (entities.py), both
+sync; a second, async copy of either would drift from the pages. One thread call handles
+one event for every listener it may concern, so the event loop only moves bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from social.api import entities
+from social.api.common import render_for
+from social.api.scopes import covers
+from social.repository import Repository, User, Viewer
+from social.repository.bus import DELETE, FILTERS_CHANGED, NOTIFICATION, UPDATE
+from social.repository.live import LiveEvent
+
+from .errors import Refused
+from .streams import NOTIFICATION_STREAMS, Stream
+
+# Mastodon's errors for a token (streaming/index.js: AuthenticationError is 401).
+MISSING_TOKEN = "Missing access token"
+INVALID_TOKEN = "Invalid access token"
+DISABLED = "Your login is currently disabled"
+NO_SCOPE = "Access token does not have the required scopes"
+
+
+@dataclass(frozen=True)
+class Listener:
+    """Who a connection reads as: their account and token's scopes."""
+
+    user: User
+    scopes: tuple[str, ...]
+
+    @property
+    def viewer(self) -> Viewer:
+        return Viewer.of(self.user)
+
+
+def authenticate(repo: Repository, token: str) -> Listener:
+    """Return the token's listener; raise Refused (401 missing, unknown or revoked, an app's
+    own token or a deleted account; 403 a suspended account)."""
+    if not token:
+        raise Refused(401, MISSING_TOKEN)
+    stored, user = repo.oauth.authenticate(token)
+    if stored is None or stored.user_id is None or user is None or user.is_deleted:
+        raise Refused(401, INVALID_TOKEN)
+    if user.is_suspended:
+        raise Refused(403, DISABLED)
+    if not covers(stored.scopes, "read:statuses") and not covers(
+        stored.scopes, "read:notifications"
+    ):
+        raise Refused(401, NO_SCOPE)
+    return Listener(user, stored.scopes)
+
+
+def still_valid(repo: Repository, token: str) -> bool:
+    """Whether token still stands for an account that may listen (revoked or suspended
+    since: the connection is closed)."""
+    try:
+        authenticate(repo, token)
+    except Refused:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Audience:
+    """One subscription of one connection, as the delivery sees it."""
+
+    key: int  # the subscription's id in the hub
+    listener: Listener
+    stream: Stream
+    base: str  # the site's origin, for the entities' URLs
+
+
+@dataclass
+class Told:
+    """What one event tells: (subscription key, event name, payload) in order."""
+
+    messages: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def tell(repo: Repository, event: LiveEvent, audience: Iterable[Audience]) -> Told:
+    """Decide and render event for each subscription that may hear of it (each reader's own
+    read path at this moment: blocks, mutes, filters, hidden posts)."""
+    told = Told()
+    for sub in audience:
+        message = _message(repo, event, sub)
+        if message is not None:
+            told.messages.append((sub.key, message[0], message[1]))
+    return told
+
+
+def _message(repo: Repository, event: LiveEvent, sub: Audience) -> tuple[str, str] | None:
+    stream, listener = sub.stream, sub.listener
+    if event.kind == DELETE and event.post_id is not None:
+        return (DELETE, str(event.post_id)) if stream.tells_updates else None
+    if event.kind == FILTERS_CHANGED:
+        mine = stream.name == "user" and event.user_id == listener.user.id
+        return (FILTERS_CHANGED, "undefined") if mine else None
+    if event.kind == NOTIFICATION:
+        return _notification(repo, event, sub)
+    if event.kind == UPDATE and stream.tells_updates:
+        return _update(repo, event, sub)
+    return None
+
+
+def _update(repo: Repository, event: LiveEvent, sub: Audience) -> tuple[str, str] | None:
+    stream = sub.stream
+    if not covers(sub.listener.scopes, "read:statuses"):
+        return None
+    if stream.public and event.repost_of is not None:  # reposts stay out of the timeline
+        return None
+    if stream.tag and stream.tag not in event.tags:
+        return None
+    delivered = repo.live.update_for(sub.listener.viewer, event, home=stream.name == "user")
+    if delivered is None:
+        return None
+    render = render_for(repo, sub.listener.viewer, sub.base, [delivered.post])
+    status = entities.status(render, delivered.post, delivered.counts)
+    return UPDATE, json.dumps(status, ensure_ascii=False)
+
+
+def _notification(repo: Repository, event: LiveEvent, sub: Audience) -> tuple[str, str] | None:
+    note = event.notification
+    mine = event.user_id == sub.listener.user.id and sub.stream.name in NOTIFICATION_STREAMS
+    if note is None or not mine or not covers(sub.listener.scopes, "read:notifications"):
+        return None
+    shown = repo.live.notification_for(sub.listener.viewer, note)
+    if shown is None:
+        return None
+    group, counts = shown
+    me, viewer = sub.listener.user, sub.listener.viewer
+    posts = [group.post] if group.post is not None else []
+    ids = [u.id for u in group.accounts]
+    render = render_for(repo, viewer, sub.base, posts, ids, read_names={me.username: me.id})
+    data = entities.notification(render, group, group.events[0], counts)
+    return (NOTIFICATION, json.dumps(data, ensure_ascii=False)) if data is not None else None
