@@ -9,6 +9,7 @@ again and goes on from that id, so listeners miss nothing the stream still holds
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections import Counter
@@ -73,6 +74,7 @@ class Hub:
         self._keys = itertools.count(1)
         self._task: asyncio.Task | None = None
         self.connected = asyncio.Event()  # the bus reader reads (tests wait for it)
+        self.stopping = False
 
     def start(self) -> None:
         """Start the bus reader, once."""
@@ -80,9 +82,10 @@ class Hub:
             self._task = asyncio.get_running_loop().create_task(self.run())
 
     async def stop(self) -> None:
+        self.stopping = True  # a cancelled read may surface as a ConnectionError: run() ends
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            self._task.cancel()  # redis-py ends a blocked XREAD only when it returns: bounded
+            await asyncio.wait([self._task], timeout=2)
         for connection in list(self.connections):
             connection.closed.set()
 
@@ -121,7 +124,7 @@ class Hub:
         """Read the bus for ever, from the newest event on, and deliver each in order."""
         last: str | None = None
         attempt = 0
-        while True:
+        while not self.stopping:
             client = get_async_redis(wait=BLOCK_MS / 1000)
             try:
                 bus = LiveBus(client)
@@ -135,12 +138,15 @@ class Hub:
                         last = event.id
             except (*UNAVAILABLE, OSError) as error:
                 self.connected.clear()
+                if self.stopping:
+                    return
                 wait = RECONNECT_WAIT[min(attempt, len(RECONNECT_WAIT) - 1)]
                 attempt += 1
                 log.warning("live bus unavailable (%s): again in %s s", error, wait)
                 await asyncio.sleep(wait)
-            finally:
-                await client.aclose()
+            finally:  # a read cancelled mid-way can leave aclose() waiting: bounded
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(client.aclose(), 1)
 
     def audience(self, event: LiveEvent) -> list[Audience]:
         """The subscriptions event may concern (the thread decides for each)."""
