@@ -326,3 +326,20 @@ def test_one_address_holds_at_most_its_limit_of_connections(site, repo):
     status = getattr(getattr(refused, "response", None), "status_code", None)
     code = getattr(getattr(refused, "rcvd", None), "code", None)
     assert status == 429 or code == 4429, refused
+
+
+def test_an_open_websocket_closes_once_its_token_is_revoked(site, repo):
+    _, streaming = site
+    token = token_for(repo, make_user(repo, "alice"), "read")
+
+    async def run() -> float:
+        ws = await ws_connect(streaming, token)
+        await ws.send(json.dumps({"type": "subscribe", "stream": "user"}))
+        await asyncio.sleep(0.3)
+        await asyncio.to_thread(repo.oauth.revoke, token)
+        started = time.monotonic()
+        with pytest.raises(websockets.ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), WAIT)
+        return time.monotonic() - started
+
+    assert asyncio.run(run()) < 4 * 0.3 + 2  # checked every four heartbeats (0.3 s here)

@@ -40,7 +40,7 @@ TOO_MANY = "Too many connections from this address"
 MALFORMED = "Error parsing message"
 MESSAGE_MAX = 4096  # characters of one client message read
 SUBSCRIPTIONS_MAX = 32  # streams one WebSocket may hold
-RECHECK_EVERY = 4  # heartbeats between checks that the token still holds
+RECHECK_EVERY = 4  # heartbeat periods between checks that the token still holds
 
 
 def headers_of(scope: Scope) -> dict[str, str]:
@@ -217,22 +217,21 @@ class StreamingApp:
         overflows, or the token no longer holds."""
 
         async def sending() -> None:
-            beats = 0
+            every = settings.RETWIS_STREAMING_HEARTBEAT
+            loop = asyncio.get_running_loop()
+            checked = loop.time()
             while True:
+                text: str | None
                 try:
-                    text = await asyncio.wait_for(
-                        connection.queue.get(), settings.RETWIS_STREAMING_HEARTBEAT
-                    )
+                    text = await asyncio.wait_for(connection.queue.get(), every)
                 except TimeoutError:
-                    beats += 1
-                    if beats % RECHECK_EVERY == 0 and not await asyncio.to_thread(
-                        still_valid, get_repository(), connection.token
-                    ):
+                    text = heartbeat
+                if loop.time() - checked >= every * RECHECK_EVERY:  # revoked, suspended?
+                    if not await asyncio.to_thread(still_valid, get_repository(), connection.token):
                         return
-                    if heartbeat is not None:
-                        await write(heartbeat)
-                    continue
-                await write(text)
+                    checked = loop.time()
+                if text is not None:
+                    await write(text)
 
         async def receiving() -> None:
             while True:
