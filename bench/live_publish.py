@@ -76,7 +76,7 @@ def run(port: int, count: int, followers: int) -> None:
         repo.graph.follow(repo.users.create_user(f"fan{i}", "x").id, author)
     timings: dict[str, list[float]] = {"with the event": [], "without": []}
     for n in range(count // ROUND):
-        for label in (("with the event", "without") if n % 2 else ("without", "with the event")):
+        for label in ("with the event", "without") if n % 2 else ("without", "with the event"):
             patch = mock.patch.object(posts, "queue_event") if label == "without" else None
             if patch:
                 patch.start()
