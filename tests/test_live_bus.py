@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
@@ -15,6 +16,13 @@ from social.repository import Viewer
 from social.repository.live import LiveBus, LiveEvent, live_event_from
 
 T0 = 1_700_000_000
+
+
+def in_new_loop(coroutine):
+    """Run coroutine to its end on an event loop of its own, in a thread of its own (the
+    browser tests' Playwright keeps a loop running in the suite's main thread)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def events(r) -> list[LiveEvent]:
@@ -160,6 +168,6 @@ def test_the_async_reader_reads_after_an_id_and_waits(repo, r, alice):
         await client.aclose()
         return start, waited, got
 
-    start, waited, got = asyncio.run(run())
+    start, waited, got = in_new_loop(run())
     assert waited == []
     assert [e.kind for e in got] == ["update"] and got[0].id > start

@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -44,6 +45,13 @@ def site(redis_server, tmp_path_factory):
         with urllib.request.urlopen(url + "/api/v1/instance", timeout=5) as answer:
             streaming = json.load(answer)["urls"]["streaming_api"]
         yield url, streaming.replace("ws://", "http://")
+
+
+def in_new_loop(coroutine):
+    """Run coroutine to its end on an event loop of its own, in a thread of its own (the
+    browser tests' Playwright keeps a loop running in the suite's main thread)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def get(url: str, token: str | None = None) -> tuple[int, str]:
@@ -158,7 +166,7 @@ def test_a_websocket_subscribes_to_user_and_hashtag_and_hears_both(site, repo):
         await ws.close()
         return got
 
-    first, second = asyncio.run(run())
+    first, second = in_new_loop(run())
     assert first["stream"] == ["user"] and first["event"] == "update"
     assert json.loads(first["payload"])["account"]["username"] == "bob"
     assert second["stream"] == ["hashtag", "Redis"] and second["event"] == "update"
@@ -187,7 +195,7 @@ def test_a_blocked_muted_or_filtered_authors_post_never_arrives(site, repo):
         await ws.close()
         return got
 
-    got = asyncio.run(run())
+    got = in_new_loop(run())
     texts = {json.loads(m["payload"])["content"] for m in got}
     assert len(texts) == 1 and "the last one" in texts.pop()  # bob's came; nothing before it
     assert sorted(m["stream"][0] for m in got) == ["public", "user"]
@@ -213,7 +221,7 @@ def test_the_token_may_come_as_a_query_parameter_or_the_websocket_protocol(site,
         await by_query.close()
         return got
 
-    protocol, one, other = asyncio.run(run())
+    protocol, one, other = in_new_loop(run())
     assert protocol == token
     assert one["stream"] == other["stream"] == ["public"]
 
@@ -260,7 +268,7 @@ def test_a_websocket_with_a_bad_token_is_refused_before_it_opens(site):
             return error
         raise AssertionError("opened")
 
-    error = asyncio.run(run())
+    error = in_new_loop(run())
     status = getattr(getattr(error, "response", None), "status_code", None)
     code = getattr(getattr(error, "rcvd", None), "code", None)
     assert status == 401 or code == 4401, error
@@ -290,7 +298,7 @@ def test_a_websocket_answers_unknown_streams_and_malformed_messages_and_stays_op
         await ws.close()
         return got
 
-    got = asyncio.run(run())
+    got = in_new_loop(run())
     assert got[:5] == [
         {"error": "Unknown stream type", "status": 400},
         {"error": "Error parsing message", "status": 400},
@@ -321,7 +329,7 @@ def test_one_address_holds_at_most_its_limit_of_connections(site, repo):
             await ws.close()
         return len(held), refused, opened
 
-    held, refused, opened = asyncio.run(run())
+    held, refused, opened = in_new_loop(run())
     assert held == PER_ADDRESS and refused is not None and opened
     status = getattr(getattr(refused, "response", None), "status_code", None)
     code = getattr(getattr(refused, "rcvd", None), "code", None)
@@ -342,4 +350,4 @@ def test_an_open_websocket_closes_once_its_token_is_revoked(site, repo):
             await asyncio.wait_for(ws.recv(), WAIT)
         return time.monotonic() - started
 
-    assert asyncio.run(run()) < 4 * 0.3 + 2  # checked every four heartbeats (0.3 s here)
+    assert in_new_loop(run()) < 4 * 0.3 + 2  # checked every four heartbeats (0.3 s here)

@@ -15,6 +15,7 @@ from social.streaming.hub import Connection, Hub
 from social.streaming.streams import Stream
 from tests.conftest import CLUSTER, cache_settings, make_user
 from tests.redis_server import RedisServer
+from tests.test_streaming import in_new_loop
 
 
 def connection(user, *, buffer: int = 10, address: str = "192.0.2.1") -> Connection:
@@ -56,7 +57,7 @@ def test_a_redis_outage_is_ridden_out_and_nothing_written_meanwhile_is_missed(se
             await hub.stop()
             return got
 
-        assert asyncio.run(run()) == ["public update ", "public update "]
+        assert in_new_loop(run()) == ["public update ", "public update "]
     finally:
         server.stop()
 
@@ -68,7 +69,7 @@ def test_a_client_that_never_reads_is_dropped_at_its_bounded_queue(repo, alice):
             slow.put(Stream("public"), "update", "{}")
         return slow.closed.is_set() and slow.dropped, slow.queue.qsize()
 
-    assert asyncio.run(run()) == (True, 3)
+    assert in_new_loop(run()) == (True, 3)
 
 
 def test_an_address_holds_at_most_its_limit_and_a_freed_place_is_taken_again(repo, alice):
@@ -81,4 +82,4 @@ def test_an_address_holds_at_most_its_limit_and_a_freed_place_is_taken_again(rep
         hub.leave(first)
         return [*admitted, other, hub.admit(third, 2), not hub.subs]
 
-    assert asyncio.run(run()) == [True, True, False, True, True, True]
+    assert in_new_loop(run()) == [True, True, False, True, True, True]
