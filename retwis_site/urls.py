@@ -15,6 +15,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
 if settings.MEDIA_STORAGE == "local" and settings.MEDIA_URL.startswith("/"):
     urlpatterns.append(path(f"{settings.MEDIA_URL[1:]}<path:name>", media.serve, name="media"))
 
+handler400 = "social.errors.bad_request"
 handler404 = "social.errors.page_not_found"
 handler403 = "social.errors.permission_denied"
 handler500 = "social.errors.server_error"

@@ -14,6 +14,7 @@ from django.utils.functional import SimpleLazyObject, empty
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
+from social.numbers import whole_number
 from social.repository import (
     Page,
     Repository,
@@ -84,11 +85,8 @@ class RepositoryMixin:
         return result
 
     def requested_page(self) -> int:
-        """The `page` asked for as a number (1 when it is not a whole number)."""
-        try:
-            return int(self.request.GET.get("page", "1"))
-        except ValueError:
-            return 1
+        """The `page` asked for as a number (1 when it is not one: social.numbers)."""
+        return whole_number(self.request.GET.get("page", "1")) or 1
 
     def page_number(self) -> int:
         """The page to read: the one asked for, between 1 and MAX_PAGE."""

@@ -60,11 +60,17 @@ def test_a_max_id_no_longer_listed_still_pages_in_order(repo, alice, bob, posts)
     assert ids(page) == [posts[5], posts[4], posts[3]]
 
 
-def test_limit_is_clamped_and_junk_ignored(repo, bob, posts):
+def test_limit_is_clamped_an_empty_one_ignored_and_junk_refused(repo, bob, posts):
     api = Api(token_for(repo, bob))
     assert len(ids(api.get("/api/v1/timelines/home", {"limit": "1000"}))) == 12
     assert len(ids(api.get("/api/v1/timelines/home", {"limit": "0"}))) == 1
-    assert len(ids(api.get("/api/v1/timelines/home", {"limit": "x", "max_id": "y"}))) == 12
+    assert len(ids(api.get("/api/v1/timelines/home", {"limit": "", "max_id": ""}))) == 12
+    for junk in ({"limit": "x"}, {"max_id": "y"}):  # test_api_bad_input.py has the rest
+        refused = api.get("/api/v1/timelines/home", junk)
+        assert refused.status_code == 400
+        assert refused.json() == {
+            "error": f"{next(iter(junk))} must be a number: 1 to 19 digits 0-9"
+        }
 
 
 def test_blocks_mutes_and_filters_apply_as_on_the_pages(repo, alice, bob, charlie):

@@ -13,6 +13,10 @@ JUNK = [
     "1e3",
     "nan",
     "١٢-٣",  # digits of another script: Python's int() and \d take them, Redis does not
+    "١٢",
+    "²",  # str.isdigit() takes it, int() does not
+    "1_0",  # int() takes it
+    "9" * 19,  # above Redis's integer range
     "18446744073709551616-0",
     "9" * 30,
     "9" * 5000,

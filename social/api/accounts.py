@@ -10,6 +10,7 @@ from django.utils.translation import gettext
 from social import auth
 from social.images import MAX_BYTES
 from social.keys import RELATIONS_CAP
+from social.numbers import whole_number
 from social.profile_forms import ProfileForm
 from social.repository import CannotFollowSelf, NotAllowed, OwnPosts
 from social.repository.models import Page
@@ -17,7 +18,7 @@ from social.repository.models import Page
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
 from .common import EntityView
-from .forms import flag, id_param, invalid, limit_param, lookup_ids, text_param
+from .forms import bad_number, flag, invalid, limit_param, lookup_ids, text_param
 from .paging import link_header, page_number, read_posts
 
 RELATIONSHIPS_MAX = 80  # ids asked about at once
@@ -141,14 +142,18 @@ class AccountsView(EntityView):
 
 
 class RelationshipsView(EntityView):
-    """GET /api/v1/accounts/relationships?id[]=...: the reader's relation to each."""
+    """GET /api/v1/accounts/relationships?id[]=...: the reader's relation to each of the
+    first RELATIONSHIPS_MAX ids (each a number, else 400; empty ones skipped)."""
 
     scopes = {"get": "read:follows"}
 
     def get(self, request: HttpRequest) -> HttpResponse:
         me = self.me()
-        raw = request.GET.getlist("id[]") or request.GET.getlist("id")
-        ids = [id_param(value) for value in raw[:RELATIONSHIPS_MAX] if str(value).isdigit()]
+        name = "id[]" if "id[]" in request.GET else "id"
+        raw = [value for value in request.GET.getlist(name)[:RELATIONSHIPS_MAX] if value]
+        ids = [number for value in raw if (number := whole_number(value)) is not None]
+        if len(ids) < len(raw):
+            raise bad_number(name)
         found = self.repo.api_reads.relationships(me.id, ids)
         return json_response([entities.relationship(found[i]) for i in dict.fromkeys(ids)])
 

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import (
+    BadRequest,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.multipartparser import MultiPartParserError
 from django.http.response import HttpResponseBase
@@ -27,6 +36,7 @@ from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
 from social.http import SiteHttpRequest
+from social.numbers import whole_number
 from social.redis_client import UNAVAILABLE
 from social.repository import (
     AnonymousUser,
@@ -46,6 +56,11 @@ log = logging.getLogger(__name__)
 R = TypeVar("R", bound=HttpResponseBase)
 
 BODY_MAX = 64 * 1024  # bytes of a request body (a status is 280 characters)
+# Arrays and objects in a JSON body nest at most this deep (Mastodon's deepest is 3: a
+# filter's keywords). Python's parser recurses: past ~1,000 levels, a RecursionError.
+JSON_DEPTH_MAX = 32
+# Paths that answer JSON, whatever goes wrong (errors.py's handlers ask is_api_path).
+API_PATHS = ("/api/", "/oauth/token", "/oauth/revoke", "/.well-known/", "/nodeinfo/")
 TOKEN_MAX = 256
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
@@ -56,6 +71,7 @@ CORS_HEADERS = {
     "Access-Control-Max-Age": "600",
 }
 
+INVALID_JSON = "Invalid JSON in the request body"
 INVALID_TOKEN = "The access token is invalid"
 OUT_OF_SCOPE = "This action is outside the authorized scopes"
 NEEDS_USER = "This method requires an authenticated user"
@@ -104,6 +120,11 @@ def rate_headers(limit: int, remaining: int, reset_after: int) -> dict[str, str]
     }
 
 
+def is_api_path(path: str) -> bool:
+    """Whether path answers JSON (the API, OAuth's token endpoints, .well-known)."""
+    return path.startswith(API_PATHS)
+
+
 def error_for(exception: Exception) -> HttpResponse | None:
     """Return the answer Mastodon gives for an error a view raised, or None to re-raise."""
     if isinstance(exception, ApiError):
@@ -121,16 +142,92 @@ def error_for(exception: Exception) -> HttpResponse | None:
     if isinstance(exception, UNAVAILABLE):
         log.warning("Redis unavailable on the API: %s", exception)
         return error_response(503, "Service unavailable", {"Retry-After": "10"})
-    return None
+    refused = refused_request(exception)
+    if refused is not None:  # what Django would have logged, had it seen the exception
+        log.warning("Refused on the API: %r", exception)
+    return refused
+
+
+def refused_request(exception: Exception) -> HttpResponse | None:
+    """Return the JSON answer to a request Django refuses to read (too many fields, a
+    broken multipart body, a bad Host...: its own 400s), or None for other errors."""
+    if isinstance(exception, RequestDataTooBig):
+        return error_response(413, "Request entity too large")
+    if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
+        message = "Too many parameters"
+    elif isinstance(exception, MultiPartParserError):
+        message = "Invalid multipart body"
+    elif isinstance(exception, SuspiciousOperation | BadRequest):
+        message = "Bad request"
+    else:
+        return None
+    return error_response(400, message)
+
+
+_STRING = re.compile(rb'"[^"]*"?')  # a string once escapes are gone; an unclosed one too
+_BRACKETS = bytes.maketrans(b"{}", b"[]")  # both kinds of nesting count alike
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_RUNS = re.compile(rb"\[+|\]+")
+_TOO_DEEP = b"[" * (JSON_DEPTH_MAX + 1)
+_LEAF_PASSES = 4
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def too_deep(raw: bytes) -> bool:
+    """Whether raw's arrays and objects nest deeper than JSON_DEPTH_MAX: checked before
+    parsing, in a few passes of C over raw (the parser recurses). Counting the brackets
+    settles almost every body. Else the brackets outside strings are kept (escapes removed
+    first: backslashes pair from the left, as JSON reads them); a few passes remove the
+    innermost pairs (each pass one level: [[][]] becomes []), so that few runs of brackets
+    are left whatever the shape, and the depth is the highest sum of the runs."""
+    if raw.count(b"[") + raw.count(b"{") <= JSON_DEPTH_MAX:
+        return False
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    nesting = _STRING.sub(b"", unescaped).translate(_BRACKETS, _NOT_BRACKETS)
+    if _TOO_DEEP in nesting:
+        return True
+    for _ in range(_LEAF_PASSES):
+        nesting = nesting.replace(b"[]", b"")
+    runs = (len(run) if run[0] == ord("[") else -len(run) for run in _RUNS.findall(nesting))
+    return max(accumulate(runs), default=0) + _LEAF_PASSES > JSON_DEPTH_MAX
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether parsed JSON holds a lone surrogate ("\\ud800" with no pair): no Redis write
+    or response could encode it as UTF-8."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(has_lone_surrogate(k) or has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(has_lone_surrogate(v) for v in value)
+    return False
+
+
+def parse_json(raw: bytes) -> dict[str, Any]:
+    """Return a JSON body's object; raise ApiError 400 for JSON that does not parse,
+    nests deeper than JSON_DEPTH_MAX, holds a lone surrogate or is not an object."""
+    if too_deep(raw):
+        raise ApiError(400, f"{INVALID_JSON}: nested deeper than {JSON_DEPTH_MAX} levels")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # and so UnicodeDecodeError; 4,300+ digits
+        raise ApiError(400, INVALID_JSON) from None
+    if (b"\\ud" in raw or b"\\uD" in raw) and has_lone_surrogate(data):
+        raise ApiError(400, INVALID_JSON)
+    if not isinstance(data, dict):
+        raise ApiError(400, "The request body must be a JSON object")
+    return data
 
 
 def parse_body(request: HttpRequest, limit: int = BODY_MAX) -> QueryDict | dict[str, Any]:
     """Return the request's parameters: a JSON object or a form (urlencoded or multipart),
     as Mastodon takes either; a multipart form's files are request.FILES, or for another
     method than POST (update_credentials' PATCH) request.upload_files. Raise ApiError 413
-    past `limit` bytes, 400 for JSON that does not parse or is not an object."""
-    length = request.META.get("CONTENT_LENGTH") or "0"
-    if not length.isdigit() or int(length) > limit:
+    past `limit` bytes, 400 for JSON parse_json refuses (Django's own refusals, such as
+    too many fields, are refused_request's)."""
+    length = whole_number(request.META.get("CONTENT_LENGTH") or "0")
+    if length is None or length > limit:
         raise ApiError(413, "Request entity too large")
     content_type = request.content_type or ""
     if content_type == "multipart/form-data" and request.method not in ("GET", "POST"):
@@ -142,15 +239,7 @@ def parse_body(request: HttpRequest, limit: int = BODY_MAX) -> QueryDict | dict[
         return data
     if content_type == "application/json":
         raw = request.body
-        if not raw.strip():
-            return {}
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError(400, "Invalid JSON in the request body") from None
-        if not isinstance(data, dict):
-            raise ApiError(400, "The request body must be a JSON object")
-        return data
+        return parse_json(raw) if raw.strip() else {}
     if request.method == "POST":
         return request.POST
     if content_type == "application/x-www-form-urlencoded" and request.body:

@@ -10,13 +10,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from social.forms import POST_MAX, RAW_POST_MAX, shows_something
+from social.numbers import id_number, whole_number
 from social.repository.oauth import NAME_MAX, REDIRECT_URI_MAX, REDIRECT_URIS_MAX, WEBSITE_MAX
 
 from . import redirect_uris
 from . import scopes as scope_rules
 from .base import ApiError
-
-ID_MAX = 2**63 - 1  # Redis's integer range: ids come from INCR
 
 
 def invalid(message: str) -> ApiError:
@@ -40,25 +39,42 @@ def text_param(params: Mapping[str, Any], name: str, limit: int) -> str:
     return value
 
 
-def id_param(value: Any, name: str = "id") -> int:
-    """An id (given as a string of digits, as Mastodon's are, or a number): 1 up to
-    Redis's integer range, else ApiError 404 for a path's id: no such record."""
-    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
-    if not text.isdigit() or not 0 < int(text) <= ID_MAX:
+def bad_number(name: str) -> ApiError:
+    """The answer to a limit, cursor or id list that is not a number (social.numbers)."""
+    return ApiError(400, f"{name} must be a number: 1 to 19 digits 0-9")
+
+
+def number_param(params: Mapping[str, Any], name: str) -> int | None:
+    """A number parameter (a limit, a cursor): None when absent or empty, else a
+    social.numbers.whole_number, or ApiError 400."""
+    value = params.get(name)
+    if value is None or value == "":
+        return None
+    number = whole_number(value)
+    if number is None:
+        raise bad_number(name)
+    return number
+
+
+def id_param(value: Any) -> int:
+    """A path's id (a string of digits, as Mastodon's are): 1 up to Redis's integer
+    range (social.numbers.id_number), else ApiError 404: no such record."""
+    number = id_number(value)
+    if number is None:
         raise ApiError(404, "Record not found")
-    return int(text)
+    return number
 
 
 def optional_id(params: Mapping[str, Any], name: str) -> int | None:
     """An optional id parameter (in_reply_to_id): None when absent or empty, else as
     id_param, but 422 when malformed."""
     value = params.get(name)
-    if value in (None, ""):
+    if value is None or value == "":
         return None
-    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
-    if not text.isdigit() or not 0 < int(text) <= ID_MAX:
+    number = id_number(value)
+    if number is None:
         raise invalid(f"{name} is not a valid id")
-    return int(text)
+    return number
 
 
 def flag(params: Mapping[str, Any], name: str) -> bool:
@@ -147,20 +163,17 @@ def new_status(params: Mapping[str, Any]) -> NewStatus:
 
 
 def limit_param(params: Mapping[str, Any], default: int, most: int) -> int:
-    """`limit`: a whole number, clamped to 1..most (Mastodon clamps); junk means default."""
-    value = params.get("limit")
-    text = str(value) if isinstance(value, str | int) else ""
-    if not text.isdigit():
-        return default
-    return max(1, min(int(text[:9]), most))
+    """`limit`: default when absent, else a number clamped to 1..most (Mastodon clamps);
+    ApiError 400 when it is not a number."""
+    number = number_param(params, "limit")
+    return default if number is None else max(1, min(number, most))
 
 
 def lookup_ids(request: Any, most: int) -> list[int]:
     """`id[]` of a lookup of many records (statuses, accounts): the ids, once each, in the
-    order given; those that are not ids (ASCII digits, at most 19) are none (as unknown
+    order given; those that are not ids (social.numbers.id_number) are none (as unknown
     ones); more than `most` is 422."""
     raw = request.GET.getlist("id[]") or request.GET.getlist("id")
     if len(raw) > most:
         raise invalid(f"id: at most {most}")
-    found = (v for v in raw if v.isascii() and v.isdigit() and len(v) <= 19 and int(v) > 0)
-    return list(dict.fromkeys(int(v) for v in found if int(v) <= ID_MAX))
+    return list(dict.fromkeys(i for v in raw if (i := id_number(v)) is not None))

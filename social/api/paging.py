@@ -21,20 +21,17 @@ from social.repository import Post, PostCounts, Repository, Source, Viewer
 from social.repository.api_reads import AccountRow
 from social.repository.oauth import RememberedToken
 
-from .forms import ID_MAX, limit_param
+from .forms import limit_param, number_param
 
 CURSORS = ("max_id", "since_id", "min_id")
 RETRIES = 5  # pages read past ones whose every post is hidden, before answering empty
 
 
 def cursor(params: Mapping[str, Any], name: str) -> int | None:
-    """A cursor parameter as an id, or None (absent, or not an id: ignored, as Mastodon
-    ignores it)."""
-    value = params.get(name)
-    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
-    if not text.isdigit() or not 0 < int(text[:20]) <= ID_MAX:
-        return None
-    return int(text)
+    """A cursor parameter as a number, or None (absent, empty or 0: no cursor); ApiError
+    400 when it is not a number (forms.number_param). It need not be an id that exists:
+    a max_id above every id pages from the newest, a since_id above every id finds none."""
+    return number_param(params, name) or None
 
 
 @dataclass

@@ -9,6 +9,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
+from social.numbers import ID_MAX, whole_number
 from social.repository import Repository
 from social.repository.audit import ACTIONS, REASON_MAX
 from social.repository.directory import CONTAINS_MIN, USER_STATUSES
@@ -219,11 +220,11 @@ class PostIdsField(forms.Field):
         if not value:
             return []
         values = value if isinstance(value, list | tuple) else [value]
-        try:
-            ids = [int(v) for v in values]
-        except (TypeError, ValueError):
-            raise ValidationError(gettext("Post ids are numbers."), code="invalid") from None
-        if any(i < 1 for i in ids):
+        numbers = [whole_number(v) for v in values]
+        if None in numbers:
+            raise ValidationError(gettext("Post ids are numbers."), code="invalid")
+        ids = [i for i in numbers if i is not None]
+        if any(not 0 < i <= ID_MAX for i in ids):
             raise ValidationError(gettext("Post ids are positive numbers."), code="invalid")
         return list(dict.fromkeys(ids))
 
