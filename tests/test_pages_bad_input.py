@@ -23,9 +23,12 @@ SWEEP = ["²", "١٢", "01" + "0" * 5000, "9" * 20, "9" * 19, "-1", "1_0", "\x00
 DIGITS = ["0", "00", "9" * 19, "9" * 20, "9" * 5000]
 ALLOWED = {200, 301, 302, 400, 403, 404, 405}
 ANSWERS_JSON = ("/oauth/token", "/oauth/revoke", "/.well-known/")
-# The only writes allowed: a web Repost counts the attempt against the reposter's limit
-# before it looks for the post, as every limited action of the site's forms does.
-COUNTED = {"p/<int:post_id>/repost/": "repost_user", "p/<int:post_id>/unrepost/": "repost_user"}
+# The only writes allowed: a web Like or Repost counts the attempt against the person's
+# limit before it looks for the post, as every limited action of the site's forms does.
+COUNTED = {
+    "p/<int:post_id>/repost/": "repost_user", "p/<int:post_id>/unrepost/": "repost_user",
+    "p/<int:post_id>/like/": "like_user", "p/<int:post_id>/unlike/": "like_user",
+}  # fmt: skip
 
 
 def site_routes(patterns=None, prefix: str = "") -> list[tuple[str, URLPattern]]:

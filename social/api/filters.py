@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 
 from social import auth
 from social.keys import FILTER_CONTEXTS, FILTER_KEYWORDS_CAP, FILTER_MAX
+from social.numbers import id_number, whole_number
 from social.repository import NotAllowed
 from social.repository.filters import ACTIONS, FilterDraft, Keyword, WordFilter
 
@@ -26,15 +27,14 @@ from .entities import filter_json, iso, keyword_json
 from .forms import flag, invalid, text_param
 
 EXPIRES_MAX = 10 * 365 * 86400  # seconds: ten years (longer: never expires)
-ID_DIGITS = 19  # Redis's integer range
 
 
 def ident(value: object) -> int:
-    """A path's id: ASCII digits, at most ID_DIGITS of them (not "²"), else 404."""
-    text = value if isinstance(value, str) else ""
-    if not (text.isascii() and text.isdigit() and len(text) <= ID_DIGITS and int(text)):
+    """A path's id (social.numbers.id_number: not "²"), else 404."""
+    number = id_number(value) if isinstance(value, str) else None
+    if number is None:
         raise ApiError(404, "Record not found")
-    return int(text)
+    return number
 
 
 def values(params: Mapping[str, Any], name: str) -> list | None:
@@ -81,10 +81,9 @@ def expires_param(params: Mapping[str, Any]) -> tuple[bool, int | None]:
         value = value[0] if value else None
     if value is None or value == "":
         return True, None
-    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else "x"
-    if not (text.isascii() and text.isdigit() and len(text) <= ID_DIGITS):
+    seconds = whole_number(value)
+    if seconds is None:
         raise invalid("Expires in is not a number")
-    seconds = int(text)
     if not 0 < seconds <= EXPIRES_MAX:
         raise invalid(f"Expires in must be between 1 and {EXPIRES_MAX} seconds")
     return True, seconds
@@ -279,10 +278,10 @@ class KeywordsView(FilterEndpoint):
         return json_response([keyword_json(k) for k in self.own(filter_id).keywords])
 
     def post(self, request: HttpRequest, filter_id: str) -> HttpResponse:
+        ident(filter_id)  # a path that names no filter is 404 first, as Mastodon's
         params = self.request.params
         text = keyword_text(params.get("keyword")) or ""
         added = FilterDraft(keywords=((text, bool(whole_word(params))),))
-        ident(filter_id)
         headers = self.limited()
         try:
             f = self.repo.filters.update(self.me().id, ident(filter_id), added)

@@ -17,13 +17,15 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 
+from social.numbers import id_number
 from social.repository.markers import TIMELINES
 from social.repository.notifications import GROUPED, KINDS, GroupPage, NotificationGroup, Query
 
 from . import entities
 from .base import ApiError, json_response
 from .common import EntityView
-from .forms import invalid
+from .forms import invalid, limit_param
+from .paging import cursor
 
 # Mastodon's notification types, and our kinds each stands for (a reply is a mention).
 TYPES = {
@@ -31,41 +33,23 @@ TYPES = {
     "reblog": ("repost",),
 }  # fmt: skip
 LIST_MAX = 20  # values of a list parameter (types[]...) read; Mastodon has 14 types
-ID_RE = re.compile(r"[0-9]{1,19}")
-ID_MAX = 2**63 - 1
 GROUP_KEY_RE = re.compile(r"(?:ungrouped|like|repost|follow)-[0-9]{1,19}")
 CURSORS = ("max_id", "since_id", "min_id")
 
 
 def id_of(value: object) -> int | None:
-    """An id given as ASCII digits (at most 19, within Redis's integers), else None."""
-    text = value if isinstance(value, str) else str(value) if type(value) is int else ""
-    if not ID_RE.fullmatch(text) or not 0 < int(text) <= ID_MAX:
-        return None
-    return int(text)
+    """An id (social.numbers.id_number), else None."""
+    return id_number(value)
 
 
 def cursor_of(params: Mapping[str, Any], name: str) -> int | None:
-    """A paging cursor: absent is None; anything but an id is a 422 (nothing is read)."""
-    value = params.get(name)
-    if value in (None, ""):
-        return None
-    found = id_of(value)
-    if found is None:
-        raise invalid(f"{name} is not a valid id")
-    return found
+    """A paging cursor (paging.cursor: a number, else 400; nothing is read)."""
+    return cursor(params, name)
 
 
 def limit_of(params: Mapping[str, Any], default: int, most: int) -> int:
-    """`limit`: ASCII digits, clamped to 1..most (Mastodon clamps); absent: default;
-    anything else a 422."""
-    value = params.get("limit")
-    if value in (None, ""):
-        return default
-    text = value if isinstance(value, str) else ""
-    if not re.fullmatch(r"[0-9]{1,9}", text):
-        raise invalid("limit is not a number")
-    return max(1, min(int(text), most))
+    """`limit` (forms.limit_param: a number clamped to 1..most, else 400)."""
+    return limit_param(params, default, most)
 
 
 def values(request: HttpRequest, name: str) -> list[str] | None:
