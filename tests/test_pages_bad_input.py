@@ -85,6 +85,8 @@ def world(repo, alice, bob, sam):
         "report_id": "1",
         "filter_id": "1",
         "client_id": "c" * 43,
+        "token": "t" * 43,
+        "name": "no/such.png",
     }
 
 
