@@ -168,6 +168,7 @@ _STRING = re.compile(rb'"[^"]*"?')  # a string once escapes are gone; an unclose
 _BRACKETS = bytes.maketrans(b"{}", b"[]")  # both kinds of nesting count alike
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _RUNS = re.compile(rb"\[+|\]+")
+_TOO_DEEP = b"[" * (JSON_DEPTH_MAX + 1)
 _LEAF_PASSES = 4
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -183,6 +184,8 @@ def too_deep(raw: bytes) -> bool:
         return False
     unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
     nesting = _STRING.sub(b"", unescaped).translate(_BRACKETS, _NOT_BRACKETS)
+    if _TOO_DEEP in nesting:
+        return True
     for _ in range(_LEAF_PASSES):
         nesting = nesting.replace(b"[]", b"")
     runs = (len(run) if run[0] == ord("[") else -len(run) for run in _RUNS.findall(nesting))
