@@ -104,12 +104,26 @@ class ConversationMixin(RepositoryMixin):
     def conversation_context(self, conversation: Conversation, reply_form=None) -> dict:
         """Return what post_detail.html shows of a conversation, with the reply form (a
         blank one unless given) when this reader may reply."""
+        if reply_form is None and conversation.can_reply:
+            prefix = reply_mentions(conversation.post, self.request.user.id)
+            reply_form = ReplyForm(initial={"status": prefix} if prefix else None)
         return {
             "conversation": conversation,
             "post": conversation.post,
             "counts": conversation.counts,
-            "reply_form": (reply_form or ReplyForm()) if conversation.can_reply else None,
+            "reply_form": reply_form if conversation.can_reply else None,
         }
+
+
+def reply_mentions(post: Post, replier_id: int | None) -> str:
+    """Return what a reply to post starts with, as Mastodon pre-fills it: "@author " and
+    the post's other @mentions, each once, never the replier ("" when none is left)."""
+    names: dict[int, str] = {post.author_id: post.author_name}
+    for name, user_id in post.mentions:
+        names.setdefault(user_id, name)
+    if replier_id is not None:
+        names.pop(replier_id, None)
+    return "".join(f"@{name} " for name in names.values())
 
 
 class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
