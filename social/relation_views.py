@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse, HttpResponseRedirect
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views import View
@@ -71,6 +71,30 @@ class RelationView(LoginNextMixin, UserPageMixin, View):
         else:
             messages.info(request, already[self.action] % name)
         return HttpResponseRedirect(back)
+
+
+class BlockView(RelationView):
+    """/u/<username>/block/: GET asks to confirm, saying what a block does (a form that
+    POSTs: no script needed); POST blocks (RelationView)."""
+
+    http_method_names = ["get", "post"]
+    action = "block"
+
+    def login_next(self) -> str:
+        if self.request.method == "GET":  # this page itself: a browser GETs it after login
+            return self.request.get_full_path()
+        return super().login_next()
+
+    def get(self, request: AuthenticatedHttpRequest, username: str) -> HttpResponse:
+        target = self.target_user  # 404 for a missing or suspended account, as its profile
+        profile = reverse("social:profile", args=[target.username])
+        context = {
+            "target": target,
+            "own": target.id == request.user.id,
+            "back": self.safe_url(request.GET.get("next"), profile),
+            "profile": profile,
+        }
+        return render(request, "social/block_confirm.html", context)
 
 
 class RelationListView(LoginNextMixin, RepositoryMixin, TemplateView):

@@ -7,6 +7,7 @@ from social import account_views, email_views, feeds, post_actions, views
 from social.forms import TAG_NAME_RE, is_tag
 from social.profile_views import ProfileSettingsView
 from social.relation_views import (
+    BlockView,
     FilterDeleteView,
     FilterView,
     RelationListView,
@@ -96,9 +97,11 @@ urlpatterns = [
         email_views.ResetPasswordView.as_view(),
         name="password_reset",
     ),
+    path("u/<str:username>/block/", BlockView.as_view(), name="block"),  # GET: confirm
     *(
         path(f"u/<str:username>/{action}/", RelationView.as_view(action=action), name=action)
         for action in RelationView.ACTIONS
+        if action != "block"
     ),
     path("settings/blocks/", RelationListView.as_view(which="blocks"), name="blocks"),
     path("settings/mutes/", RelationListView.as_view(which="mutes"), name="mutes"),

@@ -191,7 +191,9 @@ def test_muting_and_unmuting_from_the_profile(repo, r, trio):
 
 def test_relations_need_a_login_and_a_post(repo, r, trio):
     assert Client().post("/u/bob/block/").status_code == 302  # to the login page
-    assert login(Client(), repo, trio[0]).get("/u/bob/block/").status_code == 405
+    client = login(Client(), repo, trio[0])
+    assert client.get("/u/bob/mute/").status_code == 405
+    assert client.get("/u/bob/block/").status_code == 200  # asks to confirm (issue 27)
     assert Client().get("/settings/blocks/").status_code == 302
     assert r.exists(keys.blocks(trio[0].id)) == 0
 

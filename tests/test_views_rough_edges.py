@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from django.test import Client
+
 from tests.conftest import make_user
 
 T0 = 1_700_000_000
@@ -48,3 +50,58 @@ def test_the_prefilled_reply_posts_as_a_reply_mentioning_them(repo, r, alice, bo
     reply = int(r.get("next_post_id"))
     assert r.hget(f"post:{reply}", "body") == "@alice hi!"
     assert r.zscore(f"mentions:{alice.id}", reply) is not None
+
+
+# --- 7. Unmute on a muted author's cards; Block asks first --------------------------------
+
+
+def test_a_muted_authors_cards_offer_unmute_and_it_unmutes(repo, r, alice, bob, alice_client):
+    repo.posts.create_post(bob.id, "bob's words")
+    repo.posts.create_post(alice.id, "alice's own")
+    repo.relations.mute(alice.id, bob.id)
+
+    html = alice_client.get("/u/bob/").content.decode()
+
+    assert 'formaction="/u/bob/unmute/"' in html and ">Unmute</button>" in html
+    assert 'formaction="/u/bob/mute/"' not in html
+    response = alice_client.post("/u/bob/unmute/", {"next": "/u/bob/"})
+    assert response["Location"] == "/u/bob/"
+    assert r.zscore(f"mutes:{alice.id}", bob.id) is None
+    again = alice_client.get("/u/bob/").content.decode()
+    assert 'formaction="/u/bob/mute/"' in again and "/unmute/" not in again
+
+
+def test_block_on_a_profile_asks_first_and_writes_nothing(repo, r, alice, bob, alice_client):
+    profile = alice_client.get("/u/bob/").content.decode()
+    assert '<a class="danger" href="/u/bob/block/" rel="nofollow">Block @bob</a>' in profile
+    assert 'action="/u/bob/block/"' not in profile  # no one-click block
+
+    page = alice_client.get("/u/bob/block/")
+
+    html = page.content.decode()
+    assert page.status_code == 200 and "Block @bob?" in html
+    assert '<form method="post" action="/u/bob/block/">' in html
+    assert 'name="csrfmiddlewaretoken"' in html and '<a class="cancel" href="/u/bob/">' in html
+    assert not r.exists(f"blocks:{alice.id}") and not r.exists(f"blocked_by:{bob.id}")
+
+
+def test_the_confirmed_block_blocks_and_goes_back(repo, r, alice, bob, alice_client):
+    repo.graph.follow(alice.id, bob.id)
+
+    response = alice_client.post("/u/bob/block/", {"next": "/u/bob/"})
+
+    assert response.status_code == 302 and response["Location"] == "/u/bob/"
+    assert r.zscore(f"blocks:{alice.id}", bob.id) is not None
+    assert r.zscore(f"following:{alice.id}", bob.id) is None
+
+
+def test_the_block_page_keeps_a_safe_next_and_asks_visitors_to_log_in(
+    repo, alice, bob, alice_client
+):
+    html = alice_client.get("/u/bob/block/?next=/timeline/").content.decode()
+    assert '<input type="hidden" name="next" value="/timeline/">' in html
+    off = alice_client.get("/u/bob/block/?next=https://evil.example/").content.decode()
+    assert "evil.example" not in off
+    assert alice_client.get("/u/nobody/block/").status_code == 404
+    visitor = Client().get("/u/bob/block/")
+    assert visitor.status_code == 302 and "next=/u/bob/block/" in visitor["Location"]

@@ -175,6 +175,7 @@ class PostCounts(NamedTuple):
     # The reader's word filters that match it, whatever their context (visibility.py's
     # filter_hits; the client API's `filtered`).
     filtered: tuple = ()
+    muted: bool = False  # the reader mutes its author: the card offers "Unmute"
 
 
 @dataclass(frozen=True)

@@ -376,6 +376,7 @@ class PageReader(RepositoryBase):
         """Each post's counts and the reader's relation to it, by id."""
         liked, reported, reposted = relations.liked, relations.reported, relations.reposted
         thread = source.folds_muted
+        muted = relations.muted
         counts = {}
         for post in posts:
             replies, likes, reposts = numbers.get(post.id, NO_NUMBERS)
@@ -390,6 +391,7 @@ class PageReader(RepositoryBase):
                 reposts,
                 post.id in reposted,
                 found,
+                post.author_id in muted,
             )
         return counts
 
