@@ -78,6 +78,10 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
             context["latest"] = self.repo.pages.latest(5)
         return context
 
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        """The composer posts here, so a refused post is shown again at / (PostCreateView)."""
+        return PostCreateView.as_view()(request)
+
     def remembered_fingerprint(self, context: dict) -> Hashable | None:
         """A visitor's welcome page shows its latest posts and nothing else that changes."""
         latest = context.get("latest")
@@ -127,8 +131,9 @@ def reply_mentions(post: Post, replier_id: int | None) -> str:
 
 
 class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
-    """POST /post/: publish a status or a reply (`reply_to`); on error re-show the page it
-    came from (the home page, or the permalink replied to) with what was typed."""
+    """POST /post/ (and / and /p/<id>/, where the composer and the reply form post): publish
+    a status or a reply (`reply_to`); on error re-show the page it came from (the home
+    page, or the permalink replied to) with what was typed, once."""
 
     request: AuthenticatedHttpRequest
 
@@ -328,6 +333,11 @@ class PostDetailView(ConversationMixin, TemplateView):
     request: SiteHttpRequest
 
     template_name = "social/post_detail.html"
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        """The reply form posts here, so a refused reply is shown again at its permalink
+        (PostCreateView; `reply_to` says what it answers, as at /post/)."""
+        return PostCreateView.as_view()(request)
 
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         conversation = self.visible_conversation(self.kwargs["post_id"], self.page_number())

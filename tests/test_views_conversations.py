@@ -108,7 +108,7 @@ def test_the_reply_form_posts_to_post_with_reply_to_a_token_and_the_permalink(
 
     start = html.index('<form class="card compose reply" id="reply"')
     form = html[start : html.index("</form>", start)]
-    assert 'method="post" action="/post/"' in form
+    assert f'method="post" action="/p/{parent}/"' in form  # a refused reply is shown there
     assert f'<input type="hidden" name="reply_to" value="{parent}">' in form
     assert f'<input type="hidden" name="next" value="/p/{parent}/">' in form
     assert 'name="token"' in form and 'name="csrfmiddlewaretoken"' in form

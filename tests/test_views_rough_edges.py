@@ -105,3 +105,51 @@ def test_the_block_page_keeps_a_safe_next_and_asks_visitors_to_log_in(
     assert alice_client.get("/u/nobody/block/").status_code == 404
     visitor = Client().get("/u/bob/block/")
     assert visitor.status_code == 302 and "next=/u/bob/block/" in visitor["Location"]
+
+
+# --- 4. A refused post is shown once, on the page it was written on -----------------------
+
+
+def test_the_composer_posts_to_home_and_a_refused_post_comes_back_there_once(
+    repo, alice, r, alice_client
+):
+    repo.posts.create_post(alice.id, "an earlier post")
+    home = alice_client.get("/").content.decode()
+    assert '<form class="card compose" method="post" action="/">' in home
+    long = "x" * 999 + "\ny"
+
+    response = alice_client.post("/", {"status": long})
+
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert html.count("Keep it to 280 characters (this one has 1,001).") == 1
+    assert f">\n{long}</textarea>" in html  # the text kept
+    assert '<input type="hidden" name="next" value="/">' in html  # the cards' form: here
+    assert r.get("next_post_id") == "1" and r.lrange("timeline", 0, -1) == ["1"]
+
+
+def test_the_composer_at_home_publishes_and_goes_home(alice, r, alice_client):
+    response = alice_client.post("/", {"status": "from the composer"})
+
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert r.hget("post:1", "body") == "from the composer"
+    assert r.lrange(f"user_posts:{alice.id}", 0, -1) == ["1"]
+
+
+def test_a_refused_reply_comes_back_on_its_permalink_once(repo, r, alice, bob_client):
+    parent = repo.posts.create_post(alice.id, "the parent")
+
+    response = bob_client.post(f"/p/{parent}/", {"status": "y" * 300, "reply_to": parent})
+
+    html = response.content.decode()
+    assert response.status_code == 400 and "the parent" in html
+    assert html.count("Keep it to 280 characters (this one has 300).") == 1
+    assert f'action="/p/{parent}/"' in html and f">\n{'y' * 300}</textarea>" in html
+    assert r.get("next_post_id") == "1" and not r.exists(f"replies:{parent}")
+
+
+def test_a_visitor_posting_at_home_is_asked_to_log_in_and_nothing_is_written(r):
+    response = Client().post("/", {"status": "hello"})
+
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+    assert not r.exists("next_post_id")

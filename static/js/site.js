@@ -2,7 +2,8 @@
    - The composer's live counter: a textarea[data-maxchars] counts down in its help text
      (<id>_helptext, which its aria-describedby names) and says how many characters are over,
      in the page's language: the server renders the texts into the textarea's data-left-one,
-     data-left-other, data-over-one and data-over-other (%(num)s the count, %(max)s the limit).
+     data-left-other, data-over-one and data-over-other (%(num)s the count, %(max)s the limit);
+     the form's submit button is disabled while the text is over the limit.
    - Exact times (the title of each <time datetime>, the permalink's date) in the reader's
      own time zone instead of the server's. */
 (function () {
@@ -29,6 +30,16 @@
       return;
     }
     var blank = help.textContent;
+    // Post (or Reply) is disabled while the text is over the limit; the help text, which
+    // the button names in its aria-describedby, says by how much.
+    var button = textarea.form && textarea.form.querySelector("button[type=submit]");
+    if (button) {
+      button.setAttribute("aria-describedby", help.id);
+    }
+    // The server's own message about this text (a refused post shown again): until the
+    // text changes the counter does not say it a second time; then it is out of date.
+    var refused = document.getElementById(textarea.id + "_error");
+    var shown = textarea.value;
     // Screen readers hear the count when typing pauses, and only near or over the limit.
     var live = document.createElement("span");
     live.className = "visually-hidden";
@@ -46,7 +57,18 @@
         text = say(textarea, "over", -left, max, "%(num)s character over the %(max)s limit",
           "%(num)s characters over the %(max)s limit");
       }
-      help.textContent = text;
+      if (refused && textarea.value !== shown) {
+        var named = (textarea.getAttribute("aria-describedby") || "").split(" ");
+        textarea.setAttribute("aria-describedby", named.filter(function (id) {
+          return id && id !== refused.id;
+        }).join(" "));
+        refused.parentNode.removeChild(refused);
+        refused = null;
+      }
+      help.textContent = refused ? blank : text;
+      if (button) {
+        button.disabled = left < 0;
+      }
       help.classList.toggle("near", left >= 0 && left <= 20 && used > 0);
       help.classList.toggle("over", left < 0);
       window.clearTimeout(timer);
