@@ -153,3 +153,66 @@ def test_a_visitor_posting_at_home_is_asked_to_log_in_and_nothing_is_written(r):
 
     assert response.status_code == 302 and response["Location"].startswith("/login/")
     assert not r.exists("next_post_id")
+
+
+# --- 1. The pager shows only what the reader may see --------------------------------------
+
+
+def many_posts(repo, user, n: int, at: int = T0) -> list[int]:
+    return [repo.posts.create_post(user.id, f"post {i}", at=at + i) for i in range(n)]
+
+
+def test_a_blocked_profile_has_no_pager_and_no_second_page(repo, r, alice, bob, alice_client):
+    many_posts(repo, bob, 25)
+    repo.relations.block(alice.id, bob.id)
+
+    html = alice_client.get("/u/bob/").content.decode()
+
+    assert "You block @bob" in html and "post 24" not in html
+    assert 'class="pager"' not in html and "Page 1 of" not in html
+    assert alice_client.get("/u/bob/?page=2").status_code == 404
+    assert (
+        r.zscore(f"blocks:{alice.id}", bob.id) is not None and r.llen(f"user_posts:{bob.id}") == 25
+    )
+
+
+def test_a_profile_of_someone_who_blocks_the_reader_has_no_pager(repo, alice, bob, bob_client):
+    many_posts(repo, alice, 25)
+    repo.relations.block(alice.id, bob.id)
+
+    html = bob_client.get("/u/alice/").content.decode()
+
+    assert "@alice blocks you" in html and 'class="pager"' not in html
+    assert bob_client.get("/u/alice/?page=2").status_code == 404
+
+
+def test_a_suspended_profile_is_paged_for_staff_and_absent_for_others(
+    repo, r, sam, sam_client, alice, bob, alice_client
+):
+    many_posts(repo, bob, 25)
+    repo.moderation.suspend(bob.id, sam, "spam")
+
+    staff = sam_client.get("/u/bob/").content.decode()
+
+    assert "Page 1 of 3" in staff and "post 24" in staff
+    assert "post 4" in sam_client.get("/u/bob/?page=3").content.decode()
+    assert alice_client.get("/u/bob/").status_code == 404
+    assert alice_client.get("/u/bob/?page=2").status_code == 404
+    assert r.hget(f"user:{bob.id}", "status") == "suspended"
+
+
+def test_a_home_page_of_muted_posts_says_so_and_leads_to_older_ones(
+    repo, r, alice, bob, charlie, alice_client
+):
+    repo.graph.follow(alice.id, bob.id)
+    repo.graph.follow(alice.id, charlie.id)
+    repo.posts.create_post(charlie.id, "charlie's older words", at=T0 - 100)
+    many_posts(repo, bob, 10)
+    repo.relations.mute(alice.id, bob.id)
+
+    html = alice_client.get("/").content.decode()
+
+    assert "Nothing on this page is shown to you" in html and "No posts yet" not in html
+    assert 'href="/?page=2" rel="next"' in html and "post 9" not in html
+    assert "charlie&#39;s older words" in alice_client.get("/?page=2").content.decode()
+    assert r.zscore(f"mutes:{alice.id}", bob.id) is not None

@@ -210,12 +210,14 @@ class PageReader(RepositoryBase):
                 )
             ]
         shown = shown[:per_page]
+        # Nothing of it for this reader (a blocked profile): no later page, no total.
+        none = source.lists_none(relations)
         return PageRead(
             page=Page(
                 items=shown,
                 number=number,
-                has_next=spare == 0 and len(ids) > per_page,
-                total=total(got) if total else None,
+                has_next=spare == 0 and len(ids) > per_page and not none,
+                total=total(got) if total and not none else None,
                 per_page=per_page,
                 counts=self._counts(by_id.values(), numbers, relations, viewer, source),
             ),

@@ -17,6 +17,7 @@ from social import keys
 from social.text import normal_tag
 
 from .base import Members, NamedReads
+from .visibility import Relations, lists_none_of
 
 if TYPE_CHECKING:
     from .reader import PageReader
@@ -60,6 +61,11 @@ class Source:
         """Return the ids read (a source may need more round trips: HomeFeed)."""
         return [int(i) for i in got.get("ids") or ()]
 
+    def lists_none(self, relations: Relations) -> bool:
+        """Whether the reader with these relations may see nothing of it, whatever its
+        ids (visibility.py says): then a page of it is empty and last."""
+        return False
+
 
 @dataclass(frozen=True)
 class Timeline(Source):
@@ -83,6 +89,9 @@ class OwnPosts(Source):
 
     def list_key(self) -> str:
         return keys.own_posts(self.user_id)
+
+    def lists_none(self, relations: Relations) -> bool:
+        return lists_none_of(self.user_id, relations)
 
 
 @dataclass(frozen=True)

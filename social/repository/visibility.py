@@ -112,6 +112,13 @@ def may_list(
     return staff_sees_hidden and viewer.is_staff
 
 
+def lists_none_of(owner_id: int, relations: Relations) -> bool:
+    """Whether a list of one account's own posts and reposts (its profile) shows the reader
+    nothing at all: a block keeps the two apart, so no post of it may_list and no repost
+    may_list_repost. The page then has nothing after it either: no pager, no page 2."""
+    return owner_id in relations.blocked
+
+
 def may_list_repost(
     viewer: Viewer,
     repost: Post,
