@@ -609,6 +609,19 @@ def test_reposts_are_written_as_the_site_writes_them_on_request(r):
         assert int(r.hget(keys.post(shared), "reposts")) >= 1
 
 
+def test_seeded_reposts_take_their_place_in_time_among_the_posts(r):
+    seed(**SMALL, reposts=8)
+
+    posts = posts_by_id(r)
+    times = [int(h["time"]) for _, h in sorted(posts.items()) if h]
+    assert times == sorted(times)  # ids grow with time, reposts included (issue 27)
+    reposts = [pid for pid, h in posts.items() if "repost_of" in h]
+    assert len(reposts) == 8 and max(reposts) < max(posts)  # not all at the end
+    for user_id in {int(posts[pid]["user_id"]) for pid in reposts}:
+        own = [int(i) for i in r.lrange(keys.own_posts(user_id), 0, -1)]
+        assert own == sorted(own, reverse=True)
+
+
 def test_negative_reposts_are_refused(r):
     with pytest.raises(CommandError, match="--reposts must not be negative"):
         seed(**SMALL, reposts=-1)

@@ -4,10 +4,12 @@ and asserts the page and, where state is involved, the Redis state."""
 from __future__ import annotations
 
 import re
+import time
+from datetime import UTC, datetime
 
 from django.test import Client
 
-from tests.conftest import make_user
+from tests.conftest import login, make_user
 
 T0 = 1_700_000_000
 
@@ -216,3 +218,60 @@ def test_a_home_page_of_muted_posts_says_so_and_leads_to_older_ones(
     assert 'href="/?page=2" rel="next"' in html and "post 9" not in html
     assert "charlie&#39;s older words" in alice_client.get("/?page=2").content.decode()
     assert r.zscore(f"mutes:{alice.id}", bob.id) is not None
+
+
+# --- 2. A repost is placed, and says, when it was reposted --------------------------------
+
+
+def reposted_by_line(html: str) -> str:
+    start = html.index('<p class="reposted-by">')
+    return html[start : html.index("</p>", start)]
+
+
+def test_a_repost_says_who_reposted_it_and_when(repo, r, alice, bob, charlie):
+    now = int(time.time())
+    post = repo.posts.create_post(alice.id, "an old thought", at=now - 3 * 86400)
+    repo.graph.follow(charlie.id, bob.id)
+    repost_id, _ = repo.reposts.repost(bob.id, post, at=now - 300)
+    client = login(Client(), repo, charlie)
+
+    html = client.get("/").content.decode()
+
+    line = reposted_by_line(html)
+    assert "reposted by" in line and 'href="/u/bob/"' in line
+    when = datetime.fromtimestamp(now - 300, UTC).isoformat()  # TIME_ZONE is UTC
+    assert f'<time datetime="{when}"' in line and ">5m</span>" in line
+    assert r.hget(f"post:{repost_id}", "time") == str(now - 300)
+    assert r.lrange(f"posts:{charlie.id}", 0, -1) == [str(repost_id)]
+
+
+def test_a_repost_sits_by_when_it_was_reposted_in_feed_and_profile(repo, r, alice, bob, charlie):
+    now = int(time.time())
+    old = repo.posts.create_post(alice.id, "days old", at=now - 5 * 86400)
+    repo.graph.follow(charlie.id, bob.id)
+    before = repo.posts.create_post(bob.id, "bob before", at=now - 7200)
+    repost_id, _ = repo.reposts.repost(bob.id, old, at=now - 3600)
+    after = repo.posts.create_post(bob.id, "bob after", at=now - 60)
+    client = login(Client(), repo, charlie)
+
+    for page in ("/", "/u/bob/"):
+        html = client.get(page).content.decode()
+        assert html.index("bob after") < html.index("days old") < html.index("bob before"), page
+    assert r.lrange(f"posts:{charlie.id}", 0, -1) == [str(after), str(repost_id), str(before)]
+
+
+def test_a_reposted_card_is_remembered_apart_from_the_original(repo, alice, bob, charlie):
+    now = int(time.time())
+    post = repo.posts.create_post(alice.id, "shared words", at=now - 86400)
+    dave = make_user(repo, "dave")
+    repo.graph.follow(dave.id, alice.id)  # sees the post itself
+    repo.graph.follow(charlie.id, bob.id)  # sees bob's repost
+    repo.reposts.repost(bob.id, post, at=now - 120)
+    as_dave, as_charlie = login(Client(), repo, dave), login(Client(), repo, charlie)
+
+    for _ in range(2):  # the second time from the remembered cards
+        assert "reposted by" not in as_dave.get("/").content.decode()
+        assert ">2m</span>" in reposted_by_line(as_charlie.get("/").content.decode())
+    repo.reposts.unrepost(bob.id, post)
+    repo.reposts.repost(bob.id, post, at=now - 60)  # again, later: its own time shown
+    assert ">1m</span>" in reposted_by_line(as_charlie.get("/").content.decode())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TypeVar, Unpack, cast
@@ -289,7 +289,11 @@ class BulkStore(RepositoryBase):
     # --- Posts -----------------------------------------------------------------------------
 
     def create_posts_bulk(
-        self, posts: Sequence[BulkPost], *, progress: Progress | None = None
+        self,
+        posts: Sequence[BulkPost],
+        *,
+        progress: Progress | None = None,
+        pauses: Mapping[int, Callable[[list[int]], object]] | None = None,
     ) -> PostsWritten:
         """Store posts, oldest first, as create_post does; return their ids and counts.
 
@@ -312,14 +316,23 @@ class BulkStore(RepositoryBase):
         global timeline gets the newest timeline_cap. There is no per-post fan-out: call
         rebuild_home_feeds afterwards. Parents are not checked for deletion or suspension,
         as create_post does: this is for seeding a quiet database.
+
+        pauses: {i: call}: once the posts before index i are written, call(their ids); what
+        it writes through the site (seeding's reposts) takes the ids between, so ids still
+        grow with time.
         """
         batches = _PostBatches(posts, _checked_parents(posts))
-        for batch in batched(range(len(posts)), POST_BATCH):
-            last = int(self.r.incrby(keys.next_post_id(), len(batch)))
-            batches.ids.extend(range(last - len(batch) + 1, last + 1))
-            self._write_posts(batches, batch)
-            if progress:
-                progress(len(batches.ids))
+        pauses = pauses or {}
+        edges = sorted({0, len(posts), *(min(max(i, 0), len(posts)) for i in pauses)})
+        for lo, hi in zip(edges, [*edges[1:], None]):
+            for i in (i for i in pauses if min(max(i, 0), len(posts)) == lo):
+                pauses[i](batches.ids)
+            for batch in batched(range(lo, lo if hi is None else hi), POST_BATCH):
+                last = int(self.r.incrby(keys.next_post_id(), len(batch)))
+                batches.ids.extend(range(last - len(batch) + 1, last + 1))
+                self._write_posts(batches, batch)
+                if progress:
+                    progress(len(batches.ids))
         if batches.ids:
             pipe = self._pipe()
             # Ascending LPUSH leaves the newest at the head.

@@ -52,13 +52,13 @@ class PostCards:
     permalink's own post).
 
     A feed renders the same posts for request after request; what one card shows depends
-    only on the post, its counts, whether the reader is logged in and is its author,
-    whether a report form is open, the post's age as shown ("3h", age()) or its exact
-    time, the language and the script prefix. Those are the key, so a card is rendered
-    once per distinct key (bounded, oldest let go); the age in the key is the one the card
-    shows. A card holds nothing of one reader's page: its buttons submit the page's own
-    #card-actions form (base.html: the CSRF token and `next`). Not remembered while
-    templates auto-reload (DEBUG), so edits show at once.
+    only on the post (and for a repost its reposter, time and age as shown), its counts,
+    whether the reader is logged in and is its author, whether a report form is open, the
+    post's age as shown ("3h", age()) or its exact time, the language and the script prefix.
+    Those are the key, so a card is rendered once per distinct key (bounded, oldest let go);
+    the age in the key is the one the card shows. A card holds nothing of one reader's page:
+    its buttons submit the page's own #card-actions form (base.html: the CSRF token and
+    `next`). Not remembered while templates auto-reload (DEBUG), so edits show at once.
     """
 
     def __init__(self, env: Environment, size: int = 10_000) -> None:
@@ -121,15 +121,22 @@ class PostCards:
         exact_time=False,
     ) -> Markup:
         # A repost (reader.py gives it the post it shares as `original`): that post's
-        # card, "reposted by" the repost's author.
-        reposter = post.author_name if post.original is not None else ""
+        # card, "reposted by" the repost's author, with when (its age; its time exact).
+        repost = post if post.original is not None else None
+        reposter = repost_age = ""
+        if repost is not None:
+            reposter = repost.author_name
+            repost_age = age_at(repost.time, repost.created, now, language)
         post = post.original or post
         shown = "" if exact_time else age_at(post.time, post.created, now, language)
+        args = (post, user, counts, report_form, shown, exact_time, reposter, repost, repost_age)
         if self.env.auto_reload:
-            return self.macro()(post, user, counts, report_form, shown, exact_time, reposter)
+            return self.macro()(*args)
         key = (
             post,
             reposter,
+            repost.time if repost is not None else None,  # its exact time, in a title
+            repost_age,
             counts,
             user.is_authenticated,
             user.id == post.author_id,
@@ -141,6 +148,6 @@ class PostCards:
         )
         card = self.cards.get(key)
         if card is None:
-            card = self.macro()(post, user, counts, report_form, shown, exact_time, reposter)
+            card = self.macro()(*args)
             self.cards.put(key, card)
         return card

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import time
+from bisect import bisect_right
 from collections.abc import Callable
 
 from django.contrib.auth.hashers import make_password
@@ -151,8 +152,14 @@ class Command(BaseCommand):
         self._stage(
             "follows", len(follows), lambda p: repo.bulk.add_follows_bulk(follows, progress=p)
         )
+        # Some likes are reposts too (spread over them), written as the site writes them,
+        # each when the posts up to its time are: ids grow with time, as feeds expect.
+        shared = likes[:: max(1, len(likes) // reposts)][:reposts] if reposts else []
+        reposted = self._repost_pauses(repo, [p[2] for p in posts], shared)
         written = self._stage(
-            "posts", len(posts), lambda p: repo.bulk.create_posts_bulk(posts, progress=p)
+            "posts",
+            len(posts),
+            lambda p: repo.bulk.create_posts_bulk(posts, progress=p, pauses=reposted.pauses),
         )
         ids = written.ids  # likes name posts by their index in the list
         liked = [(user_id, ids[index], ts) for user_id, index, ts in likes]
@@ -170,23 +177,20 @@ class Command(BaseCommand):
             len(user_ids),
             lambda p: repo.bulk.rebuild_home_feeds(user_ids, progress=p),
         )
-        if reposts:  # some likes are reposts too (spread over them), written as the site
-            # writes them (with their fan-out), last: the newest ids
-            shared = liked[:: max(1, len(liked) // reposts)][:reposts]
-            done = self._stage("reposts", len(shared), lambda p: self._repost(repo, shared, p))
-            self._say(f"  {done:,} reposts")
+        if reposts:
+            self._say(f"  {reposted.done:,} reposts")
 
     @staticmethod
-    def _repost(repo: Repository, shared: list[tuple[int, int, int]], progress) -> int:
-        """Repost each (user id, post id, time); return how many were written."""
-        done = 0
-        for user_id, post_id, ts in sorted(shared, key=lambda like: like[2]):
-            try:
-                done += repo.reposts.repost(user_id, post_id, at=ts)[1]
-            except RepositoryError:  # e.g. a post deleted meanwhile: one repost fewer
-                continue
-            progress(done)
-        return done
+    def _repost_pauses(
+        repo: Repository, times: list[int], shared: list[tuple[int, int, int]]
+    ) -> _Reposts:
+        """Return the reposts of shared ((user id, post index, time) likes) as pauses of
+        create_posts_bulk: each is written once the posts up to its time are (posts are
+        sorted by time, and a like comes after its post)."""
+        reposts = _Reposts(repo)
+        for like in sorted(shared, key=lambda like: like[2]):
+            reposts.at(bisect_right(times, like[2]), like)
+        return reposts
 
     def _create(self, repo: Repository, accounts, progress) -> list[User]:
         """Create the accounts; return those created (names may clash), in id order."""
@@ -230,3 +234,27 @@ class Command(BaseCommand):
         if self.verbosity >= 1:
             self.stdout.write(style(message) if style else message)
             self.stdout.flush()
+
+
+class _Reposts:
+    """Seeded reposts, grouped by the index of the first post newer than them (the pauses
+    of BulkStore.create_posts_bulk), and how many were written."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self.pauses: dict[int, Callable[[list[int]], object]] = {}
+        self._groups: dict[int, list[tuple[int, int, int]]] = {}
+        self.done = 0
+
+    def at(self, cut: int, like: tuple[int, int, int]) -> None:
+        if cut not in self._groups:
+            self._groups[cut] = []
+            self.pauses[cut] = lambda ids, cut=cut: self._write(self._groups[cut], ids)
+        self._groups[cut].append(like)
+
+    def _write(self, group: list[tuple[int, int, int]], ids: list[int]) -> None:
+        for user_id, index, ts in group:
+            try:
+                self.done += self.repo.reposts.repost(user_id, ids[index], at=ts)[1]
+            except RepositoryError:  # e.g. a post deleted meanwhile: one repost fewer
+                continue
