@@ -55,6 +55,11 @@ urlpatterns = [
         name="followers",
     ),
     path(
+        "u/<str:username>/followers/you-follow/",
+        views.MutualsView.as_view(),
+        name="mutuals",
+    ),
+    path(
         "u/<str:username>/following/",
         views.FollowListView.as_view(which="following"),
         name="following",

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
@@ -78,7 +79,7 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
             context["latest"] = self.repo.pages.latest(5)
         return context
 
-    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
         """The composer posts here, so a refused post is shown again at / (PostCreateView)."""
         return PostCreateView.as_view()(request)
 
@@ -288,6 +289,28 @@ class FollowListView(UserPageMixin, TemplateView):
         return context
 
 
+class MutualsView(LoginNextMixin, UserPageMixin, TemplateView):
+    """/u/<username>/followers/you-follow/: the people the reader follows who follow this
+    account (a profile's "…and 15 more"), paged, in the followers list's template."""
+
+    request: AuthenticatedHttpRequest
+
+    template_name = "social/follow_list.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        owner, entries = self.repo.graph.mutuals(
+            self.target_id,
+            Viewer.of(self.request.user),
+            self.page_number(),
+            settings.RETWIS_LIST_PAGE_SIZE,
+        )
+        if owner is None:  # absent, or hidden from this reader: as its profile
+            raise Http404("No such user.")
+        context.update(owner=owner, which="mutuals", entries=self.checked_page(entries))
+        return context
+
+
 class FollowView(LoginNextMixin, UserPageMixin, View):
     """POST /u/<username>/follow/ and /unfollow/: change the graph, go back."""
 
@@ -334,7 +357,7 @@ class PostDetailView(ConversationMixin, TemplateView):
 
     template_name = "social/post_detail.html"
 
-    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
         """The reply form posts here, so a refused reply is shown again at its permalink
         (PostCreateView; `reply_to` says what it answers, as at /post/)."""
         return PostCreateView.as_view()(request)

@@ -186,6 +186,22 @@ def test_a_follower_list_costs_the_same_for_5_followers_as_for_50(repo, client, 
     assert with_5 == with_50 <= BUDGET
 
 
+def test_the_list_of_mutuals_costs_the_same_for_5_as_for_50(repo, round_trips):
+    star, reader = make_user(repo, "star"), make_user(repo, "reader")
+    fans = [make_user(repo, f"fan{i}") for i in range(50)]
+    for fan in fans:
+        repo.graph.follow(reader.id, fan.id, at=T0)
+    for fan in fans[:5]:
+        repo.graph.follow(fan.id, star.id, at=T0)
+    client = login(Client(), repo, reader)
+    with_5 = cost(client, "/u/star/followers/you-follow/", round_trips)
+    for fan in fans[5:]:
+        repo.graph.follow(fan.id, star.id, at=T0)
+    with_50 = cost(client, "/u/star/followers/you-follow/", round_trips)
+
+    assert with_5 == with_50 <= BUDGET
+
+
 # On the cluster: each of those round trips once per node its keys live on.
 @pytest.mark.parametrize(
     ("n_fans", "batches", "on_cluster"), [(0, 0, 5), (1, 1, 6), (3, 1, 8), (4, 2, 9), (7, 3, 13)]

@@ -275,3 +275,66 @@ def test_a_reposted_card_is_remembered_apart_from_the_original(repo, alice, bob,
     repo.reposts.unrepost(bob.id, post)
     repo.reposts.repost(bob.id, post, at=now - 60)  # again, later: its own time shown
     assert ">1m</span>" in reposted_by_line(as_charlie.get("/").content.decode())
+
+
+# --- 6. "…and 15 more" leads to the list of them ------------------------------------------
+
+
+def mutual_fans(repo, alice, bob, n: int) -> list:
+    """n accounts alice follows (in order, one a second) that follow bob."""
+    fans = [make_user(repo, f"fan{i}") for i in range(n)]
+    for i, fan in enumerate(fans):
+        repo.graph.follow(alice.id, fan.id, at=T0 + i)
+        repo.graph.follow(fan.id, bob.id, at=T0 + 100 + i)
+    return fans
+
+
+def listed_names(html: str) -> list[str]:
+    people = html[html.index('<ul class="people">') :]
+    return re.findall(r'<li><a href="/u/(\w+)/"', people[: people.index("</ul>")])
+
+
+def test_and_n_more_links_to_the_people_you_follow_who_follow_them(
+    repo, r, alice, bob, alice_client
+):
+    mutual_fans(repo, alice, bob, 5)
+    other = make_user(repo, "other")
+    repo.graph.follow(alice.id, other.id, at=T0 + 50)  # followed, does not follow bob
+
+    profile = alice_client.get("/u/bob/").content.decode()
+    assert '<a href="/u/bob/followers/you-follow/">and 2 more</a>' in profile
+
+    html = alice_client.get("/u/bob/followers/you-follow/").content.decode()
+
+    assert "People you follow who follow @bob" in html and "5 in all" in html
+    assert listed_names(html) == ["fan4", "fan3", "fan2", "fan1", "fan0"]
+    assert r.zcard(f"following:{alice.id}") == 6 and r.zcard(f"followers:{bob.id}") == 5
+
+
+def test_the_list_of_mutuals_is_paged_and_leaves_out_hidden_accounts(
+    repo, alice, bob, sam, alice_client, settings
+):
+    settings.RETWIS_LIST_PAGE_SIZE = 2
+    fans = mutual_fans(repo, alice, bob, 6)
+    repo.moderation.suspend(fans[5].id, sam, "spam")
+    repo.relations.block(fans[4].id, alice.id)  # unfollows alice's side too
+
+    first = alice_client.get("/u/bob/followers/you-follow/").content.decode()
+    second = alice_client.get("/u/bob/followers/you-follow/?page=2").content.decode()
+
+    assert listed_names(first) == ["fan3"]  # fan5 suspended: left out of its page
+    assert 'href="/u/bob/followers/you-follow/?page=2" rel="next"' in first
+    assert listed_names(second) == ["fan2", "fan1"]
+    assert alice_client.get("/u/bob/followers/you-follow/?page=4").status_code == 404
+
+
+def test_the_list_of_mutuals_needs_a_login_and_an_account(alice_client):
+    visitor = Client().get("/u/alice/followers/you-follow/")
+    assert (
+        visitor.status_code == 302 and "next=/u/alice/followers/you-follow/" in visitor["Location"]
+    )
+    assert alice_client.get("/u/nobody/followers/you-follow/").status_code == 404
+    assert (
+        "No one you follow follows @alice."
+        in alice_client.get("/u/alice/followers/you-follow/").content.decode()
+    )

@@ -11,19 +11,24 @@ from social import keys
 from .base import (
     RepositoryBase,
     as_int,
+    decode_hash,
     now,
     page_bounds,
     queue_users,
+    user_from_hash,
     users_from,
 )
 from .errors import CannotFollowSelf, NotAllowed, UserNotFound
-from .models import FollowEntry, Page
+from .models import FollowEntry, Page, User
 from .notifications import queue_notification, queue_notification_claim
-from .visibility import ANONYMOUS, Viewer
+from .visibility import ANONYMOUS, Viewer, may_see_account
 
 # Why a follow is refused across a block (said to the person, in their language).
 BLOCKED = gettext_noop("This account does not let you follow it.")
 BLOCKING = gettext_noop("You block this account. Unblock it first to follow it.")
+# Of the viewer's followings, the newest this many are looked at for those who follow an
+# account ("Followed by people you follow": a profile, pages.py, and its list here).
+MUTUAL_SCAN_LIMIT = 2000
 
 
 class GraphStore(RepositoryBase):
@@ -125,11 +130,59 @@ class GraphStore(RepositoryBase):
         rows, total = pipe.execute()
         has_next = len(rows) > per_page
         rows = [(int(m), int(score)) for m, score in rows[:per_page]]
+        return Page(
+            items=self._entries(rows, viewer),
+            number=number,
+            has_next=has_next,
+            total=total,
+            per_page=per_page,
+        )
+
+    def mutuals(
+        self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 50
+    ) -> tuple[User | None, Page[FollowEntry]]:
+        """Return user_id's account (None: none, or hidden from viewer) and a page of the
+        accounts viewer follows that follow it ("Followed by people you follow"), those
+        viewer followed last first, each with when it followed user_id: among the viewer's
+        newest MUTUAL_SCAN_LIMIT followings, as the profile counts them.
+
+        Three round trips whatever the numbers: the account with the viewer's followings;
+        which of them follow user_id (one ZMSCORE: the two sets may be on two cluster
+        nodes); the page's accounts and the viewer's relations to them, as follow_list."""
+        pipe = self._pipe()
+        pipe.hgetall(keys.user(user_id))
+        if viewer.id is not None:
+            pipe.zrevrange(keys.following(viewer.id), 0, MUTUAL_SCAN_LIMIT - 1)
+        owner_hash, *followings = pipe.execute()
+        owner = user_from_hash(user_id, decode_hash(owner_hash))
+        empty = Page[FollowEntry](items=[], number=number, has_next=False, total=0)
+        if owner is not None and not may_see_account(viewer, owner):
+            owner = None
+        candidates = [int(i) for i in (followings[0] if followings else ()) if int(i) != user_id]
+        if owner is None or not candidates:
+            return owner, empty
+        scores = self.r.zmscore(keys.followers(user_id), [str(i) for i in candidates])
+        found = [(i, int(score)) for i, score in zip(candidates, scores or ()) if score is not None]
+        start, stop = page_bounds(number, per_page)
+        return owner, Page(
+            items=self._entries(found[start : start + per_page], viewer),
+            number=number,
+            has_next=len(found) > stop,
+            total=len(found),
+            per_page=per_page,
+        )
+
+    def _entries(self, rows: list[tuple[int, int]], viewer: Viewer) -> list[FollowEntry]:
+        """The (account id, since) rows as viewer sees them: each account (suspended ones
+        and those a block keeps apart from viewer left out) and whether viewer follows it
+        and is followed by it. One round trip (none for no rows)."""
         listed = list(dict.fromkeys(uid for uid, _ in rows))
+        if not listed:
+            return []
         reads = self.reads()
         queue_users(reads, listed)
         viewer_id = viewer.id
-        if viewer_id is not None and listed:
+        if viewer_id is not None:
             reads.zmscore("viewer_follows", keys.following(viewer_id), listed)
             reads.zmscore("follows_viewer", keys.followers(viewer_id), listed)
             if viewer.has_relations:  # accounts a block keeps apart (relations.py)
@@ -143,7 +196,7 @@ class GraphStore(RepositoryBase):
         users = users_from(got, listed)
         follows = dict(zip(listed, got.scores_if_read("viewer_follows", n)))
         followed_by = dict(zip(listed, got.scores_if_read("follows_viewer", n)))
-        entries = [
+        return [
             FollowEntry(
                 user=users[uid],
                 since=since,
@@ -153,10 +206,3 @@ class GraphStore(RepositoryBase):
             for uid, since in rows
             if uid in users and not users[uid].is_suspended and uid not in apart
         ]
-        return Page(
-            items=entries,
-            number=number,
-            has_next=has_next,
-            total=total,
-            per_page=per_page,
-        )

@@ -22,6 +22,7 @@ from .base import (
     user_from_hash,
 )
 from .errors import PostNotFound, UserNotFound
+from .graph import MUTUAL_SCAN_LIMIT
 from .loading import HIDDEN_STATUSES
 from .models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from .notices import decode_notices
@@ -31,9 +32,9 @@ from .suggestions import Suggestions
 from .users import UserStore
 from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account
 
-# "Followed by people you follow" looks at this many members of the smaller of the two sets
-# (a cluster: of the viewer's newest followings).
-MUTUAL_SCAN_LIMIT = 2000
+# "Followed by people you follow" looks at MUTUAL_SCAN_LIMIT members of the smaller of the
+# two sets (a cluster: of the viewer's newest followings; graph.py, whose list of them
+# does the same).
 MUTUALS_NAMED = 6  # the profile names three of them, the first not suspended
 
 # "Followed by people you follow" in one command, on one server (a profile's first

@@ -19,6 +19,7 @@ import gc
 import time
 from bisect import bisect_right
 from collections.abc import Callable
+from functools import partial
 
 from django.contrib.auth.hashers import make_password
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -248,8 +249,9 @@ class _Reposts:
 
     def at(self, cut: int, like: tuple[int, int, int]) -> None:
         if cut not in self._groups:
-            self._groups[cut] = []
-            self.pauses[cut] = lambda ids, cut=cut: self._write(self._groups[cut], ids)
+            group: list[tuple[int, int, int]] = []
+            self._groups[cut] = group
+            self.pauses[cut] = partial(self._write, group)
         self._groups[cut].append(like)
 
     def _write(self, group: list[tuple[int, int, int]], ids: list[int]) -> None:
