@@ -73,7 +73,7 @@
       help.classList.toggle("over", left < 0);
       window.clearTimeout(timer);
       timer = window.setTimeout(function () {
-        live.textContent = used && left <= 20 ? text : "";
+        live.textContent = used && left <= 20 && !refused ? text : "";
       }, 600);
     }
 

@@ -273,6 +273,9 @@ class SiteTour:
                 ("settings: apps", "/settings/apps/"),
                 ("an app asking consent", self.consent_page),
                 ("delete-post confirmation", f"/p/{self.own}/delete/"),
+                ("block confirmation", "/u/carol/block/"),
+                ("followers the reader follows", "/u/ada/followers/you-follow/"),
+                ("a muted account's profile, Unmute on its cards", "/u/dan/"),
             ]
         return [
             ("dashboard", "/staff/"),
@@ -288,7 +291,9 @@ class SiteTour:
         """The reader's home, holding bob's repost of carol's post."""
         assert page.goto(base + "/").status == 200
         card = page.locator(f"#post-{self.shared}")
-        assert card.locator(".reposted-by").inner_text().endswith("reposted by @bob")
+        line = card.locator(".reposted-by")
+        assert line.inner_text().startswith("reposted by @bob · ")  # and when (issue 27)
+        assert line.locator("time[datetime]").count() == 1
 
     def consent_page(self, page, base: str) -> None:
         """The consent page of an app asking to read and write for the reader."""
