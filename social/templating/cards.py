@@ -121,22 +121,24 @@ class PostCards:
         exact_time=False,
     ) -> Markup:
         # A repost (reader.py gives it the post it shares as `original`): that post's
-        # card, "reposted by" the repost's author, with when (its age; its time exact).
-        repost = post if post.original is not None else None
-        reposter = repost_age = ""
-        if repost is not None:
-            reposter = repost.author_name
-            repost_age = age_at(repost.time, repost.created, now, language)
-        post = post.original or post
+        # card, "reposted by" the repost's author, with when (its time exact, in a title;
+        # its age as shown): in the key as one element, None for a post.
+        repost, shared_by = None, None
+        if post.original is not None:
+            repost, post = post, post.original
+            shared_by = (
+                repost.author_name,
+                repost.time,
+                age_at(repost.time, repost.created, now, language),
+            )
         shown = "" if exact_time else age_at(post.time, post.created, now, language)
-        args = (post, user, counts, report_form, shown, exact_time, reposter, repost, repost_age)
         if self.env.auto_reload:
-            return self.macro()(*args)
+            return self._render(
+                post, user, counts, report_form, shown, exact_time, repost, shared_by
+            )
         key = (
             post,
-            reposter,
-            repost.time if repost is not None else None,  # its exact time, in a title
-            repost_age,
+            shared_by,
             counts,
             user.is_authenticated,
             user.id == post.author_id,
@@ -148,6 +150,16 @@ class PostCards:
         )
         card = self.cards.get(key)
         if card is None:
-            card = self.macro()(*args)
+            card = self._render(
+                post, user, counts, report_form, shown, exact_time, repost, shared_by
+            )
             self.cards.put(key, card)
         return card
+
+    def _render(
+        self, post, user, counts, report_form, shown, exact_time, repost, shared_by
+    ) -> Markup:
+        reposter, _, repost_age = shared_by or ("", None, "")
+        return self.macro()(
+            post, user, counts, report_form, shown, exact_time, reposter, repost, repost_age
+        )

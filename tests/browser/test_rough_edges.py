@@ -55,7 +55,7 @@ def test_block_asks_first_on_one_line_and_a_muted_authors_card_offers_unmute(
     page_as, person, repo, live_url, r, width
 ):
     reader = person("ada")
-    long_name = person("a_rather_long_name_of_30_chars")
+    long_name = person("a_name_of_twenty_chr")  # sign-up allows 20 characters at most
     repo.posts.create_post(long_name.id, "words worth muting")
     repo.relations.mute(reader.id, long_name.id)
     page = page_as(reader, width)
