@@ -42,7 +42,10 @@ def test_blocking_from_a_profile_menu_cuts_the_follows_and_keeps_the_blocked_acc
 
     page = page_as(ada)
     page.goto(live_url + "/u/troll/")
-    click_and_wait(page, profile_menu(page).get_by_role("button", name="Block @troll"))
+    click_and_wait(page, profile_menu(page).get_by_role("link", name="Block @troll"))
+    assert page.url == live_url + "/u/troll/block/"  # it asks first (issue 27)
+    assert r.zcard(keys.blocks(ada.id)) == 0
+    click_and_wait(page, page.locator("main").get_by_role("button", name="Block @troll"))
     assert page.url == live_url + "/u/troll/"
     expect(page.locator(".messages")).to_have_text(
         "You blocked @troll. Neither of you sees the other now."
@@ -450,7 +453,9 @@ def test_in_chinese_a_repost_and_a_block_say_so_and_the_blocked_account_reads_it
     assert r.zcard(keys.reposts(post)) == 0
 
     page.goto(live_url + "/u/troll/")
-    click_and_wait(page, profile_menu(page).get_by_role("button", name="屏蔽 @troll"))
+    click_and_wait(page, profile_menu(page).get_by_role("link", name="屏蔽 @troll"))
+    expect(page.locator("h1")).to_have_text("屏蔽 @troll？")
+    click_and_wait(page, page.locator("main").get_by_role("button", name="屏蔽 @troll"))
     expect(page.locator(".messages")).to_have_text("你已屏蔽 @troll。现在你们彼此都看不到对方了。")
     assert r.zrange(keys.blocks(ada.id), 0, -1) == [str(troll.id)]
     assert r.zrange(keys.blocked_by(troll.id), 0, -1) == [str(ada.id)]
