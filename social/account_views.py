@@ -1,4 +1,5 @@
-"""Pages and actions of an account: sign-up, log-in and -out, notices, password, deletion."""
+"""Pages and actions of an account: sign-up, log-in and -out, notices, the settings hub,
+password, deletion, language."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext, ngettext
 from django.views import View
-from django.views.generic import FormView
+from django.views.generic import FormView, TemplateView
 
 from social import auth
 from social.forms import (
@@ -126,6 +127,23 @@ class DismissNoticesView(LoginNextMixin, RepositoryMixin, View):
     def post(self, request: AuthenticatedHttpRequest) -> HttpResponse:
         self.repo.notices.dismiss_notices(request.user.id)
         return redirect("social:home")
+
+
+class SettingsView(LoginNextMixin, TemplateView):
+    """/settings/: every setting by group (templates/social/_settings.html lists them)."""
+
+    request: AuthenticatedHttpRequest
+
+    template_name = "social/settings.html"
+
+
+class LanguageView(LoginNextMixin, TemplateView):
+    """/settings/language/: the footer's language switch as a setting (the same POST to
+    Django's set_language, the same cookie)."""
+
+    request: AuthenticatedHttpRequest
+
+    template_name = "social/language.html"
 
 
 class AccountFormView(LoginNextMixin, RepositoryMixin, FormView):

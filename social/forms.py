@@ -20,6 +20,7 @@ from social.repository.emails import EMAIL_MAX
 from social.repository.filters import LEGACY_CONTEXT
 from social.repository.limits import wait_phrase
 from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
+from social.repository.search import QUERY_MAX
 from social.text import normal_tag
 
 if TYPE_CHECKING:
@@ -357,6 +358,22 @@ TAG_NAME_RE = re.compile(r"\w{1,50}")
 def is_tag(value: str) -> bool:
     """Return whether value can be a hashtag (without its "#")."""
     return bool(TAG_NAME_RE.fullmatch(value)) and not value.isdigit()
+
+
+class SearchForm(forms.Form):
+    """/search/'s query: people ("@name") and tags ("#tag"). A longer one than the search
+    reads is refused with its length named rather than searched cut short."""
+
+    q = forms.CharField(
+        required=False,
+        max_length=QUERY_MAX,
+        error_messages={
+            "max_length": gettext_lazy(
+                "A search is at most %(limit_value)d characters; this one has "
+                "%(show_value)d. Shorten it and search again."
+            )
+        },
+    )
 
 
 class TagSearchForm(forms.Form):

@@ -87,6 +87,8 @@ urlpatterns = [
     path("tag/<tag:tag>/feed/", feeds.TagFeed(), name="tag_feed"),
     path("u/<str:username>/likes/", views.LikesView.as_view(), name="likes"),
     path("settings/profile/", ProfileSettingsView.as_view(), name="profile_settings"),
+    path("settings/", account_views.SettingsView.as_view(), name="settings"),
+    path("settings/language/", account_views.LanguageView.as_view(), name="language"),
     path("settings/password/", account_views.PasswordChangeView.as_view(), name="password_change"),
     path("settings/delete/", account_views.DeleteAccountView.as_view(), name="delete_account"),
     path("settings/email/", email_views.EmailView.as_view(), name="email"),
@@ -116,7 +118,7 @@ urlpatterns = [
         FilterDeleteView.as_view(),
         name="filter_delete",
     ),
-    # The footer's language switch: Django's own view (POST, CSRF; a safe `next`; the
-    # language cookie).
+    # The footer's language switch and /settings/language/'s: Django's own view (POST,
+    # CSRF; a safe `next`; the language cookie).
     path("i18n/setlang/", set_language, name="set_language"),
 ]

@@ -25,6 +25,7 @@ from social.forms import (
     RegisterForm,
     ReplyForm,
     ReportPostForm,
+    SearchForm,
 )
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
@@ -540,8 +541,13 @@ class SearchView(RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        query = self.request.GET.get("q", "")
-        context["results"] = self.repo.search.search(query, Viewer.of(self.request.user))
+        form = SearchForm(self.request.GET)
+        context["form"] = form
+        if form.is_valid():
+            query = form.cleaned_data["q"]
+            context["results"] = self.repo.search.search(query, Viewer.of(self.request.user))
+        # Both boxes (the navigation's, the page's) keep what was typed, as typed.
+        context["search_query"] = self.request.GET.get("q", "")
         return context
 
 

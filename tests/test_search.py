@@ -3,6 +3,8 @@ legacy names; suspended, deleted and blocked accounts absent) and tags by prefix
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -93,3 +95,46 @@ def test_the_work_per_query_is_bounded_whatever_the_data(repo, world, round_trip
     # On a cluster a pipeline costs a round trip per node it reaches (at most 3 here).
     nodes = 3 if CLUSTER else 1
     assert first <= 16 * nodes and round_trips.count <= 8 * nodes  # steady state
+
+
+# --- The navigation's box and the length limit (issue 27, rough edge 9) -----------------
+
+
+def nav_box(html: str) -> str:
+    found = re.search(r'<input id="nav-search"[^>]*>', html.split("</header>")[0])
+    assert found, "no search box in the navigation"
+    return found.group(0)
+
+
+def test_the_navigation_box_keeps_the_query_on_the_results_page(repo, r, world, client):
+    reader = login(Client(), repo, world["bob"])
+
+    for who in (client, reader):
+        html = who.get("/search/", {"q": "ann"}).content.decode()
+        assert 'value="ann"' in nav_box(html)
+        assert "@ann" in html.split("<main")[1]  # and the results
+    assert "value=" not in nav_box(reader.get("/timeline/").content.decode())
+    odd = client.get("/search/", {"q": '"><b>x'}).content.decode()
+    assert 'value="&#34;&gt;&lt;b&gt;x"' in nav_box(odd) and "<b>x" not in odd
+
+
+def test_a_query_over_the_limit_is_refused_with_a_message_and_kept(repo, r, world, client):
+    typed = "redis " * 50  # 300 characters
+    keys_before = r.dbsize()
+
+    response = client.get("/search/", {"q": typed})
+
+    html = response.content.decode()
+    main = html.split("<main")[1]
+    assert response.status_code == 200
+    assert "A search is at most 50 characters; this one has 299." in main
+    assert f'value="{typed}"' in nav_box(html)  # what was typed, all of it
+    assert re.search(rf'<input id="search-q"[^>]*value="{typed}"', main)
+    assert "@redis" not in main and "#redis" not in main  # not searched cut short
+    assert r.dbsize() == keys_before
+
+
+def test_a_query_at_the_limit_is_searched(repo, world, client):
+    html = client.get("/search/", {"q": "r" * 50}).content.decode()
+
+    assert "at most 50 characters" not in html and "No one by that name." in html

@@ -36,8 +36,9 @@ def test_the_settings_pages_need_a_login(client, url):
 
 
 @pytest.mark.parametrize("url", ["/settings/password/", "/settings/delete/"])
-def test_the_settings_pages_are_linked_from_home(alice_client, url):
-    assert f'href="{url}"'.encode() in alice_client.get("/").content
+def test_the_settings_pages_are_linked_from_the_hub_which_home_links(alice_client, url):
+    assert b'href="/settings/"' in alice_client.get("/").content
+    assert f'href="{url}"'.encode() in alice_client.get("/settings/").content
 
 
 def test_the_password_page_asks_for_the_current_and_the_new_one_twice(alice_client):

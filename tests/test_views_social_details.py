@@ -25,7 +25,8 @@ def pin(server, cluster):
 def rows(html: str) -> dict[str, str]:
     """Return each row of a follow list by the name it links to."""
     found = re.findall(
-        r'<li>(?:<span class="person">[^\n]*?)?<a href="/u/([^/]+)/">@[^<]+</a>'
+        r'<li class="entry"><span class="entry-text">(?:<span class="person">[^\n]*?)?'
+        r'<a href="/u/([^/]+)/">@[^<]+</a>'
         r"(?:</span></span>)?(.*?)</li>",
         html,
         flags=re.S,

@@ -17,8 +17,14 @@ from social.templating.translation import page_language
 # Where a remembered part's forms take the page's own CSRF field: no text a page shows
 # contains it, since every text is escaped.
 CSRF_SLOT = Markup("<!--csrf-field-->")
-NAV_ITEMS = {"social:home": "home", "social:timeline": "timeline"}
-ACCOUNT_NAV_ITEMS = {"social:mentions": "mentions", "social:notifications": "notifications"}
+# Where the search page's navigation box takes the query (the page's `search_query`).
+QUERY_SLOT = Markup("<!--search-query-->")
+NAV_ITEMS = {"social:home": "home", "social:timeline": "timeline", "social:search": "search"}
+ACCOUNT_NAV_ITEMS = {
+    "social:mentions": "mentions",
+    "social:notifications": "notifications",
+    "social:settings": "settings",
+}
 
 
 class Layout:
@@ -76,7 +82,11 @@ class Layout:
             fresh = 0 if context.get("notifications_seen") else user.unread_notifications
             reports = open_report_count() if user.is_staff else 0
             account = (user.username, fresh, user.is_staff, reports)
-        html = self.part("nav", page_language(context), self.item(context), account, CSRF_SLOT)
+        item = self.item(context)
+        html = self.part("nav", page_language(context), item, account, CSRF_SLOT, QUERY_SLOT)
+        if item == "search":
+            query = escape(context.get("search_query", ""))
+            html = Markup(html.replace(QUERY_SLOT, query))
         return with_csrf(html, context) if account else html
 
     @pass_context
@@ -102,7 +112,8 @@ class Layout:
         )  # fmt: skip
 
     def item(self, context: Context) -> str:
-        """Return the nav item of the page shown ("home"...), or "" for any other page."""
+        """Return the nav item of the page shown ("home"...), or "" for any other page.
+        Every page under /settings/ is the item "settings"."""
         request = context.get("request")
         if request is None:
             return ""
@@ -111,7 +122,11 @@ class Layout:
         if items is None:
             named = NAV_ITEMS | ACCOUNT_NAV_ITEMS
             items = self.current[prefix] = {url(name): item for name, item in named.items()}
-        return items.get(request.path, "")
+        path = request.path
+        found = items.get(path)
+        if found is None:
+            found = "settings" if path.startswith(url("social:settings")) else ""
+        return found
 
 
 def with_csrf(html: Markup, context: Context) -> Markup:
