@@ -118,6 +118,14 @@ def page_as(new_page, repo, live_url):
     return make
 
 
+def open_nav_menu(page) -> None:
+    """Open the header's Menu: on a phone a reader's links past Home and Notifications (the
+    search box, Settings, Log out...) are in it. Nothing to do where they stand in the row."""
+    summary = page.locator("header details.nav-menu > summary")
+    if summary.is_visible() and page.locator("header details.nav-menu[open]").count() == 0:
+        summary.click()
+
+
 # The site tour (issue 11): every page of the site, as each audience sees it, on a small world
 # seeded through the repository. tests/browser/test_accessibility.py runs axe-core over it,
 # tests/browser/test_phone.py checks it at a phone's width.
@@ -261,6 +269,7 @@ class SiteTour:
                 ("likes tab", "/u/ada/likes/"),
                 ("following", "/u/carol/following/"),
                 ("tag", "/tag/redis/"),
+                ("settings", "/settings/"),
                 ("settings: profile", "/settings/profile/"),
                 ("settings: password", "/settings/password/"),
                 ("settings: e-mail", "/settings/email/"),
@@ -271,6 +280,7 @@ class SiteTour:
                 ("a blocked profile", "/u/troll/"),
                 ("settings: delete", "/settings/delete/"),
                 ("settings: apps", "/settings/apps/"),
+                ("settings: language", "/settings/language/"),
                 ("an app asking consent", self.consent_page),
                 ("delete-post confirmation", f"/p/{self.own}/delete/"),
                 ("block confirmation", "/u/carol/block/"),

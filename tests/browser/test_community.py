@@ -10,6 +10,7 @@ import time
 from playwright.sync_api import expect
 
 from social import keys
+from tests.browser.conftest import open_nav_menu
 
 
 def click_and_wait(page, locator) -> None:
@@ -394,6 +395,7 @@ def test_the_navigation_search_finds_people_and_tags_by_prefix_and_follows_from_
 
     page = page_as(ada, 390)
     page.goto(live_url + "/")
+    open_nav_menu(page)  # on a phone the box is in the header's Menu
     box = page.locator("header nav").get_by_role("searchbox", name="Search people and tags")
     box.fill("red")
     with page.expect_navigation():

@@ -214,7 +214,9 @@ def test_deleting_an_account_needs_the_password_then_logs_out_and_hides_everythi
     page = page_as(carol)
     page.goto(live_url + "/")
     with page.expect_navigation():
-        page.locator(".settings-links").get_by_role("link", name="delete account").click()
+        page.locator(".settings-links").get_by_role("link", name="Settings").click()
+    with page.expect_navigation():
+        page.locator("main .settings-groups").get_by_role("link", name="Delete account").click()
     assert page.url == live_url + "/settings/delete/"
     expect(page.get_by_role("heading", name="Delete your account")).to_be_visible()
     page.get_by_label("Your password").fill("not my password")

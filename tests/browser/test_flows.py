@@ -6,6 +6,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from social.repository import Repository, User
+from tests.browser.conftest import open_nav_menu
 from tests.conftest import PASSWORD, make_staff
 
 
@@ -64,6 +65,7 @@ def test_a_newcomer_signs_up_posts_follows_and_unfollows(live_url, new_page, rep
     expect(page.get_by_text("Bob's first post about sorted sets")).to_have_count(0)
     assert r.zcard(f"following:{newbie_id}") == 0
 
+    open_nav_menu(page)  # on a phone Log out is in the header's Menu
     with page.expect_navigation():
         page.get_by_role("button", name="Log out").click()
     expect(page.get_by_role("link", name="Sign up")).to_be_visible()
