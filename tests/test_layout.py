@@ -170,3 +170,23 @@ def test_the_blank_composer_is_rendered_once_per_reader_and_language(
     assert sorted(key[4][0] for key in added) == ["alice", "bob"]
     tokens = [re.search(r'name="token" value="([^"]+)"', html)[1] for html in pages]
     assert len(set(tokens)) == 3  # each page still has a fresh submission token
+
+
+def test_the_search_query_goes_into_the_header_afterwards_and_is_never_remembered(client):
+    html = client.get("/search/", {"q": "zz<top>"}).content.decode()
+    timeline = client.get("/timeline/").content.decode()
+
+    header = html.split("</header>")[0]
+    assert re.search(r'<input id="nav-search"[^>]* value="zz&lt;top&gt;">', header)
+    assert not any("zz" in part for part in remembered())  # the part holds the slot
+    assert str(layout.QUERY_SLOT) not in html and str(layout.QUERY_SLOT) not in timeline
+    assert 'id="nav-search" type="search" name="q" placeholder="Search">' in timeline
+
+
+def test_every_settings_page_marks_settings_current_and_no_other_page_does():
+    alice = User(id=1, username="alice")
+
+    for path in ("/settings/", "/settings/apps/", "/settings/language/"):
+        assert '<a href="/settings/" aria-current="page">' in page(alice, path), path
+    for path in ("/", "/settingsx/", "/u/settings/"):
+        assert 'aria-current="page">Settings' not in page(alice, path), path
