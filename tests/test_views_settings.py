@@ -14,6 +14,8 @@ from tests.conftest import login, make_user
 
 # Every settings page and the entry of the side list it marks as current.
 SETTINGS_PAGES = {
+    "/settings/profile/": "Edit profile",
+    "/settings/email/": "E-mail",
     "/settings/password/": "Password",
     "/settings/delete/": "Delete account",
     "/settings/blocks/": "Blocked accounts",
@@ -77,8 +79,8 @@ def test_the_hub_lists_every_setting_in_its_group(repo, r, alice, alice_client):
     groups = dict(zip(titles, re.split(r'<h2 id="settings-[a-z]+">', html)[1:], strict=True))
     links = {t: re.findall(r'<a href="([^"]+)">', group) for t, group in groups.items()}
     assert links == {
-        "Profile": ["/u/alice/"],
-        "Account": ["/settings/password/", "/settings/delete/"],
+        "Profile": ["/settings/profile/", "/u/alice/"],
+        "Account": ["/settings/email/", "/settings/password/", "/settings/delete/"],
         "Privacy and safety": ["/settings/blocks/", "/settings/mutes/", "/settings/filters/"],
         "Apps": ["/settings/apps/"],
         "Language": ["/settings/language/"],
@@ -95,7 +97,7 @@ def test_a_name_no_url_can_hold_has_no_profile_entry_rather_than_a_dead_link(rep
 
     html = main(client.get("/settings/").content.decode())
 
-    assert 'href="/u/' not in html and ">Profile</h2>" not in html
+    assert 'href="/u/' not in html and 'href="/settings/profile/"' in html
     assert 'href="/settings/password/"' in html
 
 

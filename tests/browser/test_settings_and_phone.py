@@ -192,8 +192,9 @@ def test_the_navigation_box_keeps_a_search_and_a_long_one_is_refused_and_kept(
 
 
 SETTINGS = [
-    "/settings/password/", "/settings/delete/", "/settings/blocks/", "/settings/mutes/",
-    "/settings/filters/", "/settings/apps/", "/settings/language/",
+    "/settings/profile/", "/settings/email/", "/settings/password/", "/settings/delete/",
+    "/settings/blocks/", "/settings/mutes/", "/settings/filters/", "/settings/apps/",
+    "/settings/language/",
 ]  # fmt: skip
 
 
@@ -210,7 +211,7 @@ def test_the_settings_pages_use_the_width_and_their_side_list_never_wraps(
         panel = page.locator(".settings-panel").bounding_box()
         assert panel["width"] >= 600, (path, panel)
         links = page.locator(".settings-nav a")
-        assert links.count() == 9  # the hub, the profile and the seven settings
+        assert links.count() == 11  # the hub, the profile page and the nine settings
         line = float(page.evaluate("parseFloat(getComputedStyle(document.body).lineHeight)"))
         for box in boxes(page, ".settings-nav a"):
             assert box["height"] < 2 * line, (path, box)
