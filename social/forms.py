@@ -86,6 +86,20 @@ def validate_new_password(password: str, username: str) -> None:
     password_validation.validate_password(password, user)  # type: ignore[arg-type]
 
 
+def check_new_password(form: forms.Form, first: str, second: str, username: str) -> None:
+    """Add form errors unless the form's fields first and second hold the same password and
+    Django's validators take it for username (sign-up, password change, reset)."""
+    data = form.cleaned_data
+    password, again = data.get(first), data.get(second)
+    if password and again and password != again:
+        form.add_error(second, gettext("The two passwords do not match."))
+    elif password:
+        try:
+            validate_new_password(password, username)
+        except ValidationError as error:
+            form.add_error(first, error)
+
+
 class RegisterForm(forms.Form):
     """Sign-up: username, password twice; passwords checked by Django's validators."""
 
@@ -106,16 +120,8 @@ class RegisterForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         super().clean()
-        data = self.cleaned_data
-        password, password2 = data.get("password"), data.get("password2")
-        if password and password2 and password != password2:
-            self.add_error("password2", gettext("The two passwords do not match."))
-        elif password:
-            try:
-                validate_new_password(password, data.get("username") or "")
-            except ValidationError as error:
-                self.add_error("password", error)
-        return data
+        check_new_password(self, "password", "password2", self.cleaned_data.get("username") or "")
+        return self.cleaned_data
 
 
 class LoginForm(forms.Form):
@@ -459,16 +465,8 @@ class PasswordChangeForm(CurrentPasswordForm):
 
     def clean(self) -> dict[str, Any]:
         super().clean()
-        data = self.cleaned_data
-        new1, new2 = data.get("new_password1"), data.get("new_password2")
-        if new1 and new2 and new1 != new2:
-            self.add_error("new_password2", gettext("The two passwords do not match."))
-        elif new1:
-            try:
-                validate_new_password(new1, self.user.username)
-            except ValidationError as error:
-                self.add_error("new_password1", error)
-        return data
+        check_new_password(self, "new_password1", "new_password2", self.user.username)
+        return self.cleaned_data
 
 
 class DeleteAccountForm(CurrentPasswordForm):
@@ -614,13 +612,5 @@ class ResetPasswordForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         super().clean()
-        data = self.cleaned_data
-        new1, new2 = data.get("new_password1"), data.get("new_password2")
-        if new1 and new2 and new1 != new2:
-            self.add_error("new_password2", gettext("The two passwords do not match."))
-        elif new1:
-            try:
-                validate_new_password(new1, self.username)
-            except ValidationError as error:
-                self.add_error("new_password1", error)
-        return data
+        check_new_password(self, "new_password1", "new_password2", self.username)
+        return self.cleaned_data
