@@ -23,6 +23,28 @@ def test_verify_credentials_and_lookup(repo, alice, bob):
     assert api.get("/api/v1/accounts/lookup", {"acct": "nobody"}).status_code == 404
 
 
+def test_account_search_finds_names_pages_them_and_keeps_those_followed(repo, r, alice, bob):
+    """GET /api/v1/accounts/search (Mastodon.py's account_search, apps' mention completion)
+    answered 404 before: the path was read as an account id."""
+    bobby = make_user(repo, "bobby")
+    make_user(repo, "bobcat")
+    repo.graph.follow(alice.id, bobby.id)
+    api = Api(token_for(repo, alice))
+    found = api.get("/api/v1/accounts/search", {"q": "bob"})
+    before = set(r.keys("*"))  # the first search indexed the names (as /search/ does)
+    assert found.status_code == 200
+    assert {a["acct"] for a in found.json()} == {"bob", "bobby", "bobcat"}
+    assert api.get("/api/v1/accounts/search", {"q": "@bobb"}).json()[0]["id"] == str(bobby.id)
+    following = api.get("/api/v1/accounts/search", {"q": "bob", "following": "true"}).json()
+    assert [a["acct"] for a in following] == ["bobby"]
+    paged = api.get("/api/v1/accounts/search", {"q": "bob", "limit": 1, "offset": 1}).json()
+    assert len(paged) == 1 and paged[0]["acct"] in {"bob", "bobby", "bobcat"}
+    assert api.get("/api/v1/accounts/search", {"q": "bob", "offset": "\u00b2"}).status_code == 400
+    assert api.get("/api/v1/accounts/search", {"q": " "}).status_code == 422
+    assert Api(None).get("/api/v1/accounts/search", {"q": "bob"}).status_code == 401
+    assert set(r.keys("*")) == before
+
+
 def test_follow_and_unfollow_write_both_sets_and_answer_the_relationship(repo, r, alice, bob):
     api = Api(token_for(repo, alice))
     followed = api.post(f"/api/v1/accounts/{bob.id}/follow")

@@ -18,7 +18,7 @@ from social.repository.models import Page
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
 from .common import EntityView
-from .forms import bad_number, flag, invalid, limit_param, lookup_ids, text_param
+from .forms import bad_number, flag, invalid, limit_param, lookup_ids, number_param, text_param
 from .paging import link_header, page_number, read_posts
 
 RELATIONSHIPS_MAX = 80  # ids asked about at once
@@ -63,6 +63,29 @@ class LookupView(EntityView):
             raise ApiError(404, "Record not found")
         row = self.target(user_id)
         return json_response(entities.account(entities.Render(self.base_url()), row))
+
+
+class AccountSearchView(EntityView):
+    """GET /api/v1/accounts/search?q=: accounts as /search/ finds them (the name, its
+    start or a part of it; at most SEARCH_LIMIT), for a user's token as Mastodon asks;
+    `following=true` keeps those the reader follows; `offset` and `limit` page them."""
+
+    scopes = {"get": "read:accounts"}
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        self.me()
+        query = text_param(request.GET, "q", 500).strip()
+        if not query:
+            raise invalid("q can't be blank")
+        limit = limit_param(request.GET, 40, 80)
+        offset = number_param(request.GET, "offset") or 0
+        results = self.repo.search.search(query.lstrip("#"), self.viewer)
+        people = [
+            r.user for r in results.people if r.viewer_follows or not flag(request.GET, "following")
+        ]
+        people = people[offset : offset + limit]
+        render = self.render(user_ids=[u.id for u in people])
+        return json_response([a for u in people if (a := render.account(u.id)) is not None])
 
 
 class AccountStatusesView(EntityView):

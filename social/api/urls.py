@@ -74,6 +74,7 @@ api_patterns = [
     *both(V1 + "accounts/verify_credentials", accounts.VerifyCredentialsView.as_view()),
     *both(V1 + "accounts/update_credentials", accounts.UpdateCredentialsView.as_view()),
     *both(V1 + "accounts/lookup", accounts.LookupView.as_view()),
+    *both(V1 + "accounts/search", accounts.AccountSearchView.as_view()),
     *both(V1 + "accounts/relationships", accounts.RelationshipsView.as_view()),
     *both(V1 + "accounts/<str:account_id>", accounts.AccountView.as_view(), name="account"),
     *both(ACCOUNT + "statuses", accounts.AccountStatusesView.as_view()),
