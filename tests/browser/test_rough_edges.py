@@ -62,12 +62,12 @@ def test_block_asks_first_on_one_line_and_a_muted_authors_card_offers_unmute(
     page.goto(f"{live_url}/u/{long_name.username}/")
 
     assert page.locator("article.post .mute").inner_text() == "Unmute"
-    page.locator("details.menu summary").click()
-    block = page.locator("details.menu a.danger")
+    page.locator(".profile-actions details.menu summary").click()
+    block = page.locator(".profile-actions details.menu a.danger")
     height = block.evaluate("el => el.getBoundingClientRect().height")
     line = block.evaluate("el => parseFloat(getComputedStyle(el).lineHeight)")
     assert height < 1.5 * line, (height, line)  # one line
-    menu = page.locator("details.menu .menu-items").bounding_box()
+    menu = page.locator(".profile-actions details.menu .menu-items").bounding_box()
     assert menu["x"] >= 0 and menu["x"] + menu["width"] <= width, menu  # on the screen
     with page.expect_navigation():
         block.click()
