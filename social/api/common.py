@@ -10,7 +10,7 @@ from django.http import HttpResponse
 
 from social.repository import Post, PostCounts, Repository, User, Viewer, may_see_account
 from social.repository.api_reads import AccountRow
-from social.repository.models import Page
+from social.repository.models import FollowEntry, Page
 from social.repository.oauth import RememberedToken, StaleToken
 
 from . import entities
@@ -125,19 +125,18 @@ class EntityView(ApiView):
         render = self.render(user_ids=[u.id for u in users])
         return [account for u in users if (account := render.account(u.id)) is not None]
 
-    def accounts_response(self, page: Page[User]) -> HttpResponse:
-        """A page of accounts (likers, reposters) without those a block keeps apart from
-        the reader, with the Link to the next page (its number as the cursor)."""
-        users = page.items
-        me = self.user
-        if me is not None and me.has_relations and users:
-            found = self.repo.api_reads.relationships(me.id, [u.id for u in users])
-            users = [u for u in users if not (found[u.id].blocking or found[u.id].blocked_by)]
+    def accounts_response(self, page: Page[FollowEntry]) -> HttpResponse:
+        """A page of accounts as the account read path listed them for the reader (with
+        their counts: AccountReader.page's counts), with the Link to the next page (its
+        number as the cursor)."""
+        rows = {e.user.id: AccountRow(e.user, e.counts) for e in page.items if e.counts}
+        render = self.render(user_ids=list(rows), read=rows)
+        accounts = [account for uid in rows if (account := render.account(uid)) is not None]
         headers = {}
         link = link_header(self.request, page.number + 1 if page.has_next else None)
         if link:
             headers["Link"] = link
-        return json_response(self.accounts_json(users), headers=headers)
+        return json_response(accounts, headers=headers)
 
     def me(self) -> User:
         """The calling user (the endpoints that need one check their scope first)."""

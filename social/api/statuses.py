@@ -191,10 +191,12 @@ class WhoView(EntityView):
         post, _ = self.visible_post(status_id, shared=True)  # a reblog's: the status's
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
-        if self.which == "favourited_by":
-            page = self.repo.api_reads.likers(post.id, number, limit)
-        else:
-            page = self.repo.reposts.reposted_by(post.id, number, limit)
+        who = (
+            self.repo.likes.likers
+            if self.which == "favourited_by"
+            else self.repo.reposts.reposted_by
+        )
+        page = who(post.id, self.viewer, number, limit)
         return self.accounts_response(page)
 
 

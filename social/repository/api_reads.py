@@ -28,7 +28,7 @@ from .base import (
     user_from_hash,
     users_from,
 )
-from .models import Counts, Page, User
+from .models import Counts, User
 from .oauth import RememberedToken, StaleToken, queue_token_check, token_holds
 from .reader import NamedReads, PageRead, PageReader
 from .sources import Source
@@ -300,10 +300,6 @@ class ApiReadStore(RepositoryBase):
             self.cache.tokens.discard(check.token.digest)
             raise StaleToken(check.token.digest)
         return read, accounts_from(read.got, authors), names_from(read.got, names)
-
-    def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
-        """The accounts that like post_id, most recent first (two round trips)."""
-        return self._accounts_page(keys.likes(post_id), number, per_page)
 
     def instance_figures(self) -> tuple[int, int]:
         """(accounts, posts) on this server, for /api/v1/instance (one round trip)."""
