@@ -164,7 +164,7 @@ class RelationshipsView(EntityView):
         ids = [number for value in raw if (number := whole_number(value)) is not None]
         if len(ids) < len(raw):
             raise bad_number(name)
-        found = self.repo.api_reads.relationships(me.id, ids)
+        found = self.repo.users.relationships(me.id, ids)
         return json_response([entities.relationship(found[i]) for i in dict.fromkeys(ids)])
 
 
@@ -205,7 +205,7 @@ class AccountActionView(EntityView):
             if "%(cap)s" in message:
                 message = message % {"cap": f"{RELATIONS_CAP:,}"}
             raise ApiError(403, message) from None
-        found = self.repo.api_reads.relationships(me.id, [row.user.id])
+        found = self.repo.users.relationships(me.id, [row.user.id])
         return json_response(entities.relationship(found[row.user.id]), headers=headers)
 
 

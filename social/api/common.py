@@ -9,9 +9,9 @@ from dataclasses import replace
 from django.http import HttpResponse
 
 from social.repository import Post, PostCounts, Repository, User, Viewer, may_see_account
-from social.repository.api_reads import AccountRow
 from social.repository.models import FollowEntry, Page
 from social.repository.oauth import RememberedToken, StaleToken
+from social.repository.users import AccountRow
 
 from . import entities
 from .base import ApiError, ApiView, json_response
@@ -37,7 +37,7 @@ def render_for(
     rows = {i: read[i] for i in ids if read and i in read}
     named = {**(read_names or {}), **known}
     names = [p.reply_to_name for p in posts if p.reply_to_name and p.reply_to_name not in named]
-    more, found = repo.api_reads.accounts([i for i in ids if i not in rows], names)
+    more, found = repo.users.accounts([i for i in ids if i not in rows], names)
     rows.update(more)
     found.update(read_names or {})
     found.update(
@@ -113,7 +113,7 @@ class EntityView(ApiView):
     def target(self, account_id: object, *, hidden_ok: bool = False) -> AccountRow:
         """The account the path names, or 404 (missing; suspended, unless staff, or
         hidden_ok: undoing a block or mute of a suspended account)."""
-        row = self.repo.api_reads.account(id_param(account_id))
+        row = self.repo.users.account(id_param(account_id))
         if row is None or row.user.username == "":
             raise ApiError(404, "Record not found")
         if not hidden_ok and not may_see_account(self.viewer, row.user):

@@ -8,11 +8,12 @@ shapes, the process cache and the other stores it uses, nothing more.
   them, grouped), `repo.markers`, `repo.likes`, `repo.reposts`, `repo.notices`,
   `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
-  (reader.py, from the sources of sources.py, with visibility.py's policy);
+  (reader.py, from the sources of sources.py, with visibility.py's policy); pages of
+  accounts through `repo.account_reader` (account_reader.py, the same policy);
   `repo.trending`, `repo.search`.
 - The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.live` (what a
-  streaming listener reads for its reader, live.py), `repo.api_reads`
-  (accounts and relationships in bulk, positions in lists).
+  streaming listener reads for its reader, live.py), `repo.api_reads` (positions in
+  lists); accounts and relationships in bulk are `repo.users`'.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
 """

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from social import keys
 
-from .api_reads import accounts_from, queue_accounts
 from .base import RepositoryBase, page_bounds, queue_users, users_from
 from .models import FollowEntry, Page
 from .reader import PageReader
+from .users import accounts_from, queue_accounts
 from .visibility import Viewer, may_list_account
 
 

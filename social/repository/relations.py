@@ -1,9 +1,10 @@
 """Blocks and mutes: what one account keeps from another.
 
 A block removes the follows both ways and keeps the two apart: neither sees the other's
-posts (staff excepted: no one blocks staff from anything), the blocked account cannot
-follow, reply to, like, repost or mention the blocker to any effect, and its reposts of the
-blocker's posts are taken back. A mute only leaves the muted
+posts or account in lists (staff excepted: no one hides from staff), neither can follow,
+reply to, like or repost the other (staff neither: visibility.interaction_refused), a
+mention of the blocker tells them nothing, and each one's reposts of the other's posts
+are taken back. A mute only leaves the muted
 account's posts out of the reader's home, timeline, tags and mentions; the muted account
 notices nothing and may still follow. Both are kept from both sides (keys.blocks /
 keys.blocked_by, keys.mutes / keys.muted_by): the reader's own sets ride on the first

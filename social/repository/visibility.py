@@ -1,9 +1,11 @@
 """Who may see which post and account: the one visibility policy.
 
 Every list of posts, permalink, feed and staff list is read through the read path
-(reader.py), which asks these functions and nothing else; views and templates never decide
-visibility themselves. A new kind of hiding (a block, a mute, a word filter) is a new
-field of `Relations`, read on the read path's first pipeline, and a new clause here.
+(reader.py), every list of accounts through account_reader.py, and every follow, reply,
+like and repost asks interaction_refused: these functions and nothing else; views and
+templates never decide visibility themselves. A new kind of hiding (a block, a mute, a
+word filter) is a new field of `Relations`, read on the read path's first pipeline, and a
+new clause here.
 """
 
 from __future__ import annotations
