@@ -80,11 +80,10 @@ class AccountSearchView(EntityView):
         offset = number_param(request.GET, "offset") or 0
         results = self.repo.search.search(query.lstrip("#"), self.viewer)
         people = [
-            r.user for r in results.people if r.viewer_follows or not flag(request.GET, "following")
+            p for p in results.people if p.viewer_follows or not flag(request.GET, "following")
         ]
-        people = people[offset : offset + limit]
-        render = self.render(user_ids=[u.id for u in people])
-        return json_response([a for u in people if (a := render.account(u.id)) is not None])
+        rows = {p.user.id: p.row for p in people[offset : offset + limit]}
+        return json_response(self.listed_accounts(rows))
 
 
 class AccountStatusesView(EntityView):

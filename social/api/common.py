@@ -125,13 +125,19 @@ class EntityView(ApiView):
         render = self.render(user_ids=[u.id for u in users])
         return [account for u in users if (account := render.account(u.id)) is not None]
 
+    def listed_accounts(self, rows: Mapping[int, AccountRow]) -> list[dict]:
+        """The accounts a list read with their counts (AccountReader.page's counts, search),
+        in its order: no round trip more."""
+        render = self.render(user_ids=list(rows), read=rows)
+        return [account for uid in rows if (account := render.account(uid)) is not None]
+
     def accounts_response(self, page: Page[FollowEntry]) -> HttpResponse:
         """A page of accounts as the account read path listed them for the reader (with
         their counts: AccountReader.page's counts), with the Link to the next page (its
         number as the cursor)."""
-        rows = {e.user.id: AccountRow(e.user, e.counts) for e in page.items if e.counts}
-        render = self.render(user_ids=list(rows), read=rows)
-        accounts = [account for uid in rows if (account := render.account(uid)) is not None]
+        accounts = self.listed_accounts(
+            {e.user.id: AccountRow(e.user, e.counts) for e in page.items if e.counts}
+        )
         headers = {}
         link = link_header(self.request, page.number + 1 if page.has_next else None)
         if link:

@@ -16,8 +16,8 @@ from social.text import normal_tag
 from .account_reader import AccountReader, AccountSource
 from .base import RepositoryBase, StoreSettings, as_int, s
 from .directory import CONTAINS_MIN, CONTAINS_RE, PREFIX_RE, DirectoryStore
-from .models import User
-from .users import UserStore
+from .models import Counts, User
+from .users import AccountRow, UserStore
 from .visibility import Viewer
 
 SEARCH_LIMIT = 20  # people, and tags, shown for one query
@@ -29,9 +29,21 @@ class PersonResult:
     """An account found: its counts and the reader's relation to it."""
 
     user: User
-    posts: int
-    followers: int
+    counts: Counts
     viewer_follows: bool = False
+
+    @property
+    def posts(self) -> int:
+        return self.counts.posts
+
+    @property
+    def followers(self) -> int:
+        return self.counts.followers
+
+    @property
+    def row(self) -> AccountRow:
+        """As the client API's entities take it."""
+        return AccountRow(self.user, self.counts)
 
 
 @dataclass(frozen=True)
@@ -110,7 +122,7 @@ class SearchStore(RepositoryBase):
         account_reader.py)."""
         found = self.accounts.page(AccountSource.given(ids), viewer, 1, len(ids), counts=True)
         return [
-            PersonResult(e.user, e.counts.posts, e.counts.followers, e.viewer_follows)
+            PersonResult(e.user, e.counts, e.viewer_follows)
             for e in found.items
             if e.counts is not None
         ]
