@@ -247,3 +247,31 @@ def test_the_apis_search_reads_its_accounts_counts_with_them(repo, cast, round_t
     # The token, the names, the accounts with their counts...: one round trip fewer than
     # when the entities read the counts again (9).
     assert round_trips.count == 8 if not CLUSTER else round_trips.count <= 8 * 3
+
+
+@pytest.mark.parametrize("action", ["favourite", "reblog", "reply"])
+@pytest.mark.parametrize("who_blocks", ["author", "actor"])
+@pytest.mark.parametrize("staff", [False, True])
+def test_the_api_answers_404_across_a_block_either_way_staff_too(
+    repo, r, cast, action, who_blocks, staff
+):
+    """Mastodon's answer for a status the reader may not act on across a block; staff,
+    who can read it, get the same answer as everyone (the write side refuses them too)."""
+    star, fan, reader, sam, post = cast
+    actor = sam if staff else reader
+    if who_blocks == "author":
+        repo.relations.block(star.id, actor.id)
+    else:
+        repo.relations.block(actor.id, star.id)
+    api = Api(token_for(repo, actor))
+
+    if action == "reply":
+        answer = api.post("/api/v1/statuses", {"status": "hi", "in_reply_to_id": str(post)})
+    else:
+        answer = api.post(f"/api/v1/statuses/{post}/{action}")
+
+    assert answer.status_code == 404
+    assert r.zscore(keys.likes(post), actor.id) is None
+    assert r.zscore(keys.reposts(post), actor.id) is None
+    assert r.llen(keys.replies(post)) == 0
+    assert r.llen(keys.own_posts(actor.id)) == 0

@@ -41,6 +41,7 @@ from .errors import (
     NotAllowed,
     PostNotFound,
     PostPending,
+    Refused,
     RepositoryError,
     UsernameTaken,
     UserNotFound,
@@ -218,6 +219,7 @@ def get_repository() -> Repository:
 
 
 __all__ = [
+    "Refused",
     "AccountSource",
     "ANONYMOUS",
     "STAFF",

@@ -11,7 +11,7 @@ from social import keys
 
 from .account_reader import AccountReader, AccountSource
 from .base import Client, RepositoryBase, StoreSettings, as_int, decode_hash, now, user_from_hash
-from .errors import CannotFollowSelf, NotAllowed, UserNotFound
+from .errors import CannotFollowSelf, Refused, UserNotFound
 from .models import FollowEntry, Page, User
 from .notifications import queue_notification, queue_notification_claim
 from .visibility import (
@@ -66,7 +66,7 @@ class GraphStore(RepositoryBase):
         if not exists:
             raise UserNotFound(followee_id)
         if why := interaction_refused(followee_id, pair_relations(followee_id, blocked, blocking)):
-            raise NotAllowed(REFUSED[why])
+            raise Refused(REFUSED[why])
         pipe = self._pipe()
         pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)

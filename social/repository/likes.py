@@ -10,7 +10,7 @@ from social import keys
 
 from .account_reader import AccountReader, AccountSource
 from .base import Client, RepositoryBase, StoreSettings, as_int, now
-from .errors import NotAllowed
+from .errors import Refused
 from .models import FollowEntry, Page
 from .notifications import queue_notification, queue_notification_claim
 from .targets import Target, check_target, queue_target_checks, read_target
@@ -96,5 +96,5 @@ class LikeStore(RepositoryBase):
         pipe = self._pipe()
         queue_target_checks(pipe, target, user_id)
         if why := check_target(target, pipe.execute()):
-            raise NotAllowed(REFUSED[why])
+            raise Refused(REFUSED[why])
         return target

@@ -15,7 +15,7 @@ from social.text import encode_mentions, hashtags, mentioned_names
 from .audit import REASON_MAX
 from .base import Client, Fields, Pipe, RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
 from .bus import DELETE, UPDATE, queue_event
-from .errors import NotAllowed, PostNotFound, PostPending
+from .errors import NotAllowed, PostNotFound, PostPending, Refused
 from .loading import HIDDEN_STATUSES
 from .models import User
 from .notices import NoticeStore
@@ -149,7 +149,7 @@ class PostStore(RepositoryBase):
             apart = Relations(blocked=blocks | blockers, blocks=blocks, blocked_by=blockers)
             reply_to, parent = self._answered(reply_to, parent, apart)
             if why := interaction_refused(as_int(parent[0]) or 0, apart):
-                raise NotAllowed(REFUSED[why])
+                raise Refused(REFUSED[why])
         fields = (
             self._reply_fields(reply_to, parent)
             if reply_to is not None and parent is not None

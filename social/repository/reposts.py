@@ -33,7 +33,7 @@ from .base import (
     s,
 )
 from .bus import DELETE, UPDATE, queue_event
-from .errors import NotAllowed, PostNotFound
+from .errors import NotAllowed, PostNotFound, Refused
 from .models import FollowEntry, Page
 from .notifications import queue_notification, queue_notification_claim, unqueue_notification
 from .posts import queue_visibility_version
@@ -97,7 +97,7 @@ class RepostStore(RepositoryBase):
         if not s(name):
             raise PostNotFound(post_id)
         if why:
-            raise NotAllowed(REFUSED[why])
+            raise Refused(REFUSED[why])
         if existing is not None:
             return int(existing), False
         ts = now() if at is None else at
