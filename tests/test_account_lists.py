@@ -37,6 +37,18 @@ def viewer_of(repo: Repository, user: User) -> Viewer:
     return Viewer.of(fresh)
 
 
+def blocked_actor(repo: Repository, cast, who_blocks: str, staff: bool) -> User:
+    """The reader (staff: sam) with a block between them and star, made by who_blocks
+    ("author": star; "actor": the reader)."""
+    star, fan, reader, sam, post = cast
+    actor = sam if staff else reader
+    if who_blocks == "author":
+        repo.relations.block(star.id, actor.id)
+    else:
+        repo.relations.block(actor.id, star.id)
+    return actor
+
+
 def lists_on_the_site(repo: Repository, viewer: Viewer, star: User, post: int) -> dict:
     """The names each list of accounts shows viewer."""
     names = lambda page: {e.user.username for e in page.items}  # noqa: E731
@@ -148,11 +160,7 @@ def test_follow_reply_like_and_repost_across_a_block_are_refused_writing_nothing
     """Either way, and for staff too: reading shows staff what blockers post, but a block
     keeps their follows, replies, likes and reposts out."""
     star, fan, reader, sam, post = cast
-    actor = sam if staff else reader
-    if who_blocks == "author":
-        repo.relations.block(star.id, actor.id)
-    else:
-        repo.relations.block(actor.id, star.id)
+    actor = blocked_actor(repo, cast, who_blocks, staff)
     said = "does not let you" if who_blocks == "author" else "You block this account"
     before = {
         "following": r.zcard(keys.following(actor.id)),
@@ -258,11 +266,7 @@ def test_the_api_answers_404_across_a_block_either_way_staff_too(
     """Mastodon's answer for a status the reader may not act on across a block; staff,
     who can read it, get the same answer as everyone (the write side refuses them too)."""
     star, fan, reader, sam, post = cast
-    actor = sam if staff else reader
-    if who_blocks == "author":
-        repo.relations.block(star.id, actor.id)
-    else:
-        repo.relations.block(actor.id, star.id)
+    actor = blocked_actor(repo, cast, who_blocks, staff)
     api = Api(token_for(repo, actor))
 
     if action == "reply":
