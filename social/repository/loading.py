@@ -288,11 +288,3 @@ class PostLoader(RepositoryBase):
             self.cache.posts.put(post_id, RememberedPost(post, at_version))
         got = extra.replies_from(replies, offset=1)
         return Loaded(posts, counted, got, sent=True)
-
-    def build_posts(
-        self, ids: Sequence[int], hashes: Sequence[dict[str, str]], users: dict[int, User]
-    ) -> list[Post]:
-        """Build Posts (hidden ones included) from decoded post hashes and their loaded
-        authors, in order, for a caller that read the hashes on a pipeline of its own."""
-        built = (build_post(post_id, h, users) for post_id, h in zip(ids, hashes))
-        return [post for post in built if post is not None]
