@@ -360,6 +360,8 @@ def main() -> None:
     add("--wrk-seconds", type=float, default=5)
     add("--skip", default="", help="parts to skip, e.g. de")
     args = parser.parse_args()
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # stop what was started, as on Ctrl-C
+        signal.signal(sig, signal.default_int_handler)
     hard = raise_fd_limit()
     say(f"fd limit {hard}")
     for name, value in ENV.items():
