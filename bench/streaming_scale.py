@@ -424,8 +424,18 @@ def main() -> None:
             small.ask(None)
             clients.times()
             posted = [api_post(w.port, token_of(a), f"through {w.name}") for w in (web1, web2)]
-            time.sleep(3)
-            on1, on2 = clients.times(), small.times()
+            on1: dict[int, list[float]] = {}
+            on2: dict[int, list[float]] = {}
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                time.sleep(0.5)
+                for into, listening in ((on1, clients), (on2, small)):
+                    for post_id, times in listening.times().items():
+                        into.setdefault(post_id, []).extend(times)
+                if all(len(on1.get(p, [])) >= opened for p in posted) and all(
+                    len(on2.get(p, [])) >= args.small for p in posted
+                ):
+                    break
             report.append(
                 "| (d) A posts through web 1 and web 2 | "
                 + ", ".join(

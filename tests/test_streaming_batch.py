@@ -13,9 +13,11 @@ from social import keys
 from social.repository import Viewer
 from social.repository.sources import HomeFeed, Timeline
 from social.streaming.deliver import Audience, Listener, tell
+from social.streaming.hub import Hub
 from social.streaming.streams import Stream
 from tests.conftest import CLUSTER, make_staff, make_user
-from tests.test_live_bus import T0, events
+from tests.test_live_bus import T0, events, in_new_loop
+from tests.test_streaming_hub import connection
 
 BASE = "http://testserver"
 
@@ -143,3 +145,34 @@ def test_an_update_costs_the_same_round_trips_for_5_listeners_as_for_60(repo, r,
     are read after them: loading.py), then once the accounts the status names. On the
     cluster the first reaches every node, the others one each."""
     assert _cost(repo, r, round_trips, n) == (6 if CLUSTER else 3)
+
+
+def test_a_filter_added_while_listening_applies_to_the_next_post(repo, r):
+    """The hub holds its listeners' filters as last read (ListenerFilters) and forgets a
+    reader's when the bus tells their filters changed."""
+    author, reader = make_user(repo, "author"), make_user(repo, "reader")
+    repo.graph.follow(reader.id, author.id, at=T0)
+
+    async def run() -> tuple[list[str], int]:
+        hub, listening = Hub(), connection(reader)
+        hub.admit(listening, 5)
+        hub.subscribe(listening, Stream("user"))
+        repo.posts.create_post(author.id, "first spoilers", at=T0)
+        await hub.deliver(events(r)[-1])
+        held = len(hub.filters)
+        repo.filters.add(reader.id, "spoilers", "never", at=T0)
+        await hub.deliver(events(r)[-1])  # filters_changed
+        repo.posts.create_post(author.id, "more spoilers", at=T0 + 1)
+        await hub.deliver(events(r)[-1])
+        repo.posts.create_post(author.id, "no filter word", at=T0 + 2)
+        await hub.deliver(events(r)[-1])
+        await hub.stop()
+        got = []
+        while not listening.queue.empty():
+            got.append(listening.queue.get_nowait())
+        return got, held
+
+    got, held = in_new_loop(run())
+    assert held == 1
+    assert got == ["user update ", "user filters_changed ", "user update "]
+    assert [e.kind for e in events(r)][-4:] == ["update", "filters_changed", "update", "update"]

@@ -19,7 +19,16 @@ from typing import Any, ClassVar, Unpack, cast
 
 from social import keys
 
-from .base import Client, NamedReads, Replies, RepositoryBase, StoreSettings, as_int, s
+from .base import (
+    Client,
+    NamedReads,
+    Replies,
+    RepositoryBase,
+    Scored,
+    StoreSettings,
+    as_int,
+    s,
+)
 from .bus import KINDS, NOTIFICATION
 from .filters import active
 from .models import Post, PostCounts
@@ -150,7 +159,10 @@ class LiveStore(RepositoryBase):
         return self.updates_for([(viewer, home)], event).get((viewer, home))
 
     def updates_for(
-        self, readers: Iterable[tuple[Viewer, bool]], event: LiveEvent
+        self,
+        readers: Iterable[tuple[Viewer, bool]],
+        event: LiveEvent,
+        filters: ListenerFilters | None = None,
     ) -> dict[tuple[Viewer, bool], Delivery]:
         """The post of an update event as each (viewer, home) of readers may see it (those
         who may not are left out). home: only when it enters the viewer's home feed (their
@@ -162,10 +174,11 @@ class LiveStore(RepositoryBase):
         side: whether the author is kept apart from them or muted is one ZMSCORE of the
         author's own sets (blocks, blocked_by, muted_by; followers for home) naming every
         reader, their likes, reposts and reports of the post one each of its sets; only
-        their word filters are read per reader. All on the post's load pipeline: two round
-        trips whatever the readers (the post with those reads, then its author, as the
-        loader reads a new post); one more for a repost of another's post (that author's
-        sets)."""
+        their word filters are read per reader, but only those `filters` (the streaming
+        process's ListenerFilters) does not hold. All on the post's load pipeline: two
+        round trips whatever the readers (the post with those reads, then its author, as
+        the loader reads a new post); one more for a repost of another's post (that
+        author's sets)."""
         if event.post_id is None or event.author_id is None:
             return {}
         author = event.author_id
@@ -173,6 +186,8 @@ class LiveStore(RepositoryBase):
         ids = list(dict.fromkeys(v.id for v, _home in readers if v.id is not None))
         home_ids = list(dict.fromkeys(v.id for v, home in readers if v.id is not None and home))
         wanted = [event.post_id, *([event.repost_of] if event.repost_of else [])]
+        held = filters.held(ids) if filters is not None else {}
+        unknown = [i for i in ids if i not in held]
 
         def reads(more: NamedReads) -> None:
             if not ids:
@@ -184,11 +199,15 @@ class LiveStore(RepositoryBase):
                 more.zmscore(f"liked:{post_id}", keys.likes(post_id), ids)
                 more.zmscore(f"reposted:{post_id}", keys.reposts(post_id), ids)
                 more.hmget(f"reported:{post_id}", keys.post_reports(post_id), ids)
-            for reader_id in ids:
+            for reader_id in unknown:
                 more.zrange(f"filters:{reader_id}", keys.filters(reader_id), 0, -1, withscores=True)
 
         loaded = self.reader.loader.load(wanted, counts=True, also=reads)
         got = Replies(loaded.got)
+        read = {i: got.scored(f"filters:{i}") for i in unknown}
+        if filters is not None:
+            filters.keep(read)
+        held.update(read)
         by_id = {post.id: post for post in loaded.posts}
         post = by_id.get(event.post_id)
         if post is None or post.author_id != author:
@@ -213,7 +232,7 @@ class LiveStore(RepositoryBase):
             if viewer.id is not None:
                 if home and viewer.id != author and viewer.id not in followers:
                     continue
-                relations = _relations_of(viewer, got, wanted, marks, authors, at)
+                relations = _relations_of(viewer, held[viewer.id], wanted, marks, authors, at)
             elif home:
                 continue
             source = sources[home]
@@ -236,6 +255,49 @@ class LiveStore(RepositoryBase):
         if not shown:
             return None
         return shown[0], dict(read.page.counts) if read else {}
+
+
+class ListenerFilters:
+    """The word filters of a streaming process's listeners as last read (ZRANGE ...
+    WITHSCORES of keys.filters; expiry is applied when each event is decided), so that an
+    update reads only those it does not hold. The hub forgets a reader's when the bus
+    tells their filters changed (the change's own event comes before any post decided
+    after it), everyone's when it reconnects to the bus, and each after MAX_AGE seconds
+    (bounding what a lost event could leave stale)."""
+
+    MAX_AGE = 300.0
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[float, Scored]] = {}
+        self._pruned = time.monotonic()
+
+    def held(self, ids: Iterable[int]) -> dict[int, Scored]:
+        oldest = time.monotonic() - self.MAX_AGE
+        found = {}
+        for reader in ids:
+            entry = self._held.get(reader)
+            if entry is not None and entry[0] > oldest:
+                found[reader] = entry[1]
+        return found
+
+    def keep(self, read: Mapping[int, Scored]) -> None:
+        at = time.monotonic()
+        self._held.update((reader, (at, raw)) for reader, raw in read.items())
+        if at - self._pruned > self.MAX_AGE:  # those who left: dropped once too old
+            self._pruned = at
+            old = [r for r, (when, _raw) in self._held.items() if when < at - self.MAX_AGE]
+            for reader in old:
+                del self._held[reader]
+
+    def forget(self, reader: int | None = None) -> None:
+        """Forget one reader's filters (None: everyone's)."""
+        if reader is None:
+            self._held.clear()
+        else:
+            self._held.pop(reader, None)
+
+    def __len__(self) -> int:
+        return len(self._held)
 
 
 @dataclass(frozen=True)
@@ -270,7 +332,7 @@ def _author_sets(got: Replies, author: int, ids: list[int]) -> _AuthorSets:
 
 def _relations_of(
     viewer: Viewer,
-    got: Replies,
+    filters: Scored,
     posts: list[int],
     marks: dict[str, frozenset[int]],
     authors: dict[int, _AuthorSets],
@@ -294,5 +356,5 @@ def _relations_of(
         muted=frozenset(a for a, sets in authors.items() if reader in sets.muted_by),
         blocks=blocks,
         blocked_by=blocked_by,
-        filters=active(got.scored(f"filters:{reader}"), at),
+        filters=active(filters, at),
     )

@@ -19,7 +19,7 @@ from social.api.scopes import covers
 from social.redis_client import UNAVAILABLE
 from social.repository import Repository, User, Viewer
 from social.repository.bus import DELETE, FILTERS_CHANGED, NOTIFICATION, UPDATE
-from social.repository.live import LiveEvent
+from social.repository.live import ListenerFilters, LiveEvent
 
 from .errors import Refused
 from .streams import NOTIFICATION_STREAMS, Stream
@@ -92,14 +92,20 @@ class Told:
     messages: list[tuple[int, str, str]] = field(default_factory=list)
 
 
-def tell(repo: Repository, event: LiveEvent, audience: Iterable[Audience]) -> Told:
+def tell(
+    repo: Repository,
+    event: LiveEvent,
+    audience: Iterable[Audience],
+    filters: ListenerFilters | None = None,
+) -> Told:
     """Decide and render event for each subscription that may hear of it (each reader's own
     read path at this moment: blocks, mutes, filters, hidden posts). An update is decided
     for all its readers at once (LiveStore.updates_for: a round trip or two, whatever their
-    number) and rendered once for each distinct outcome."""
+    number; filters: the process's ListenerFilters) and rendered once for each distinct
+    outcome."""
     audience = list(audience)
     told = Told()
-    updates = _updates(repo, event, audience) if event.kind == UPDATE else {}
+    updates = _updates(repo, event, audience, filters) if event.kind == UPDATE else {}
     for sub in audience:
         message = updates.get(sub.key) if event.kind == UPDATE else _message(repo, event, sub)
         if message is not None:
@@ -130,7 +136,10 @@ def _hears_update(event: LiveEvent, sub: Audience) -> bool:
 
 
 def _updates(
-    repo: Repository, event: LiveEvent, audience: list[Audience]
+    repo: Repository,
+    event: LiveEvent,
+    audience: list[Audience],
+    filters: ListenerFilters | None,
 ) -> dict[int, tuple[str, str]]:
     """The update message for each subscription (by key) that may see it."""
     found: dict[int, tuple[str, str]] = {}
@@ -138,7 +147,7 @@ def _updates(
     payloads: dict[object, str] = {}
     subs = [s for s in audience if _hears_update(event, s)]
     readers = [(s.listener.viewer, s.stream.name == "user") for s in subs]
-    delivered = repo.live.updates_for(readers, event) if subs else {}
+    delivered = repo.live.updates_for(readers, event, filters) if subs else {}
     for sub, reader in zip(subs, readers):
         got = delivered.get(reader)
         if got is None:

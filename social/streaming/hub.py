@@ -14,11 +14,12 @@ import itertools
 import logging
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from social.redis_client import UNAVAILABLE, get_async_redis
 from social.repository import get_repository
 from social.repository.bus import FILTERS_CHANGED, NOTIFICATION, UPDATE
-from social.repository.live import LiveBus, LiveEvent
+from social.repository.live import ListenerFilters, LiveBus, LiveEvent
 
 from .deliver import Audience, Listener, tell
 from .streams import Stream
@@ -75,6 +76,10 @@ class Hub:
         self._task: asyncio.Task | None = None
         self.connected = asyncio.Event()  # the bus reader reads (tests wait for it)
         self.stopping = False
+        self.filters = ListenerFilters()  # the listeners' word filters as last read
+        # Its own thread: deciding an event never waits behind the connections' token
+        # checks and authentications (asyncio.to_thread's shared pool).
+        self._deciding = ThreadPoolExecutor(1, thread_name_prefix="live-deliver")
 
     def start(self) -> None:
         """Start the bus reader, once."""
@@ -88,6 +93,7 @@ class Hub:
             await asyncio.wait([self._task], timeout=2)
         for connection in list(self.connections):
             connection.closed.set()
+        self._deciding.shutdown(wait=False)
 
     def admit(self, connection: Connection, limit: int) -> bool:
         """Count connection against its address; False when the address holds limit."""
@@ -130,6 +136,7 @@ class Hub:
                 bus = LiveBus(client)
                 if last is None:
                     last = await bus.last_id()
+                self.filters.forget()  # a change may have gone untold meanwhile
                 self.connected.set()
                 attempt = 0
                 while True:
@@ -162,11 +169,15 @@ class Hub:
 
     async def deliver(self, event: LiveEvent) -> None:
         """Decide for every subscription in a thread, then queue what each is told."""
+        if event.kind == FILTERS_CHANGED:  # before any update decided after it
+            self.filters.forget(event.user_id)
         audience = self.audience(event)
         if not audience:
             return
         try:
-            told = await asyncio.to_thread(tell, get_repository(), event, audience)
+            told = await asyncio.get_running_loop().run_in_executor(
+                self._deciding, tell, get_repository(), event, audience, self.filters
+            )
         except (*UNAVAILABLE, OSError):
             raise  # run() waits for Redis and delivers this event again
         except Exception:  # one bad event must not stop the bus for everyone
