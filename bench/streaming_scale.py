@@ -267,10 +267,13 @@ class Served:
         self.port = free_port()
         self.name = name
         env = {**os.environ, **ENV, "REDIS_URL": url}
-        self.process = subprocess.Popen(
-            argv_of(self.port), cwd=ROOT, env=env, start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        VAR.mkdir(parents=True, exist_ok=True)
+        self.log = VAR / f"streaming-scale-{name.replace(' ', '')}.log"
+        with open(self.log, "w") as log:  # the streaming process logs slow events there
+            self.process = subprocess.Popen(
+                argv_of(self.port), cwd=ROOT, env=env, start_new_session=True,
+                stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
         path = "/api/v1/streaming/health" if argv_of is streaming_argv else "/healthz"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -226,23 +226,38 @@ class LiveStore(RepositoryBase):
             for post_id in wanted
         }
         at = time.time()
-        told: dict[tuple[Viewer, bool], Delivery] = {}
-        for viewer, home in readers:
-            relations = NO_RELATIONS
-            if viewer.id is not None:
-                if home and viewer.id != author and viewer.id not in followers:
-                    continue
-                relations = _relations_of(viewer, held[viewer.id], wanted, marks, authors, at)
-            elif home:
-                continue
+        # Readers in none of those sets and without filters have the empty Relations: the
+        # policy, which reads a viewer beyond their relations only as staff or not
+        # (visibility.py), is asked once for all of them.
+        touched = frozenset().union(*marks.values(), *(a.any() for a in authors.values()))
+        plain: dict[tuple[bool, bool], Delivery | None] = {}
+
+        def decide(viewer: Viewer, home: bool, relations: Relations) -> Delivery | None:
             source = sources[home]
             shown = PageReader._listed_with_reposts(
                 loaded.posts, {post.id}, by_id, viewer, relations, source
             )
             if not shown:
-                continue
+                return None
             counts = PageReader._counts(by_id.values(), loaded.counts, relations, viewer, source)
-            told[viewer, home] = Delivery(shown[0], counts)
+            return Delivery(shown[0], counts)
+
+        told: dict[tuple[Viewer, bool], Delivery] = {}
+        for viewer, home in readers:
+            if viewer.id is None:
+                found = None if home else decide(viewer, home, NO_RELATIONS)
+            elif home and viewer.id != author and viewer.id not in followers:
+                continue
+            elif viewer.id not in touched and not held[viewer.id]:
+                shape = (home, viewer.is_staff)
+                if shape not in plain:
+                    plain[shape] = decide(viewer, home, NO_RELATIONS)
+                found = plain[shape]
+            else:
+                relations = _relations_of(viewer, held[viewer.id], wanted, marks, authors, at)
+                found = decide(viewer, home, relations)
+            if found is not None:
+                told[viewer, home] = found
         return told
 
     def notification_for(
@@ -307,6 +322,10 @@ class _AuthorSets:
     blocked_by: frozenset[int]  # the readers who block the author
     blocks: frozenset[int]  # the readers the author blocks
     muted_by: frozenset[int]
+
+    def any(self) -> frozenset[int]:
+        """The readers in any of the sets."""
+        return self.blocked_by | self.blocks | self.muted_by
 
 
 def _queue_author_sets(reads: NamedReads, author: int, ids: list[int]) -> None:

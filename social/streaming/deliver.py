@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from social.api import entities
 from social.api.common import render_for
@@ -38,7 +39,7 @@ class Listener:
     user: User
     scopes: tuple[str, ...]
 
-    @property
+    @cached_property
     def viewer(self) -> Viewer:
         """The reader, with their blocks and mutes always read: the user's `relations`
         flag is as it was when they connected, and they may have blocked or muted since."""

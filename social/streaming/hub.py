@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 BLOCK_MS = 5000  # the longest one XREAD waits for an event
 RECONNECT_WAIT = (0.1, 0.5, 1, 2, 5)  # seconds between attempts while Redis is away
+SLOW = 0.5  # seconds: an event that takes longer to hand out is logged
 
 
 class Connection:
@@ -171,6 +173,7 @@ class Hub:
         """Decide for every subscription in a thread, then queue what each is told."""
         if event.kind == FILTERS_CHANGED:  # before any update decided after it
             self.filters.forget(event.user_id)
+        begun = time.monotonic()
         audience = self.audience(event)
         if not audience:
             return
@@ -183,8 +186,15 @@ class Hub:
         except Exception:  # one bad event must not stop the bus for everyone
             log.exception("live event %s not delivered", event.id)
             return
+        decided = time.monotonic()
         for key, name, payload in told.messages:
             found = self.subs.get(key)
             if found is not None:
                 connection, stream = found
                 connection.put(stream, name, payload)
+        done = time.monotonic()
+        if done - begun > SLOW:
+            log.warning(
+                "live event %s: %d subscriptions decided in %.2f s, %d messages queued in %.2f s",
+                event.id, len(audience), decided - begun, len(told.messages), done - decided,
+            )  # fmt: skip
