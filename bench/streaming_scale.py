@@ -498,6 +498,8 @@ def throughput(repo, author: int, web: Served, clients: Clients, opened: int, ar
                 rps.setdefault((page.name, connected), []).append(load.requests_per_s)
                 rate = load.requests_per_s
                 say(f"round {round_}: {page.name}, listeners {connected}: {rate:.0f}/s")
+            if round_ == args.rounds * 2 - 1:
+                break
             if connected:
                 clients.ask("close")
             else:
