@@ -130,8 +130,18 @@
 
   // An EventSource to url (by the auth cookie) that comes back after an error, waiting 2 s,
   // 4 s... up to 5 minutes (and a little at random, so many pages do not return at once).
+  // While it listens, the header says so (data-listening: how many streams are open).
   function listen(url, handlers) {
     var wait = 2000;
+    var header = document.querySelector(".topbar");
+    var opened = false;
+    function mark(up) {
+      if (up !== opened) {
+        opened = up;
+        var now = (parseInt(header.getAttribute("data-listening"), 10) || 0) + (up ? 1 : -1);
+        header.setAttribute("data-listening", String(now));
+      }
+    }
     function open() {
       var source;
       try {
@@ -141,6 +151,7 @@
       }
       source.addEventListener("open", function () {
         wait = 2000;
+        mark(true);
       });
       Object.keys(handlers).forEach(function (name) {
         source.addEventListener(name, function (event) {
@@ -154,6 +165,7 @@
         });
       });
       source.addEventListener("error", function () {
+        mark(false);
         source.close();
         window.setTimeout(open, wait + Math.random() * 1000);
         wait = Math.min(wait * 2, 300000);
