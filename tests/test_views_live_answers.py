@@ -1,17 +1,15 @@
 """The actions a page's script sends (Like, Repost, Follow, Mute, Block: static/js/site.js,
 social/answers.py): asked with `Accept: application/json`, each answers what its button
 becomes, in the reader's language, and leaves the same Redis state as the plain form; a
-refusal (a block, a rate limit, Redis down) answers JSON with its words. Without the header
-the redirect stays (the other view tests)."""
+refusal (a block, a rate limit; Redis down: test_redis_down.py) answers JSON with its
+words. Without the header the redirect stays (the other view tests)."""
 
 from __future__ import annotations
 
 import pytest
-from django.test import Client, override_settings
+from django.test import override_settings
 
 from social import keys
-from tests.conftest import cache_settings, login
-from tests.redis_server import free_port
 
 T0 = 1_700_000_000
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -137,17 +135,6 @@ def test_a_rate_limit_answers_json_with_retry_after(repo, r, alice, bob, alice_c
     assert body["ok"] is False
     assert body["message"].startswith("You have liked a lot in a short time. Try again in ")
     assert r.zcard(keys.likes(post)) == 1  # the unlike did not go through
-
-
-def test_redis_down_answers_json_503(settings, alice, repo):
-    client = login(Client(), repo, alice)
-    settings.CACHES = cache_settings(f"redis://127.0.0.1:{free_port()}/0")
-
-    response = client.post("/u/bob/follow/", **JSON)
-
-    assert response.status_code == 503
-    assert response["Retry-After"] == "10"
-    assert response.json()["message"].startswith("Retwis cannot reach its database right now.")
 
 
 @pytest.mark.parametrize("url", ["/u/bob/follow/", "/u/bob/mute/"])
