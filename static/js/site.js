@@ -123,8 +123,7 @@
   // --- Live pages ------------------------------------------------------------------------
 
   function plural(element, name, count) {
-    var prefix = name ? "data-" + name + "-" : "data-";
-    var text = element.getAttribute(prefix + (count === 1 ? "one" : "other")) || "";
+    var text = element.getAttribute("data-" + name + (count === 1 ? "-one" : "-other")) || "";
     return text.replace("%(num)s", count.toLocaleString(document.documentElement.lang || undefined));
   }
 
@@ -212,8 +211,9 @@
     region.textContent = text;
   }
 
-  // The .new-posts bar: a button saying how many posts arrived since the page was shown.
-  function newPosts(bar) {
+  // The .new-posts bar: a button saying how many posts arrived since the page was shown,
+  // in the header's words; it loads the list's first page.
+  function newPosts(header, bar) {
     var seen = {};
     var count = 0;
     var button = null;
@@ -228,11 +228,11 @@
         button.type = "button";
         button.className = "new-posts-button";
         button.addEventListener("click", function () {
-          window.location.assign(bar.getAttribute("data-href") || window.location.pathname);
+          window.location.assign(window.location.pathname);
         });
         bar.appendChild(button);
       }
-      button.textContent = plural(bar, "", count) || String(count);
+      button.textContent = plural(header, "posts", count) || String(count);
     };
   }
 
@@ -245,12 +245,12 @@
     var bar = document.querySelector(".new-posts[data-stream]");
     var stream = bar ? bar.getAttribute("data-stream") : "";
     if (stream === "user") {  // home: its posts and the notifications on one connection
-      listen(base + "/user", { update: newPosts(bar), notification: notified });
+      listen(base + "/user", { update: newPosts(header, bar), notification: notified });
       return;
     }
     listen(base + "/user/notification", { notification: notified });
     if (stream === "public") {
-      listen(base + "/public", { update: newPosts(bar) });
+      listen(base + "/public", { update: newPosts(header, bar) });
     }
   }
 
