@@ -311,6 +311,13 @@ if RETWIS_STREAMING_URL and not re.fullmatch(r"(wss?|https?)://[^/\s]+", RETWIS_
     raise ImproperlyConfigured(
         f"RETWIS_STREAMING_URL must be ws(s)://host[:port], not {RETWIS_STREAMING_URL!r}"
     )
+# Where the site's own pages listen (static/js/site.js, by the `auth` cookie): that URL
+# as http(s), else this origin's, the proxy joining both (docs/deploy.md); the policy's
+# connect-src allows exactly it beside the site's own origin.
+_live_origin = re.sub(r"^ws", "http", RETWIS_STREAMING_URL)
+RETWIS_LIVE_URL = _live_origin + "/api/v1/streaming"
+if "CONTENT_SECURITY_POLICY" not in os.environ:
+    CONTENT_SECURITY_POLICY += f"; connect-src 'self'{' ' + _live_origin if _live_origin else ''}"
 RETWIS_STREAMING_HEARTBEAT = envseconds("RETWIS_STREAMING_HEARTBEAT", 15, minimum=0.05)
 RETWIS_STREAMING_BUFFER = envint("RETWIS_STREAMING_BUFFER", 200, minimum=1)
 RETWIS_STREAMING_PER_ADDRESS = envint("RETWIS_STREAMING_PER_ADDRESS", 50, minimum=1)

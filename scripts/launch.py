@@ -13,7 +13,8 @@ environment, is read from var/secret_key (made once, mode 0600). ALLOWED_HOSTS d
 127.0.0.1,localhost.
 
 Beside it, the streaming API (social/streaming/): Granian serving the ASGI app on
-127.0.0.1:$STREAMING_PORT (default PORT + 1), named to apps by RETWIS_STREAMING_URL.
+127.0.0.1:$STREAMING_PORT (default PORT + 1), named to apps and the pages by
+RETWIS_STREAMING_URL; CSRF_TRUSTED_ORIGINS names the site's origin, whose pages it admits.
 
 On Ctrl-C, SIGTERM or SIGHUP it stops the servers (Granian's main process and workers, or
 runserver) and the redis-server it started, and exits 0. It never touches a Redis it did not
@@ -319,6 +320,8 @@ def main() -> int:
             )
         # Apps find the streaming API by the instance's urls.streaming: here another port.
         env.setdefault("RETWIS_STREAMING_URL", f"ws://127.0.0.1:{streaming_port}")
+        # The pages listen there by cookie: it admits only the site's origins.
+        env.setdefault("CSRF_TRUSTED_ORIGINS", f"http://127.0.0.1:{port},http://localhost:{port}")
         say(f"Site on http://127.0.0.1:{port}/  (Ctrl-C stops it and Redis)")
         say(f"Streaming API on {env['RETWIS_STREAMING_URL']}/api/v1/streaming")
         raise_file_limit()

@@ -14,7 +14,9 @@ from django.middleware.locale import LocaleMiddleware as DjangoLocaleMiddleware
 from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
 from django.utils.functional import SimpleLazyObject
+from django.utils.translation import gettext
 
+from social.answers import refused_json, wants_json
 from social.redis_client import UNAVAILABLE
 from social.repository import AnonymousUser, User, get_repository
 from social.repository.limits import RateLimited, wait_phrase
@@ -55,7 +57,13 @@ class RedisAuthMiddleware:
 
 
 def unavailable_response(request: HttpRequest) -> HttpResponse:
-    """Return the friendly 503 page; it never touches Redis (user shown as anonymous)."""
+    """Return the friendly 503 page; it never touches Redis (user shown as anonymous). A
+    page's script hears it in words (JSON)."""
+    if wants_json(request):
+        said = gettext(
+            "Retwis cannot reach its database right now. Everything saved before is safe."
+        )
+        return refused_json(f"{said} {gettext('That did not go through.')}", 503, 10)
     html = render_to_string("503.html", {"user": AnonymousUser(), "request": request})
     response = HttpResponse(html, status=503)
     response["Retry-After"] = "10"
@@ -80,7 +88,11 @@ class RedisUnavailableMiddleware:
 
 
 def rate_limited_response(request: HttpRequest, error: RateLimited) -> HttpResponse:
-    """Return the 429 page: what was refused and when to try again (also as Retry-After)."""
+    """Return the 429 page: what was refused and when to try again (also as Retry-After);
+    to a page's script, the same in JSON."""
+    if wants_json(request):
+        wait = gettext("Try again in %(wait)s.") % {"wait": wait_phrase(error.retry_after)}
+        return refused_json(f"{error.message} {wait}", 429, error.retry_after)
     context = {"message": error.message, "wait": wait_phrase(error.retry_after)}
     try:
         html = render_to_string("429.html", context, request=request)

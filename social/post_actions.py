@@ -1,15 +1,17 @@
 """A card's own actions, each a POST from the page's #card-actions form, answered with the
-page it came from, at the post: like, unlike, repost, undo a repost. Idempotent."""
+page it came from, at the post (or, to the page's script, with what the button becomes:
+social/answers.py): like, unlike, repost, undo a repost. Idempotent."""
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.views import View
 
 from social import auth
+from social.answers import answer, wants_json
 from social.http import AuthenticatedHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.repository import NotAllowed, PostNotFound
@@ -27,9 +29,35 @@ class PostActionView(LoginNextMixin, RepositoryMixin, View):
     def login_next(self) -> str:
         return reverse("social:post_detail", args=[self.kwargs["post_id"]])
 
-    def back(self, post_id: int) -> HttpResponseRedirect:
+    def back_url(self, post_id: int) -> str:
         back = self.safe_back_url(reverse("social:post_detail", args=[post_id]))
-        return HttpResponseRedirect(back if "#" in back else f"{back}#post-{post_id}")
+        return back if "#" in back else f"{back}#post-{post_id}"
+
+    def answer(self, post_id: int, message: str, level: int, done: bool) -> HttpResponse:
+        """Back to the page with the message; to the script, the button as it is now (done:
+        whether the reader likes, or reposts, the post after this request)."""
+        control = None
+        if wants_json(self.request) and level != messages.ERROR:
+            control = self.control(post_id, done, self.repo.likes.counts(post_id))
+        return answer(self.request, self.back_url(post_id), message, level=level, control=control)
+
+    def control(self, post_id: int, done: bool, counts: tuple[int, int]) -> dict:
+        """The button after this request: its URL, words (words()) and the count beside it."""
+        kind = self.action.removeprefix("un")  # "like" or "repost"
+        count = counts[0] if kind == "like" else counts[1]
+        label, title, count_title = self.words(done, count)
+        return {
+            "action": reverse(f"social:un{kind}" if done else f"social:{kind}", args=[post_id]),
+            "label": label,
+            "title": title,
+            "pressed": done,
+            "count": count,
+            "count_title": count_title % {"num": count},
+        }
+
+    def words(self, done: bool, count: int) -> tuple[str, str, str]:
+        """The button's label and title, and the count's title (%(num)s), as the card has them."""
+        raise NotImplementedError
 
 
 class LikeView(PostActionView):
@@ -50,8 +78,15 @@ class LikeView(PostActionView):
         except PostNotFound:
             raise Http404("No such post.") from None
         except NotAllowed as error:  # a block between the reader and its author
-            messages.error(request, gettext(str(error)))
-        return self.back(post_id)
+            return self.answer(post_id, gettext(str(error)), messages.ERROR, False)
+        return self.answer(post_id, "", messages.SUCCESS, self.action == "like")
+
+    def words(self, done: bool, count: int) -> tuple[str, str, str]:
+        if done:
+            label, title = gettext("Liked"), gettext("Unlike this post")
+        else:
+            label, title = gettext("Like"), gettext("Like this post")
+        return label, title, ngettext("%(num)s like", "%(num)s likes", count)
 
 
 class RepostView(PostActionView):
@@ -66,19 +101,27 @@ class RepostView(PostActionView):
             auth.repost_limits(request.user.id),
             gettext("You have reposted a lot in a short time."),
         )
+        level = messages.SUCCESS
         try:
             if self.action == "repost":
                 _, new = self.repo.reposts.repost(request.user.id, post_id)
                 if new:
-                    messages.success(request, gettext("Reposted: your followers see it now."))
+                    said = gettext("Reposted: your followers see it now.")
                 else:
-                    messages.info(request, gettext("You already repost this post."))
+                    said, level = gettext("You already repost this post."), messages.INFO
             elif self.repo.reposts.unrepost(request.user.id, post_id):
-                messages.success(request, gettext("Your repost is undone."))
+                said = gettext("Your repost is undone.")
             else:
-                messages.info(request, gettext("You do not repost this post."))
+                said, level = gettext("You do not repost this post."), messages.INFO
         except PostNotFound:
             raise Http404("No such post.") from None
         except NotAllowed as error:  # one's own post, or a block either way
-            messages.error(request, gettext(str(error)))
-        return self.back(post_id)
+            said, level = gettext(str(error)), messages.ERROR
+        return self.answer(post_id, said, level, self.action == "repost")
+
+    def words(self, done: bool, count: int) -> tuple[str, str, str]:
+        if done:
+            label, title = gettext("Reposted"), gettext("Undo your repost")
+        else:
+            label, title = gettext("Repost"), gettext("Repost to your followers")
+        return label, title, ngettext("%(num)s repost", "%(num)s reposts", count)

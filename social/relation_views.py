@@ -1,4 +1,5 @@
-"""Blocking and muting an account (POST from its profile), the reader's lists of the
+"""Blocking and muting an account (POST from its profile or a card; to the page's script,
+JSON: social/answers.py), the reader's lists of the
 accounts they block and mute (/settings/blocks/, /settings/mutes/), and their word
 filters (/settings/filters/)."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -14,6 +15,7 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from social import auth
+from social.answers import answer
 from social.forms import FILTER_PLACES, FilterForm
 from social.http import AuthenticatedHttpRequest
 from social.keys import FILTERS_CAP, RELATIONS_CAP
@@ -50,8 +52,8 @@ class RelationView(LoginNextMixin, UserPageMixin, View):
         try:
             changed = getattr(self.repo.relations, self.action)(request.user.id, target_id)
         except NotAllowed as error:  # oneself, or the cap
-            messages.error(request, gettext(str(error)) % {"cap": f"{RELATIONS_CAP:,}"})
-            return HttpResponseRedirect(back)
+            refused = gettext(str(error)) % {"cap": f"{RELATIONS_CAP:,}"}
+            return answer(request, back, refused, level=messages.ERROR)
         except UserNotFound:
             raise Http404("No such user.") from None
         said = {
@@ -66,11 +68,29 @@ class RelationView(LoginNextMixin, UserPageMixin, View):
             "mute": gettext("You already mute @%(name)s."),
             "unmute": gettext("You do not mute @%(name)s."),
         }
-        if changed:
-            messages.success(request, said[self.action] % name)
-        else:
-            messages.info(request, already[self.action] % name)
-        return HttpResponseRedirect(back)
+        said_now = (said if changed else already)[self.action] % name
+        level = messages.SUCCESS if changed else messages.INFO
+        return answer(request, back, said_now, level=level, control=self.control(target_name))
+
+    def control(self, name: str) -> dict:
+        """What the control becomes, to the page's script (social/answers.py): Mute and
+        Unmute trade places; after a block the profile's main button is Unblock, after an
+        unblock Follow."""
+        become = {"block": "unblock", "unblock": "follow", "mute": "unmute", "unmute": "mute"}
+        action = become[self.action]
+        labels = {
+            "unblock": (gettext("Unblock"), gettext("Unblock @%(name)s")),
+            "follow": (gettext("Follow"), gettext("Follow @%(name)s")),
+            "unmute": (gettext("Unmute"), gettext("Unmute @%(name)s")),
+            "mute": (gettext("Mute"), gettext("Mute @%(name)s")),
+        }
+        label, labelled = labels[action]
+        return {
+            "action": reverse(f"social:{action}", args=[name]),
+            "label": label,
+            "name": labelled % {"name": name},
+            "pressed": self.action in ("block", "mute"),
+        }
 
 
 class BlockView(RelationView):

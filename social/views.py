@@ -19,6 +19,7 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from social import auth
+from social.answers import answer
 from social.forms import (
     LoginForm,
     PostForm,
@@ -330,24 +331,29 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
         self.repo.limits.enforce(
             limits, gettext("You have followed and unfollowed a lot in a short time.")
         )
+        name = {"name": target.username}
+        said, level = "", messages.SUCCESS
         try:
             if self.action == "follow":
                 if self.repo.graph.follow(request.user.id, target.id):
-                    messages.success(
-                        request,
-                        gettext("You are now following @%(name)s.") % {"name": target.username},
-                    )
+                    said = gettext("You are now following @%(name)s.") % name
             elif self.repo.graph.unfollow(request.user.id, target.id):
-                messages.success(
-                    request, gettext("You unfollowed @%(name)s.") % {"name": target.username}
-                )
+                said = gettext("You unfollowed @%(name)s.") % name
         except CannotFollowSelf:
-            messages.error(request, gettext("You cannot follow yourself."))
+            said, level = gettext("You cannot follow yourself."), messages.ERROR
         except NotAllowed as error:  # across a block
-            messages.error(request, gettext(str(error)))
+            said, level = gettext(str(error)), messages.ERROR
         except UserNotFound:
             raise Http404("No such user.") from None
-        return HttpResponseRedirect(back)
+        follows = self.action == "follow"
+        control = {  # what the button becomes (to the page's script: social/answers.py)
+            "action": reverse("social:unfollow" if follows else "social:follow", args=[username]),
+            "label": gettext("Unfollow") if follows else gettext("Follow"),
+            "name": (gettext("Unfollow @%(name)s") if follows else gettext("Follow @%(name)s"))
+            % name,
+            "pressed": follows,
+        }
+        return answer(request, back, said, level=level, control=control)
 
 
 class PostDetailView(ConversationMixin, TemplateView):

@@ -194,7 +194,7 @@ def test_one_count_in_the_navigation_for_notifications_mentions_included(repo, r
     nav = home[home.index("<header") : home.index("</header>")]
     assert 'title="1 new notification"' in nav and 'href="/mentions/"' not in nav
     assert 'title="1 new notification"' in mentions  # a tab of the notifications
-    assert '<a href="/notifications/" aria-current="true"' in mentions  # its section
+    assert '<a class="notes" href="/notifications/" aria-current="true"' in mentions  # section
     assert '<a href="/mentions/" aria-current="page">Mentions</a>' in mentions  # the tabs
     assert '<a href="/mentions/">Mentions</a>' in seen
     assert "count-badge" not in seen and "count-badge" not in after

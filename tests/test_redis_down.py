@@ -64,6 +64,16 @@ def test_every_form_answers_a_friendly_503_without_setting_a_cookie(dead_redis, 
     assert "auth" not in response.cookies
 
 
+def test_a_pages_script_is_answered_503_in_words(dead_redis):
+    client = Client()
+    client.cookies["auth"] = "a" * 40
+
+    response = client.post("/u/x/follow/", HTTP_ACCEPT="application/json")
+
+    assert response.status_code == 503 and response["Retry-After"] == "10"
+    assert response.json()["message"].startswith("Retwis cannot reach its database right now.")
+
+
 def test_health_says_redis_is_unavailable_as_json(dead_redis, client):
     response = client.get("/healthz")
 

@@ -75,7 +75,12 @@ def test_a_muted_authors_cards_offer_unmute_and_it_unmutes(repo, r, alice, bob, 
 
 def test_block_on_a_profile_asks_first_and_writes_nothing(repo, r, alice, bob, alice_client):
     profile = alice_client.get("/u/bob/").content.decode()
-    assert '<a class="danger" href="/u/bob/block/" rel="nofollow">Block @bob</a>' in profile
+    assert (
+        '<a class="danger" href="/u/bob/block/" rel="nofollow" data-confirm="Block @bob? '
+        in profile
+    )
+    assert 'rel="nofollow" data-confirm="Block @bob? Neither of you sees' in profile  # site.js asks
+    assert ">Block @bob</a>" in profile
     assert 'action="/u/bob/block/"' not in profile  # no one-click block
 
     page = alice_client.get("/u/bob/block/")

@@ -79,6 +79,12 @@ class LikeStore(RepositoryBase):
         shared = as_int(self.r.hget(keys.post(post_id), "repost_of"))
         return shared is not None and self._unlike(user_id, shared)
 
+    def counts(self, post_id: int) -> tuple[int, int]:
+        """The post's likes and reposts, as its card shows them (one HMGET): what a page's
+        Like or Repost answers in place (post_actions.py)."""
+        likes, reposts = self.r.hmget(keys.post(post_id), ["likes", "reposts"])
+        return max(0, as_int(likes) or 0), max(0, as_int(reposts) or 0)
+
     def _unlike(self, user_id: int, post_id: int) -> bool:
         pipe = self._pipe()
         pipe.zrem(keys.user_likes(user_id), post_id)

@@ -3,7 +3,8 @@ docs/deploy.md): Mastodon's server-sent-events endpoints under /api/v1/streaming
 WebSocket endpoint /api/v1/streaming, and /api/v1/streaming/health.
 
 Each request names its token by `Authorization: Bearer`, the `access_token` query parameter
-or (WebSocket) `Sec-WebSocket-Protocol`, and is refused with Mastodon's JSON error before
+or (WebSocket) `Sec-WebSocket-Protocol` (the site's own pages: its `auth` cookie, cookies.py),
+and is refused with Mastodon's JSON error before
 anything streams. Repository calls run in a thread (deliver.py); this module only moves
 bytes.
 """
@@ -24,7 +25,15 @@ from django.http.request import validate_host
 
 from social.repository import get_repository
 
-from .deliver import Listener, authenticate, still_valid
+from .cookies import (
+    SECRETS,
+    authenticate_cookie,
+    check_origin,
+    cookie_secret,
+    cors_headers,
+    credential_holds,
+)
+from .deliver import Listener, authenticate
 from .errors import BadRequest, Refused
 from .hub import Connection, Hub
 from .streams import PATHS, Stream, stream_from
@@ -166,7 +175,7 @@ class StreamingApp:
                         (b"content-type", b"text/event-stream"),
                         (b"cache-control", b"no-store"),
                         (b"x-accel-buffering", b"no"),  # nginx passes each event at once
-                        (b"access-control-allow-origin", b"*"),
+                        *cors_headers(headers, connection),
                     ],
                 }
             )
@@ -191,7 +200,13 @@ class StreamingApp:
         """Authenticate the request and admit its connection; raise Refused."""
         base = base_of(scope, headers)
         token, _ = token_of(headers, query)
-        listener: Listener = await asyncio.to_thread(authenticate, get_repository(), token)
+        secret = "" if token else cookie_secret(headers)
+        listener: Listener
+        if secret:  # a page of the site's own, from one of its origins
+            check_origin(headers, base)
+            listener = await asyncio.to_thread(authenticate_cookie, get_repository(), secret)
+        else:
+            listener = await asyncio.to_thread(authenticate, get_repository(), token)
         connection = Connection(
             listener,
             token,
@@ -200,6 +215,8 @@ class StreamingApp:
             buffer=settings.RETWIS_STREAMING_BUFFER,
             encode=encode,
         )
+        if secret:
+            SECRETS[connection] = secret
         if not self._hub().admit(connection, settings.RETWIS_STREAMING_PER_ADDRESS):
             raise Refused(429, TOO_MANY)
         return connection
@@ -227,7 +244,8 @@ class StreamingApp:
                 except TimeoutError:
                     text = heartbeat
                 if loop.time() - checked >= every * RECHECK_EVERY:  # revoked, suspended?
-                    if not await asyncio.to_thread(still_valid, get_repository(), connection.token):
+                    holds = await asyncio.to_thread(credential_holds, get_repository(), connection)
+                    if not holds:
                         return
                     checked = loop.time()
                 if text is not None:

@@ -80,6 +80,11 @@ class SiteEnvironment(Environment):
         return {**self.globals, **(d or {})}
 
 
+def live_url() -> str:
+    """Where a reader's pages listen to the streaming API (settings.RETWIS_LIVE_URL)."""
+    return settings.RETWIS_LIVE_URL
+
+
 def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function).
 
@@ -109,7 +114,7 @@ def environment(**options) -> Environment:
     )
     cards = PostCards(env, settings.RETWIS_CARD_CACHE_SIZE)
     env.globals.update(post_card=cards.one, post_cards=cards.many, card_actions=card_actions)
-    env.globals.update(open_report_count=open_report_count)
+    env.globals.update(open_report_count=open_report_count, live_url=live_url)
     env.globals.update(
         avatar=avatar, user_avatar=user_avatar, bio=bio, display_name=display_name,
         header_url=header_url, person=person,

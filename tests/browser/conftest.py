@@ -70,12 +70,17 @@ def browser():
 
 
 @pytest.fixture
-def new_page(browser):
-    """Return a function making a fresh page (own cookies) at the given width."""
+def new_page(browser, request):
+    """Return a function making a fresh page (own cookies) at the given width; JavaScript off
+    for a test marked without_script (the forms as they work with no script: every action a
+    POST and a redirect; tests/browser/test_live.py has the same actions with it)."""
     contexts = []
+    script = request.node.get_closest_marker("without_script") is None
 
     def make(width: int = 1280):
-        context = browser.new_context(viewport={"width": width, "height": 900})
+        context = browser.new_context(
+            viewport={"width": width, "height": 900}, java_script_enabled=script
+        )
         context.set_default_timeout(10_000)
         contexts.append(context)
         return context.new_page()

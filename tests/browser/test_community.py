@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from playwright.sync_api import expect
 
 from social import keys
@@ -26,6 +27,7 @@ def profile_menu(page):
     return menu
 
 
+@pytest.mark.without_script
 def test_blocking_from_a_profile_menu_cuts_the_follows_and_keeps_the_blocked_account_out(
     live_url, page_as, person, repo, r
 ):
@@ -102,6 +104,7 @@ def test_blocking_from_a_profile_menu_cuts_the_follows_and_keeps_the_blocked_acc
     assert r.zcard(keys.following(troll.id)) == 0  # unblocking restores no follow
 
 
+@pytest.mark.without_script
 def test_muting_from_a_card_takes_the_author_out_of_the_feeds_and_folds_their_replies(
     live_url, page_as, person, repo, r
 ):
@@ -241,6 +244,7 @@ def test_a_word_filter_with_an_expiry_hides_matching_posts_and_refuses_bad_phras
     )
 
 
+@pytest.mark.without_script
 def test_likes_replies_and_reposts_are_counted_in_the_navigation_until_notifications_are_seen(
     live_url, page_as, person, repo, r
 ):
@@ -310,6 +314,7 @@ def test_likes_replies_and_reposts_are_counted_in_the_navigation_until_notificat
     assert r.hget(keys.post(reply), "reply_to") == str(post)
 
 
+@pytest.mark.without_script
 def test_a_repost_from_the_timeline_reaches_the_reposters_followers_until_it_is_undone(
     live_url, page_as, person, repo, r
 ):
@@ -383,6 +388,7 @@ def test_a_repost_from_the_timeline_reaches_the_reposters_followers_until_it_is_
     assert r.hget(keys.post(post), "reposts") == "0"
 
 
+@pytest.mark.without_script
 def test_the_navigation_search_finds_people_and_tags_by_prefix_and_follows_from_the_results(
     live_url, page_as, person, repo, r
 ):
@@ -426,6 +432,7 @@ def test_the_navigation_search_finds_people_and_tags_by_prefix_and_follows_from_
     expect(page.get_by_text("Sorted sets everywhere #redis")).to_be_visible()
 
 
+@pytest.mark.without_script
 def test_in_chinese_a_repost_and_a_block_say_so_and_the_blocked_account_reads_it_too(
     live_url, browser, page_as, person, repo, r
 ):

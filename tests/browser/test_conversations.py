@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from social import keys
@@ -130,6 +131,7 @@ def test_a_visitor_follows_a_tag_link_to_the_tag_page(live_url, new_page, person
     )  # both spellings, newest first; the #python post is not there
 
 
+@pytest.mark.without_script
 def test_liking_and_unliking_from_the_timeline_comes_back_to_the_same_place(
     live_url, page_as, person, repo, r
 ):

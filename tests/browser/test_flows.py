@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
@@ -28,6 +29,7 @@ def log_in(page, base: str, username: str, password: str = PASSWORD) -> None:
         page.click("main form button[type=submit]")
 
 
+@pytest.mark.without_script
 def test_a_newcomer_signs_up_posts_follows_and_unfollows(live_url, new_page, repo, r):
     bob = make_user(repo, "bob")
     repo.posts.create_post(bob.id, "Bob's first post about sorted sets")

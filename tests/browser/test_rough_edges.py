@@ -50,6 +50,7 @@ def test_a_refused_post_is_shown_once_where_it_was_written(page_as, ada, live_ur
     assert not r.exists(keys.next_post_id())
 
 
+@pytest.mark.without_script
 @pytest.mark.parametrize("width", [1280, PHONE])
 def test_block_asks_first_on_one_line_and_a_muted_authors_card_offers_unmute(
     page_as, person, repo, live_url, r, width
