@@ -166,6 +166,10 @@ class Replies(dict[str, object]):
         needed no reading: none of them is in it)."""
         return cast(Scores, self[name]) if name in self else [None] * members
 
+    def fields(self, name: str) -> Fields:
+        """HMGET: a value per field asked for, None where absent."""
+        return cast(Fields, self[name])
+
     def hash(self, name: str) -> Hash:
         """HGETALL."""
         return cast(Hash, self[name])
@@ -201,11 +205,6 @@ class NamedReads:
 
     def __contains__(self, name: str) -> bool:
         return name in self._slots
-
-    def replies_from(self, replies: Sequence[object], *, offset: int = 0) -> Replies:
-        """Return {name: reply} from the replies of a pipeline executed elsewhere (its first
-        `offset` commands dropped from `replies`, as the caller did)."""
-        return Replies({name: replies[slot - offset] for name, slot in self._slots.items()})
 
     def execute(self, *, raise_on_error: bool = True) -> Replies:
         """Send the pipeline (one round trip) and return {name: reply}; with
