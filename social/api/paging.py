@@ -3,7 +3,7 @@ the read path's offsets.
 
 A list of posts is read from the position of `max_id` (or up to that of `min_id`) in its
 Redis list: one LPOS (or ZREVRANK) finds it, then `repo.reader` reads the page from there
-(social/repository/api_reads.py, `Shifted`), so blocks, mutes, filters and visibility
+(its `offset`), so blocks, mutes, filters and visibility
 apply exactly as on the pages. Lists of accounts (followers, blocks...) are paged by
 number, their `max_id` an opaque page cursor, as Mastodon's own are opaque to clients.
 """
@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from social.repository import Post, PostCounts, Repository, Source, Viewer
+from social.repository import ListPolicy, Post, PostCounts, Repository, Source, Viewer
 from social.repository.api_reads import AccountRow
 from social.repository.oauth import RememberedToken
 
@@ -48,8 +48,8 @@ class PostsPage:
 
 def read_posts(
     repo: Repository, source: Source, viewer: Viewer, params: Mapping[str, Any], *,
-    default: int = 20, most: int = 40, keep: Callable[[Post], bool] | None = None,
-    check: RememberedToken | None = None,
+    shows: ListPolicy, default: int = 20, most: int = 40,
+    keep: Callable[[Post], bool] | None = None, check: RememberedToken | None = None,
 ) -> PostsPage:  # fmt: skip
     """Read the page of source the cursors in params ask for (see the module docstring).
     keep: a further filter (exclude_replies). check: the caller's token as remembered,
@@ -70,7 +70,9 @@ def read_posts(
         count = found[0] - offset
     floor = min_id if min_id is not None else since_id
     for _ in range(RETRIES):
-        read, accounts, names = repo.api_reads.page_from(source, viewer, offset, count, check)
+        read, accounts, names = repo.api_reads.page_from(
+            source, viewer, offset, count, check, shows=shows
+        )
         posts = [
             post
             for post in read.page.items

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Unpack, cast
+from typing import Unpack, cast
 
 from redis.cluster import ClusterPipeline
 
@@ -31,7 +31,7 @@ from .base import (
 from .models import Counts, Page, User
 from .oauth import RememberedToken, StaleToken, queue_token_check, token_holds
 from .reader import NamedReads, PageRead, PageReader
-from .sources import Source
+from .sources import ListPolicy, Source
 from .visibility import Viewer
 
 BISECT_STEPS = 64
@@ -108,51 +108,6 @@ def accounts_from(got: dict, ids: Sequence[int]) -> dict[int, AccountRow]:
         if user is not None:
             rows[uid] = AccountRow(user, Counts(*(int(c) for c in counts)))
     return rows
-
-
-@dataclass(frozen=True)
-class Shifted(Source):
-    """Another source read from `offset` on: a page that starts at a post (max_id) rather
-    than at a page boundary. Everything else (visibility, mutes) is the inner source's."""
-
-    inner: Source
-    offset: int
-
-    # The inner source's rules (ClassVars there; read per instance here).
-    @property
-    def staff_sees_hidden(self) -> bool:  # type: ignore[override]
-        return self.inner.staff_sees_hidden
-
-    @property
-    def hides_muted(self) -> bool:  # type: ignore[override]
-        return self.inner.hides_muted
-
-    @property
-    def folds_muted(self) -> bool:  # type: ignore[override]
-        return self.inner.folds_muted
-
-    @property
-    def context(self) -> str:  # type: ignore[override]
-        return self.inner.context
-
-    @property
-    def zset(self) -> bool:  # type: ignore[override]
-        return self.inner.zset
-
-    @property
-    def has_reposts(self) -> bool:  # type: ignore[override]
-        return self.inner.has_reposts
-
-    reads_ids: ClassVar[bool] = True
-
-    def list_key(self) -> str | None:
-        return self.inner.list_key()
-
-    def queue(self, reads: NamedReads, start: int, stop: int, reader: PageReader) -> None:
-        self.inner.queue(reads, start + self.offset, stop + self.offset, reader)
-
-    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
-        return self.inner.ids(got, start + self.offset, stop + self.offset, reader)
 
 
 @dataclass(frozen=True)
@@ -265,6 +220,8 @@ class ApiReadStore(RepositoryBase):
         offset: int,
         count: int,
         check: RememberedToken | None = None,
+        *,
+        shows: ListPolicy,
     ) -> tuple[PageRead, dict[int, AccountRow], dict[str, int]]:
         """Read `count` posts of source from `offset` on, on the read path; and the
         accounts the posts this process last listed there name (their authors, those of
@@ -272,18 +229,7 @@ class ApiReadStore(RepositoryBase):
         the page's first pipeline: when the page lists what it listed last, its accounts
         cost no round trip more. check: the caller's token as remembered, checked on the
         same pipeline (raise StaleToken when it no longer holds: nothing was shown)."""
-        shifted = Shifted(source, offset)
-        remembered = [
-            known.post
-            for post_id in self.cache.shown.get((shifted, 1, count)) or ()
-            if (known := self.cache.posts.get(post_id)) is not None
-        ]
-        remembered += [
-            known.post
-            for post in remembered
-            if post.repost_of is not None
-            and (known := self.cache.posts.get(post.repost_of)) is not None
-        ]
+        remembered = self.reader.last_listed(source, 1, count, offset=offset)
         authors = list(dict.fromkeys(post.author_id for post in remembered))
         named = {post.author_name for post in remembered}
         replied = (p.reply_to_name for p in remembered if p.reply_to_name not in named)
@@ -295,7 +241,9 @@ class ApiReadStore(RepositoryBase):
                 queue_token_check(reads, check)
 
         wanted = remembered or check is not None
-        read = self.reader.page(shifted, viewer, 1, count, first=first if wanted else None)
+        read = self.reader.page(
+            source, viewer, 1, count, shows=shows, offset=offset, first=first if wanted else None
+        )
         if check is not None and not token_holds(check, read.got):
             self.cache.tokens.discard(check.token.digest)
             raise StaleToken(check.token.digest)

@@ -23,7 +23,7 @@ from .bus import KINDS, NOTIFICATION
 from .models import Post, PostCounts
 from .notifications import Event, NotificationGroup, NotificationStore, event_from, grouped
 from .reader import PageReader
-from .sources import Source
+from .sources import HOME, PUBLIC, Source
 from .visibility import Viewer
 
 
@@ -89,13 +89,11 @@ class LiveBus:
 
 @dataclass(frozen=True)
 class Delivered(Source):
-    """The one post an event names, read for a listener's reader as the timeline lists it
-    (the `public` filter context): hidden posts, blocked, muted and filtered authors left
+    """The one post an event names, read for a listener's reader as the timeline (PUBLIC)
+    or a home feed (HOME) lists it: hidden posts, blocked, muted and filtered authors left
     out, a repost as the post it shares."""
 
     post_id: int
-    context: ClassVar[str] = "public"
-    hides_muted: ClassVar[bool] = True
     has_reposts: ClassVar[bool] = True
     reads_ids: ClassVar[bool] = False
 
@@ -108,13 +106,6 @@ class Delivered(Source):
 
     def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
         return [self.post_id] if start == 0 else []
-
-
-@dataclass(frozen=True)
-class DeliveredHome(Delivered):
-    """The same, as a home feed lists it (the `home` filter context)."""
-
-    context: ClassVar[str] = "home"
 
 
 @dataclass(frozen=True)
@@ -156,8 +147,8 @@ class LiveStore(RepositoryBase):
             if follows and viewer.id is not None:
                 reads.zscore("follows", keys.following(viewer.id), author)
 
-        source = DeliveredHome(event.post_id) if home else Delivered(event.post_id)
-        read = self.reader.page(source, viewer, 1, 1, first=first)
+        shows = HOME if home else PUBLIC
+        read = self.reader.page(Delivered(event.post_id), viewer, 1, 1, shows=shows, first=first)
         if home and viewer.id is None or follows and read.got.get("follows") is None:
             return None
         if not read.page.items:

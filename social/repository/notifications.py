@@ -38,7 +38,7 @@ from .base import (
 from .bus import NOTIFICATION, queue_event
 from .models import Page, Post, User, as_datetime
 from .reader import PageRead, PageReader
-from .sources import Listed
+from .sources import WITH_HIDDEN, Listed
 from .visibility import Viewer, may_notify
 
 KINDS = ("follow", "like", "reply", "mention", "repost")
@@ -441,7 +441,9 @@ class NotificationStore(RepositoryBase):
             if also is not None:
                 also(later)
 
-        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)), then=then)
+        read = self.reader.page(
+            Listed(post_ids), viewer, 1, max(1, len(post_ids)), shows=WITH_HIDDEN, then=then
+        )
         users = users_from(read.then, actor_ids) if actor_ids else {}
         shown = []
         for group in groups:

@@ -27,7 +27,23 @@ from .loading import HIDDEN_STATUSES
 from .models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from .notices import decode_notices
 from .reader import PageReader
-from .sources import HomeFeed, Liked, Listed, Mentions, OwnPosts, Replies, TagPosts, Timeline
+from .sources import (
+    CONVERSATION,
+    HOME,
+    MENTIONS,
+    PLAIN,
+    PROFILE,
+    PUBLIC,
+    WITH_HIDDEN,
+    HomeFeed,
+    Liked,
+    Listed,
+    Mentions,
+    OwnPosts,
+    Replies,
+    TagPosts,
+    Timeline,
+)
 from .suggestions import Suggestions
 from .users import UserStore
 from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account
@@ -132,7 +148,7 @@ class PageStore(RepositoryBase):
             if maybe_empty:
                 self.suggestions.queue(reads, user_id, at=at)
 
-        read = self.reader.page(source, viewer, number, per_page, first=first)
+        read = self.reader.page(source, viewer, number, per_page, shows=HOME, first=first)
         home = HomePage(
             feed=read.page,
             counts=counts_from(read.got),
@@ -162,7 +178,9 @@ class PageStore(RepositoryBase):
             if names and self._signups(names, got["version"]) is None:
                 reads.zmscore("suspended", keys.suspended_users(), names)
 
-        read = self.reader.page(Timeline(), viewer, number, per_page, first=first, then=then)
+        read = self.reader.page(
+            Timeline(), viewer, number, per_page, shows=PUBLIC, first=first, then=then
+        )
         names = [s(n) for n in read.got["names"]]
         visible = self._signups(names, read.got["version"])
         if visible is None:
@@ -182,7 +200,7 @@ class PageStore(RepositoryBase):
     def latest(self, count: int = 5) -> Page[Post]:
         """Return the newest visible posts of the global timeline as a visitor sees them
         (the welcome page): one round trip while the process remembers them."""
-        return self.reader.page(Timeline(), ANONYMOUS, 1, count, spare=count).page
+        return self.reader.page(Timeline(), ANONYMOUS, 1, count, shows=PUBLIC, spare=count).page
 
     # --- Profile ------------------------------------------------------------------------------
 
@@ -259,7 +277,7 @@ class PageStore(RepositoryBase):
             return {user_id: owner} if owner is not None else {}
 
         read = self.reader.page(
-            OwnPosts(user_id), viewer, number, per_page,
+            OwnPosts(user_id), viewer, number, per_page, shows=PROFILE,
             first=first, then=then, authors=owner_of, total=lambda got: got["posts"],
         )  # fmt: skip
         owner = owner_of(read.got).get(user_id)
@@ -309,7 +327,7 @@ class PageStore(RepositoryBase):
             return [int(i) for i in (s(got["ancestors"]) or "").split() if i.isdigit()]
 
         read = self.reader.page(
-            Replies(post_id), viewer, number, per_page,
+            Replies(post_id), viewer, number, per_page, shows=CONVERSATION,
             first=lambda reads: reads.hget("ancestors", keys.post(post_id), "ancestors"),
             more_ids=lambda got: [*above(got), post_id],
         )  # fmt: skip
@@ -337,7 +355,7 @@ class PageStore(RepositoryBase):
         it shares (what a like, repost, reply or report of it acts on), returned when
         viewer may open both. One round trip (two for a post never seen; for a repost's
         id, shared, twice that)."""
-        read = self.reader.page(Listed((post_id,)), viewer, 1, 1)
+        read = self.reader.page(Listed((post_id,)), viewer, 1, 1, shows=WITH_HIDDEN)
         post = read.loaded.get(post_id)
         counts = read.counts_of(post_id)
         if (
@@ -356,14 +374,14 @@ class PageStore(RepositoryBase):
         """Return a page of the posts mentioning user_id, newest first, and mark them seen
         (the unread count clears). Two round trips warm."""
         read = self.reader.page(
-            Mentions(user_id), viewer or Viewer(user_id), number, per_page,
+            Mentions(user_id), viewer or Viewer(user_id), number, per_page, shows=MENTIONS,
             first=lambda reads: reads.hset("seen", keys.user(user_id), "unread_mentions", 0),
         )  # fmt: skip
         return read.page
 
     def tag(self, tag: str, viewer: Viewer, number: int = 1, per_page: int = 20) -> Page[Post]:
         """Return a page of the newest posts with #tag. One or two round trips warm."""
-        return self.reader.page(TagPosts(tag), viewer, number, per_page).page
+        return self.reader.page(TagPosts(tag), viewer, number, per_page, shows=PUBLIC).page
 
     def likes(
         self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 10
@@ -372,7 +390,7 @@ class PageStore(RepositoryBase):
         The account comes with the ids. Raise UserNotFound when there is no such account
         or viewer may not see it."""
         read = self.reader.page(
-            Liked(user_id), viewer, number, per_page,
+            Liked(user_id), viewer, number, per_page, shows=PLAIN,
             first=lambda reads: reads.hgetall("owner", keys.user(user_id)),
         )  # fmt: skip
         owner = user_from_hash(user_id, decode_hash(read.got["owner"]))

@@ -1,6 +1,6 @@
 """The read path: every page of posts is read here, from a source (sources.py), for a viewer.
 
-    read = repo.reader.page(Timeline(), viewer, number, per_page)
+    read = repo.reader.page(Timeline(), viewer, number, per_page, shows=PUBLIC)
     read.page  # Page[Post] with each post's counts and the reader's relation to it
 
 One first pipeline per page: the source's ids (one more than the page, to know whether
@@ -28,7 +28,7 @@ from .cache import UNREAD, MaybeVersion
 from .filters import active
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
-from .sources import Source
+from .sources import ListPolicy, Source
 from .users import UserStore
 from .visibility import (
     NO_RELATIONS,
@@ -87,10 +87,32 @@ class PageReader(RepositoryBase):
         self.loader = loader
         self.users = users
 
-    def remembers(self, source: Source, number: int, per_page: int) -> bool:
+    def remembers(self, source: Source, number: int, per_page: int, *, offset: int = 0) -> bool:
         """Whether this process remembers this page listing any post (so a builder can
-        skip reads for an empty page: GraphStore's suggestions)."""
-        return bool(source.remembered and self.cache.shown.get((source, number, per_page)))
+        skip reads for an empty page: the home page's suggestions)."""
+        return bool(self._guess(source, number, per_page, offset))
+
+    def last_listed(
+        self, source: Source, number: int, per_page: int, *, offset: int = 0
+    ) -> list[Post]:
+        """The posts this process remembers this page listing last time (with those its
+        reposts share), for a builder that reads what they name on the page's first
+        pipeline (the API's accounts)."""
+        posts = self.cache.posts
+        known = (posts.get(i) for i in self._guess(source, number, per_page, offset) or ())
+        return [k.post for k in known if k is not None]
+
+    def _guess(
+        self, source: Source, number: int, per_page: int, offset: int
+    ) -> tuple[int, ...] | None:
+        """What the page listed last time (None: not remembered; (): it was empty)."""
+        memo = self._memo(source, number, per_page, offset)
+        return self.cache.shown.get(memo) if memo else None
+
+    @staticmethod
+    def _memo(source: Source, number: int, per_page: int, offset: int) -> tuple | None:
+        """The key under which the process remembers what a page listed (None: not)."""
+        return (source, offset, number, per_page) if source.remembered else None
 
     def page(
         self,
@@ -99,6 +121,8 @@ class PageReader(RepositoryBase):
         number: int = 1,
         per_page: int = 10,
         *,
+        shows: ListPolicy,
+        offset: int = 0,
         first: FirstReads | None = None,
         then: ThenReads | None = None,
         spare: int = 0,
@@ -106,7 +130,9 @@ class PageReader(RepositoryBase):
         total: Callable[[dict], int | None] | None = None,
         authors: Callable[[dict], dict[int, User]] | None = None,
     ) -> PageRead:
-        """Return page `number` of source as viewer sees it (see the module docstring).
+        """Return page `number` of source as viewer sees it (see the module docstring):
+        shows says what the list shows of its posts; offset starts it that many posts
+        further (a page that starts at a post: the API's max_id).
 
         first(reads): the builder's reads on the first pipeline. then(reads, got): reads
         that depend on the first's replies, queued on the posts' pipeline (or sent alone
@@ -116,10 +142,9 @@ class PageReader(RepositoryBase):
         list's length for the pager, from the first pipeline. authors(got): authors the
         first pipeline read (a profile's owner), so new posts need no round trip for them.
         """
-        start, stop = page_bounds(number, per_page)
-        memo = (source, number, per_page) if source.remembered else None
-        # What the page listed last time (None: not remembered; (): it was empty).
-        guess = self.cache.shown.get(memo) if memo else None
+        start, stop = (offset + bound for bound in page_bounds(number, per_page))
+        memo = self._memo(source, number, per_page, offset)
+        guess = self._guess(source, number, per_page, offset)
         got: dict = {}
         reads_sets = viewer.id is not None and viewer.has_relations
         check = viewer.check
@@ -194,7 +219,7 @@ class PageReader(RepositoryBase):
             self.cache.shown.put(memo, tuple(wanted))
         listed = set(candidates)
         if source.has_reposts:
-            shown = self._listed_with_reposts(posts, listed, by_id, viewer, relations, source)
+            shown = self._listed_with_reposts(posts, listed, by_id, viewer, relations, shows)
         else:
             shown = [
                 post
@@ -204,9 +229,9 @@ class PageReader(RepositoryBase):
                     viewer,
                     post,
                     relations,
-                    staff_sees_hidden=source.staff_sees_hidden,
-                    hides_muted=source.hides_muted,
-                    context=drops_in(source),
+                    staff_sees_hidden=shows.staff_sees_hidden,
+                    hides_muted=shows.hides_muted,
+                    context=shows.drops_in,
                 )
             ]
         shown = shown[:per_page]
@@ -219,7 +244,7 @@ class PageReader(RepositoryBase):
                 has_next=spare == 0 and len(ids) > per_page and not none,
                 total=total(got) if total and not none else None,
                 per_page=per_page,
-                counts=self._counts(by_id.values(), numbers, relations, viewer, source),
+                counts=self._counts(by_id.values(), numbers, relations, viewer, shows),
             ),
             loaded=by_id,
             got=got,
@@ -273,7 +298,7 @@ class PageReader(RepositoryBase):
         by_id: dict[int, Post],
         viewer: Viewer,
         relations: Relations,
-        source: Source,
+        shows: ListPolicy,
     ) -> list[Post]:
         """The posts of a list that may hold reposts, as viewer sees them: a repost as the
         post it shares (`original`), "reposted by" its author; each shared post once, at
@@ -289,9 +314,9 @@ class PageReader(RepositoryBase):
                     viewer,
                     post,
                     relations,
-                    staff_sees_hidden=source.staff_sees_hidden,
-                    hides_muted=source.hides_muted,
-                    context=drops_in(source),
+                    staff_sees_hidden=shows.staff_sees_hidden,
+                    hides_muted=shows.hides_muted,
+                    context=shows.drops_in,
                 ):
                     continue
                 seen.add(post.id)
@@ -306,8 +331,8 @@ class PageReader(RepositoryBase):
                     post,
                     original,
                     relations,
-                    hides_muted=source.hides_muted,
-                    context=drops_in(source),
+                    hides_muted=shows.hides_muted,
+                    context=shows.drops_in,
                 )
             ):
                 continue
@@ -373,11 +398,11 @@ class PageReader(RepositoryBase):
         numbers: dict[int, tuple[int, int, int]],
         relations: Relations,
         viewer: Viewer,
-        source: Source,
+        shows: ListPolicy,
     ) -> dict[int, PostCounts]:
         """Each post's counts and the reader's relation to it, by id."""
         liked, reported, reposted = relations.liked, relations.reported, relations.reposted
-        thread = source.folds_muted
+        thread = shows.folds_muted
         muted = relations.muted
         counts = {}
         for post in posts:
@@ -389,16 +414,10 @@ class PageReader(RepositoryBase):
                 post.id in liked,
                 post.id in reported,
                 may_act(viewer, post),
-                folded(post, relations, found, source.context, thread=thread),
+                folded(post, relations, found, shows.context, thread=thread),
                 reposts,
                 post.id in reposted,
                 found,
                 post.author_id in muted,
             )
         return counts
-
-
-def drops_in(source: Source) -> str:
-    """The context in which the reader's hiding filters leave posts out of source's pages:
-    none in a conversation, where every filter folds (visibility.folded)."""
-    return "" if source.folds_muted else source.context

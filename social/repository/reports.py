@@ -36,7 +36,7 @@ from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 from .posts import PostStore
 from .reader import PageReader
-from .sources import Listed
+from .sources import WITH_HIDDEN, Listed
 from .visibility import STAFF
 
 # What a reporter can pick; the code is stored, the label shown (translated: reason_label).
@@ -305,7 +305,12 @@ class ReportStore(RepositoryBase):
                 reads.hlen(f"open:{post_id}", keys.post_reports(post_id))
 
         read = self.reader.page(
-            Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)), then=open_counts
+            Listed(tuple(post_ids)),
+            STAFF,
+            1,
+            max(1, len(post_ids)),
+            shows=WITH_HIDDEN,
+            then=open_counts,
         )
         found = [read.loaded[i] for i in dict.fromkeys(post_ids) if i in read.loaded]
         return found, {post_id: read.then[f"open:{post_id}"] for post_id in post_ids}

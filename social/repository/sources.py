@@ -1,8 +1,9 @@
 """Where a page's post ids come from (the sources of the read path, reader.py): the global
 timeline, a user's own posts, a tag, a reader's mentions, a user's likes, a post's replies,
-posts named by id, and a home feed with its fan-out-on-read authors merged in.
+posts named by id, and a home feed with its fan-out-on-read authors merged in; and what a
+list shows of them (ListPolicy), passed beside the source.
 
-    repo.reader.page(Timeline(), viewer, number, per_page)
+    repo.reader.page(Timeline(), viewer, number, per_page, shows=PUBLIC)
 
 A source is a frozen dataclass: hashed by its class and fields, it is the key under which
 the process remembers what a page of it showed last (cache.py).
@@ -24,15 +25,37 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ListPolicy:
+    """What a list shows of the posts its source holds (visibility.may_list decides each)."""
+
+    # Where the reader's word filters act on it (keys.FILTER_CONTEXTS; "": none of them).
+    context: str = ""
+    hides_muted: bool = False  # the reader's muted accounts leave it
+    folds_muted: bool = False  # ... or are shown folded (a conversation)
+    staff_sees_hidden: bool = False  # hidden posts are listed for staff
+
+    @property
+    def drops_in(self) -> str:
+        """The context in which the reader's hiding filters leave posts out: none in a
+        conversation, where every filter folds (visibility.folded)."""
+        return "" if self.folds_muted else self.context
+
+
+HOME = ListPolicy("home", hides_muted=True)
+PUBLIC = ListPolicy("public", hides_muted=True)  # the timeline, a tag
+PROFILE = ListPolicy("account", staff_sees_hidden=True)
+MENTIONS = ListPolicy("notifications", hides_muted=True)
+CONVERSATION = ListPolicy("thread", folds_muted=True)
+PLAIN = ListPolicy()  # a user's likes
+# Posts named by id (a permalink, notifications, API statuses) and the staff's lists.
+WITH_HIDDEN = ListPolicy(staff_sees_hidden=True)
+
+
+@dataclass(frozen=True)
 class Source:
     """Where a page's post ids come from: a list (or, `zset`, a sorted set read highest
-    score first) at `list_key()`; `staff_sees_hidden` lists hidden posts for staff."""
+    score first) at `list_key()`."""
 
-    staff_sees_hidden: ClassVar[bool] = False
-    hides_muted: ClassVar[bool] = False  # the reader's muted accounts leave it
-    folds_muted: ClassVar[bool] = False  # ... or are shown folded (a conversation)
-    # Where the reader's word filters act on it (keys.FILTER_CONTEXTS; "": none of them).
-    context: ClassVar[str] = ""
     zset: ClassVar[bool] = False
     reads_ids: ClassVar[bool] = True  # False: the ids are given (Listed)
     # It may list reposts (a reposter's own list, home feeds): each is shown as the post
@@ -71,9 +94,6 @@ class Source:
 class Timeline(Source):
     """The global timeline, newest first."""
 
-    context: ClassVar[str] = "public"
-    hides_muted: ClassVar[bool] = True
-
     def list_key(self) -> str:
         return keys.timeline()
 
@@ -82,9 +102,7 @@ class Timeline(Source):
 class OwnPosts(Source):
     """A user's own posts, newest first (hidden ones listed for staff)."""
 
-    context: ClassVar[str] = "account"
     user_id: int
-    staff_sees_hidden: ClassVar[bool] = True
     has_reposts: ClassVar[bool] = True
 
     def list_key(self) -> str:
@@ -99,9 +117,7 @@ class TagPosts(Source):
     """The newest posts filed under a tag (normalised here; a tag that normalises to
     nothing lists nothing)."""
 
-    context: ClassVar[str] = "public"
     tag: str
-    hides_muted: ClassVar[bool] = True
 
     def list_key(self) -> str | None:
         normal = normal_tag(self.tag)
@@ -112,10 +128,8 @@ class TagPosts(Source):
 class Mentions(Source):
     """The posts that mention a user, newest first."""
 
-    context: ClassVar[str] = "notifications"
     user_id: int
     zset: ClassVar[bool] = True
-    hides_muted: ClassVar[bool] = True
 
     def list_key(self) -> str:
         return keys.mentions(self.user_id)
@@ -136,9 +150,7 @@ class Liked(Source):
 class Replies(Source):
     """A post's direct replies, oldest first."""
 
-    context: ClassVar[str] = "thread"
     post_id: int
-    folds_muted: ClassVar[bool] = True
 
     def list_key(self) -> str:
         return keys.replies(self.post_id)
@@ -150,7 +162,6 @@ class Listed(Source):
     remembered (the staff's lists are not read often)."""
 
     post_ids: tuple[int, ...]
-    staff_sees_hidden: ClassVar[bool] = True
     reads_ids: ClassVar[bool] = False
 
     @property
@@ -175,9 +186,7 @@ class HomeFeed(Source):
     process does not know the current set yet.
     """
 
-    context: ClassVar[str] = "home"
     user_id: int
-    hides_muted: ClassVar[bool] = True
     has_reposts: ClassVar[bool] = True
 
     def list_key(self) -> str:

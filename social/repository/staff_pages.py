@@ -31,7 +31,7 @@ from .models import Counts, Page, Post, User, as_datetime
 from .moderation import account_user
 from .reader import PageReader
 from .reports import Report, ReportStore, report_from_hash
-from .sources import Listed, OwnPosts
+from .sources import PROFILE, WITH_HIDDEN, Listed, OwnPosts
 from .visibility import STAFF
 
 ACCOUNT_POSTS = 10
@@ -153,7 +153,14 @@ class StaffPageStore(RepositoryBase):
             return {user_id: user} if user is not None else {}
 
         read = self.reader.page(
-            OwnPosts(user_id), STAFF, 1, ACCOUNT_POSTS, first=first, then=then, authors=owner
+            OwnPosts(user_id),
+            STAFF,
+            1,
+            ACCOUNT_POSTS,
+            shows=PROFILE,
+            first=first,
+            then=then,
+            authors=owner,
         )
         got = read.got
         user = owner(got).get(user_id)
@@ -182,7 +189,9 @@ class StaffPageStore(RepositoryBase):
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:
         """Return the posts that exist among post_ids, deleted ones included, in order."""
-        read = self.reader.page(Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)))
+        read = self.reader.page(
+            Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)), shows=WITH_HIDDEN
+        )
         return [read.loaded[i] for i in dict.fromkeys(post_ids) if i in read.loaded]
 
     def staff_posts_page(self, number: int = 1, per_page: int = 50) -> Page[PostRow]:
