@@ -1,8 +1,8 @@
 """What the client API reads besides pages of posts (which it reads on the read path):
 accounts with their counts and relationships for many ids at once, the position of a post
 in a list (Mastodon pages by id, the read path by offset), likers, and the instance's
-figures. Every method is a fixed number of round
-trips whatever the number of items.
+figures. Every method but `position` (which may bisect a list: Source.position) is a fixed
+number of round trips whatever the number of items.
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ from .oauth import RememberedToken, StaleToken, queue_token_check, token_holds
 from .reader import NamedReads, PageRead, PageReader
 from .sources import ListPolicy, Source
 from .visibility import Viewer
-
-BISECT_STEPS = 64
 
 # Accounts with their counts in one command (one server only: the keys are in many cluster
 # slots). KEYS: user:<id>, followers:<id>, following:<id>, user_posts:<id> for each
@@ -187,31 +185,8 @@ class ApiReadStore(RepositoryBase):
         }
 
     def position(self, source: Source, post_id: int) -> tuple[int, bool] | None:
-        """Return where post_id is in source's list (its index, True), or would be (the
-        number of ids newer than it, False), or None when that cannot be known (a sorted
-        set that no longer holds it, a source with no list). One round trip when it is
-        there (LPOS, ZREVRANK); else at most BISECT_STEPS probes of a list ordered newest
-        (highest id) first."""
-        key = source.list_key()
-        if key is None:
-            return None
-        if source.zset:
-            rank = cast(int | None, self.r.zrevrank(key, post_id))
-            return None if rank is None else (int(rank), True)
-        found = cast(int | None, self.r.lpos(key, str(post_id)))
-        if found is not None:
-            return int(found), True
-        low, high = 0, int(self.r.llen(key))
-        for _ in range(BISECT_STEPS):
-            if low >= high:
-                break
-            middle = (low + high) // 2
-            value = as_int(self.r.lindex(key, middle))
-            if value is not None and value > post_id:
-                low = middle + 1
-            else:
-                high = middle
-        return low, False
+        """Where post_id is in source's list, as the source finds it (Source.position)."""
+        return self.reader.run(source.position(post_id))
 
     def page_from(
         self,

@@ -19,11 +19,12 @@ from typing import Any, ClassVar, Unpack
 from social import keys
 
 from .base import Client, NamedReads, RepositoryBase, StoreSettings, as_int, s
+from .base import Replies as Got
 from .bus import KINDS, NOTIFICATION
 from .models import Post, PostCounts
 from .notifications import Event, NotificationGroup, NotificationStore, event_from, grouped
 from .reader import PageReader
-from .sources import HOME, PUBLIC, Source
+from .sources import HOME, PUBLIC, Known, Listing, Source, Steps
 from .visibility import Viewer
 
 
@@ -104,8 +105,9 @@ class Delivered(Source):
     def list_key(self) -> None:
         return None
 
-    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
-        return [self.post_id] if start == 0 else []
+    def ids(self, got: Got, start: int, stop: int, known: Known) -> Steps[Listing]:
+        return Listing([self.post_id] if start == 0 else [])
+        yield
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Unpack
+from typing import TypeVar, Unpack
 
 from social import keys
 
@@ -28,7 +28,7 @@ from .cache import UNREAD, MaybeVersion
 from .filters import active
 from .loading import PostLoader, post_counts_from, queue_post_counts
 from .models import Page, Post, PostCounts, User
-from .sources import ListPolicy, Source
+from .sources import Known, ListPolicy, Source, Steps
 from .users import UserStore
 from .visibility import (
     NO_RELATIONS,
@@ -43,6 +43,7 @@ from .visibility import (
     may_list_repost,
 )
 
+T = TypeVar("T")
 NO_NUMBERS = (0, 0, 0)  # a post's (replies, likes, reposts) when none were read
 
 FirstReads = Callable[[NamedReads], None]
@@ -145,14 +146,15 @@ class PageReader(RepositoryBase):
         start, stop = (offset + bound for bound in page_bounds(number, per_page))
         memo = self._memo(source, number, per_page, offset)
         guess = self._guess(source, number, per_page, offset)
-        got: dict = {}
+        got = Got()
+        known = Known(self.cache.celebrities, self.home_feed_cap)
         reads_sets = viewer.id is not None and viewer.has_relations
         check = viewer.check
         if source.reads_ids or first is not None or guess is not None or reads_sets or check:
             reads = self.reads()
             if check is not None and viewer.id is not None:  # their hash: checked below
                 reads.hgetall("viewer", keys.user(viewer.id))
-            source.queue(reads, start, stop + spare, self)
+            source.queue(reads, start, stop + spare, known)
             reads.get("version", keys.visibility_version())
             if guess is not None:  # likely no load to come: the reader's sets come now
                 self._queue_viewer_sets(reads, viewer)
@@ -162,8 +164,11 @@ class PageReader(RepositoryBase):
             got = reads.execute()
             if check is not None:
                 self._check_viewer(viewer, check, got)
-        version = got.get("version")
-        ids = source.ids(got, start, stop + spare, self)
+        version = got.value("version") if "version" in got else None
+        listing = self.run(source.ids(got, start, stop + spare, known))
+        if listing.celebrities is not None:
+            self.cache.celebrities = listing.celebrities
+        ids = listing.ids
         candidates = ids[: per_page + spare]
         # The posts that reposts this process remembers share: loaded with them.
         shared = self._shared_by_known_reposts(candidates) if source.has_reposts else ()
@@ -251,6 +256,17 @@ class PageReader(RepositoryBase):
             then=later,
             relations=relations,
         )
+
+    def run(self, steps: Steps[T]) -> T:
+        """Send the reads a source's steps yield, one pipeline each, until it returns."""
+        try:
+            step = next(steps)
+            while True:
+                reads = self.reads()
+                step(reads)
+                step = steps.send(reads.execute())
+        except StopIteration as done:
+            return done.value
 
     def _check_viewer(self, viewer: Viewer, check: ViewerCheck, got: Got) -> None:
         """Check the remembered reader against their hash, read with the page's ids: the
