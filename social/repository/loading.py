@@ -20,6 +20,7 @@ from .base import (
     STATUS_DELETED,
     STATUS_SUSPENDED,
     NamedReads,
+    Replies,
     RepositoryBase,
     as_int,
     decode_hash,
@@ -100,7 +101,7 @@ class Loaded:
 
     posts: list[Post]
     counts: dict[int, tuple[int, int, int]] = field(default_factory=dict)
-    got: dict[str, object] = field(default_factory=dict)
+    got: Replies = field(default_factory=Replies)
     # Whether load() sent a pipeline (the caller's reads went with it).
     sent: bool = False
 

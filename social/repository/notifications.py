@@ -28,6 +28,7 @@ from social import keys
 from .base import (
     NamedReads,
     Pipe,
+    Replies,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -436,7 +437,7 @@ class NotificationStore(RepositoryBase):
         post_ids = tuple(dict.fromkeys(g.post_id for g in groups if g.post_id is not None))
         actor_ids = list(dict.fromkeys(e.actor_id for g in groups for e in g.events))
 
-        def then(later: NamedReads, got: dict) -> None:
+        def then(later: NamedReads, got: Replies, _ids: Sequence[int]) -> None:
             queue_users(later, actor_ids)
             if also is not None:
                 also(later)
