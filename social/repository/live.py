@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Unpack
 
 from social import keys
 
-from .base import Client, NamedReads, RepositoryBase, StoreSettings, as_int, s
+from .base import Client, NamedReads, Reply, RepositoryBase, StoreSettings, as_int, s
 from .base import Replies as Got
 from .bus import KINDS, NOTIFICATION
 from .models import Post, PostCounts
@@ -88,6 +88,9 @@ class LiveBus:
         return events
 
 
+FOLLOWS = Reply[float | None]("follows")  # whether the reader follows the author
+
+
 @dataclass(frozen=True)
 class Delivered(Source):
     """The one post an event names, read for a listener's reader as the timeline (PUBLIC)
@@ -147,11 +150,11 @@ class LiveStore(RepositoryBase):
 
         def first(reads: NamedReads) -> None:
             if follows and viewer.id is not None:
-                reads.zscore("follows", keys.following(viewer.id), author)
+                reads.zscore(FOLLOWS, keys.following(viewer.id), author)
 
         shows = HOME if home else PUBLIC
         read = self.reader.page(Delivered(event.post_id), viewer, 1, 1, shows=shows, first=first)
-        if home and viewer.id is None or follows and read.got.get("follows") is None:
+        if home and viewer.id is None or follows and read.got.get(FOLLOWS) is None:
             return None
         if not read.page.items:
             return None
