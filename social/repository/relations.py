@@ -31,7 +31,6 @@ from .errors import NotAllowed, UserNotFound
 from .graph import GraphStore
 from .models import Page, User, as_datetime
 from .reposts import RepostStore
-from .visibility import Viewer
 
 # The reader's own sets are read whole with every page: each is bounded.
 CAP_REACHED = gettext_noop("You can block or mute at most %(cap)s accounts. Undo some first.")
@@ -125,23 +124,6 @@ class RelationStore(RepositoryBase):
         pipe.zrem(reverse(target_id), user_id)
         removed, _ = pipe.execute()
         return bool(removed)
-
-    def between(self, user_id: int, other_id: int) -> tuple[bool, bool, bool]:
-        """Return (user blocks other, other blocks user, user mutes other) in one round
-        trip (the buttons of other's profile)."""
-        pipe = self._pipe()
-        pipe.zscore(keys.blocks(user_id), other_id)
-        pipe.zscore(keys.blocks(other_id), user_id)
-        pipe.zscore(keys.mutes(user_id), other_id)
-        blocks, blocked, mutes = pipe.execute()
-        return blocks is not None, blocked is not None, mutes is not None
-
-    def refuses(self, viewer: Viewer, author_id: int) -> bool:
-        """Whether author_id blocks viewer (who may then not follow, reply to or like
-        them). Staff are never refused."""
-        if viewer.is_staff or viewer.id is None:
-            return False
-        return self.r.zscore(keys.blocks(author_id), viewer.id) is not None
 
     def blocks_page(self, user_id: int, number: int = 1, per_page: int = 50) -> Page:
         """The accounts user_id blocks, newest first, paged."""
