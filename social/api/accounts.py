@@ -125,15 +125,8 @@ class FollowListView(EntityView):
         return self.accounts_page([entry.user for entry in listed.items], listed)
 
     def accounts_page(self, users: list, page: Page) -> HttpResponse:
-        headers = {}
-        link = link_header(
-            self.request,
-            page.number + 1 if page.has_next else None,
-            None,
-        )
-        if link:
-            headers["Link"] = link
-        return json_response(self.accounts_json(users), headers=headers)
+        link = link_header(self.request, page.number + 1 if page.has_next else None)
+        return json_response(self.accounts_json(users), headers=link)
 
 
 class RelationListView(FollowListView):

@@ -98,17 +98,28 @@ def read_posts(
     )
 
 
-def link_header(request: HttpRequest, next_max: Any = None, prev_min: Any = None) -> str:
-    """The Link header: rel="next" with max_id, rel="prev" with min_id, the request's other
-    parameters kept."""
-    kept = [(k, v) for k, v in request.GET.items() if k not in CURSORS][:20]
+LIST_MAX = 20  # parameters, and values of a list parameter (types[]...), a link keeps
+
+
+def link_header(
+    request: HttpRequest, next_max: object = None, prev_min: object = None
+) -> dict[str, str]:
+    """The headers that carry a page's Link (none when there is no other page): rel="next"
+    with max_id, rel="prev" with min_id, the request's other parameters kept, lists
+    included. The one Link rule of the API: statuses, notifications, accounts."""
+    kept = [
+        (name, value)
+        for name, listed in list(request.GET.lists())[:LIST_MAX]
+        if name not in CURSORS
+        for value in listed[:LIST_MAX]
+    ]
     base = request.build_absolute_uri(request.path)
-    links = []
+    found = []
     if next_max is not None:
-        links.append(f'<{base}?{urlencode([*kept, ("max_id", next_max)])}>; rel="next"')
+        found.append(f'<{base}?{urlencode([*kept, ("max_id", next_max)])}>; rel="next"')
     if prev_min is not None:
-        links.append(f'<{base}?{urlencode([*kept, ("min_id", prev_min)])}>; rel="prev"')
-    return ", ".join(links)
+        found.append(f'<{base}?{urlencode([*kept, ("min_id", prev_min)])}>; rel="prev"')
+    return {"Link": ", ".join(found)} if found else {}
 
 
 def page_number(params: Mapping[str, Any]) -> int:
