@@ -275,6 +275,14 @@ FOLLOWING_COUNT = Reply[int]("following")
 POST_COUNT = Reply[int]("posts")
 
 
+def queue_visibility_version(pipe: Pipe) -> None:
+    """Queue giving the database a visibility version if it has none (the one place it is
+    created: a new post's pipeline, and before each move): a random start, so a database
+    replaced under a running web process never shows the old one's version and the process
+    re-checks what it remembers (cache.py)."""
+    pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
+
+
 def queue_counts(reads: NamedReads, user_id: int) -> None:
     """Queue the follower, following and own-post counts of user_id (see counts_from)."""
     reads.zcard(FOLLOWER_COUNT, keys.followers(user_id))
@@ -407,7 +415,7 @@ class RepositoryBase:
         Cluster a pipeline's commands on different nodes run in no set order, and a reader
         must never see the new version while the change is not yet there (cache.py)."""
         pipe = self._pipe()
-        pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
+        queue_visibility_version(pipe)
         pipe.incr(keys.visibility_version())
         pipe.execute()
 
