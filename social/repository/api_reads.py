@@ -1,8 +1,8 @@
 """What the client API reads besides pages of posts (which it reads on the read path):
 accounts with their counts and relationships for many ids at once, the position of a post
-in a list (Mastodon pages by id, the read path by offset), likers, and the instance's
-figures. Every method but `position` (which may bisect a list: Source.position) is a fixed
-number of round trips whatever the number of items.
+in a list (Mastodon pages by id, the read path by offset), and likers. Every method is a
+fixed number of round trips whatever the number of items, but `position`, which may
+bisect a list (Source.position).
 """
 
 from __future__ import annotations
@@ -227,11 +227,3 @@ class ApiReadStore(RepositoryBase):
     def likers(self, post_id: int, number: int, per_page: int) -> Page[User]:
         """The accounts that like post_id, most recent first (two round trips)."""
         return self._accounts_page(keys.likes(post_id), number, per_page)
-
-    def instance_figures(self) -> tuple[int, int]:
-        """(accounts, posts) on this server, for /api/v1/instance (one round trip)."""
-        pipe = self._pipe()
-        pipe.hlen(keys.users())
-        pipe.get(keys.next_post_id())
-        users, posts = pipe.execute()
-        return int(users), as_int(posts) or 0
