@@ -18,7 +18,14 @@ from django.http import HttpRequest, HttpResponse
 
 from social.numbers import id_number
 from social.repository.markers import TIMELINES
-from social.repository.notifications import GROUPED, KINDS, GroupPage, NotificationGroup, Query
+from social.repository.notifications import (
+    GROUPED,
+    KINDS,
+    MASTODON_TYPES,
+    GroupPage,
+    NotificationGroup,
+    Query,
+)
 
 from . import entities
 from .base import ApiError, json_response
@@ -28,10 +35,10 @@ from .paging import LIST_MAX, cursor, link_header
 
 # Mastodon's notification types, and our kinds each stands for (a reply is a mention).
 TYPES = {
-    "follow": ("follow",), "favourite": ("like",), "mention": ("mention", "reply"),
-    "reblog": ("repost",),
-}  # fmt: skip
-GROUP_KEY_RE = re.compile(r"(?:ungrouped|like|repost|follow)-[0-9]{1,19}")
+    name: tuple(kind for kind in KINDS if MASTODON_TYPES[kind] == name)
+    for name in dict.fromkeys(MASTODON_TYPES.values())
+}
+GROUP_KEY_RE = re.compile(rf"(?:ungrouped|{'|'.join(GROUPED)})-[0-9]{{1,19}}")
 CURSORS = ("max_id", "since_id", "min_id")
 
 
