@@ -111,7 +111,7 @@ class PostStore(RepositoryBase):
 
         An author with at least fanout_read_threshold followers (or already among
         keys.celebrities) is not fanned out at all: the post is in their own list and the
-        timeline, and followers' home pages merge it in when read (home_page). The author
+        timeline, and followers' home pages merge it in when read (sources.HomeFeed). The author
         joins keys.celebrities then, in the same pipeline that writes the post.
 
         What the text means is settled here, once (social/text.py): the @names of

@@ -8,9 +8,10 @@ another page follows), the visibility version, the reader's own sets for the pos
 process last showed on this page (their counts too), and whatever the page builder adds
 (`first`). Then one load of the posts (loading.py; nothing when the process remembers
 them at that version and the page lists what it listed last time), with the builder's
-reads that depend on the first's replies (`then`). Then the one visibility policy
-(visibility.py) and the counts. Pages built on it: pages.py; the staff's lists:
-moderation.py and reports.py.
+reads that depend on the first's replies or the ids (`then`). Then the one visibility
+policy (visibility.py), as the list policy passed beside the source says (`shows`), and
+the counts. Pages built on it: pages.py; the staff's lists: staff_pages.py, reports.py;
+notifications.py, live.py and the API's timelines (api_reads.py).
 """
 
 from __future__ import annotations
