@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import fcntl
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -108,18 +109,33 @@ def server_argv(port: int, *, access_log: bool = False) -> list[str]:
 def streaming_argv(port: int, *, access_log: bool = False) -> list[str]:
     """Return the streaming server's command line (social/streaming/): Granian serving the
     ASGI app in one worker process, one event loop holding every connection (the bus is
-    read once per process; docs/deploy.md). Stopped with the site."""
+    read once per process; docs/deploy.md). Stopped with the site.
+
+    Every open stream is a request in flight: Granian's --backpressure (by default its
+    backlog, 1,024) would leave every connection past it waiting unanswered, so it is
+    STREAMING_CONNECTIONS (default 20,000; bench/streaming_scale.py holds 10,000), and the
+    process may open that many files (raise_file_limit)."""
+    connections = env_count("STREAMING_CONNECTIONS", 20_000)
     return [
         sys.executable, "-m", "granian", "--interface", "asgi",
         "--working-dir", str(ROOT),
         "--host", "127.0.0.1", "--port", str(port),
         "--workers", "1", "--runtime-threads", "1", "--runtime-mode", "st",
+        "--backlog", "4096", "--backpressure", str(connections),
         "--workers-kill-timeout", "10",
         "--respawn-failed-workers", "--respawn-interval", "1",
         "--log-level", "warning",
         "--access-log" if access_log else "--no-access-log",
         "social.streaming.asgi:application",
     ]  # fmt: skip
+
+
+def raise_file_limit() -> None:
+    """Raise this process's open-file limit (inherited by the servers) to its hard limit:
+    one streaming process holds a socket per listener."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def plural(count: int, noun: str) -> str:
@@ -305,6 +321,7 @@ def main() -> int:
         env.setdefault("RETWIS_STREAMING_URL", f"ws://127.0.0.1:{streaming_port}")
         say(f"Site on http://127.0.0.1:{port}/  (Ctrl-C stops it and Redis)")
         say(f"Streaming API on {env['RETWIS_STREAMING_URL']}/api/v1/streaming")
+        raise_file_limit()
         streaming = subprocess.Popen(
             streaming_argv(streaming_port, access_log=args.access_log),
             cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL,

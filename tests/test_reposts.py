@@ -8,7 +8,7 @@ import pytest
 from django.test import Client, override_settings
 
 from social import keys
-from social.repository import NotAllowed, PostNotFound, Viewer
+from social.repository import ANONYMOUS, NotAllowed, PostNotFound, Viewer
 from tests.conftest import login, make_staff, make_user
 
 T0 = 1_700_000_000
@@ -260,9 +260,9 @@ def test_who_reposts_a_post_newest_first(repo, cast):
     repo.reposts.repost(bob.id, post)
     repo.reposts.repost(dave.id, post)
 
-    page = repo.reposts.reposted_by(post)
+    page = repo.reposts.reposted_by(post, ANONYMOUS)
 
-    assert [u.username for u in page.items] == ["dave", "bob"] and page.total == 2
+    assert [e.user.username for e in page.items] == ["dave", "bob"] and page.total == 2
 
 
 def test_repair_sets_the_reposts_counter_from_its_set(repo, r, cast):

@@ -8,11 +8,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import redis
 
+from social import keys
 from social.repository import get_repository
-from social.streaming.deliver import Listener
+from social.streaming.deliver import Listener, still_valid
 from social.streaming.hub import Connection, Hub
 from social.streaming.streams import Stream
+from tests.api import token_for
 from tests.conftest import CLUSTER, cache_settings, make_user
 from tests.redis_server import RedisServer
 from tests.test_streaming import in_new_loop
@@ -83,3 +86,17 @@ def test_an_address_holds_at_most_its_limit_and_a_freed_place_is_taken_again(rep
         return [*admitted, other, hub.admit(third, 2), not hub.subs]
 
     assert in_new_loop(run()) == [True, True, False, True, True, True]
+
+
+def test_a_token_is_taken_to_hold_while_redis_is_away(repo, r, alice, monkeypatch):
+    """The periodic check of an open connection's token (app.py's pump) must not close
+    every listener during an outage: they are to see nothing wrong."""
+    token = token_for(repo, alice, "read")
+    assert still_valid(repo, token) and not still_valid(repo, "no such token")
+
+    def away(*args, **kwargs):
+        raise redis.ConnectionError("Redis is away")
+
+    monkeypatch.setattr(repo.oauth, "authenticate", away)
+    assert still_valid(repo, token)
+    assert r.zcard(keys.oauth_user_tokens(alice.id)) == 1  # the token is as it was

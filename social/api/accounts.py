@@ -13,13 +13,12 @@ from social.keys import RELATIONS_CAP
 from social.numbers import whole_number
 from social.profile_forms import ProfileForm
 from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts
-from social.repository.models import Page
 
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
 from .common import EntityView
 from .forms import bad_number, flag, invalid, limit_param, lookup_ids, number_param, text_param
-from .paging import link_header, page_number, read_posts
+from .paging import page_number, read_posts
 
 RELATIONSHIPS_MAX = 80  # ids asked about at once
 LOOKUP_MAX = 40  # accounts asked for at once (GET /api/v1/accounts?id[]=)
@@ -81,11 +80,10 @@ class AccountSearchView(EntityView):
         offset = number_param(request.GET, "offset") or 0
         results = self.repo.search.search(query.lstrip("#"), self.viewer)
         people = [
-            r.user for r in results.people if r.viewer_follows or not flag(request.GET, "following")
+            p for p in results.people if p.viewer_follows or not flag(request.GET, "following")
         ]
-        people = people[offset : offset + limit]
-        render = self.render(user_ids=[u.id for u in people])
-        return json_response([a for u in people if (a := render.account(u.id)) is not None])
+        rows = {p.user.id: p.row for p in people[offset : offset + limit]}
+        return json_response(self.listed_accounts(rows))
 
 
 class AccountStatusesView(EntityView):
@@ -120,13 +118,9 @@ class FollowListView(EntityView):
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
         listed = self.repo.graph.follow_list(
-            row.user.id, self.which, number, limit, viewer=self.viewer
+            row.user.id, self.which, number, limit, viewer=self.viewer, counts=True
         )
-        return self.accounts_page([entry.user for entry in listed.items], listed)
-
-    def accounts_page(self, users: list, page: Page) -> HttpResponse:
-        link = link_header(self.request, page.number + 1 if page.has_next else None)
-        return json_response(self.accounts_json(users), headers=link)
+        return self.accounts_response(listed)
 
 
 class RelationListView(FollowListView):
@@ -140,8 +134,7 @@ class RelationListView(FollowListView):
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
         pages = {"blocks": self.repo.relations.blocks_page, "mutes": self.repo.relations.mutes_page}
-        listed = pages[self.which](me.id, number, limit)
-        return self.accounts_page([entry.user for entry in listed.items], listed)
+        return self.accounts_response(pages[self.which](me.id, number, limit, counts=True))
 
 
 class AccountsView(EntityView):
@@ -170,7 +163,7 @@ class RelationshipsView(EntityView):
         ids = [number for value in raw if (number := whole_number(value)) is not None]
         if len(ids) < len(raw):
             raise bad_number(name)
-        found = self.repo.api_reads.relationships(me.id, ids)
+        found = self.repo.users.relationships(me.id, ids)
         return json_response([entities.relationship(found[i]) for i in dict.fromkeys(ids)])
 
 
@@ -211,7 +204,7 @@ class AccountActionView(EntityView):
             if "%(cap)s" in message:
                 message = message % {"cap": f"{RELATIONS_CAP:,}"}
             raise ApiError(403, message) from None
-        found = self.repo.api_reads.relationships(me.id, [row.user.id])
+        found = self.repo.users.relationships(me.id, [row.user.id])
         return json_response(entities.relationship(found[row.user.id]), headers=headers)
 
 

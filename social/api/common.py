@@ -9,9 +9,9 @@ from dataclasses import replace
 from django.http import HttpResponse
 
 from social.repository import Post, PostCounts, Repository, User, Viewer, may_see_account
-from social.repository.api_reads import AccountRow
-from social.repository.models import Page
+from social.repository.models import FollowEntry, Page
 from social.repository.oauth import RememberedToken, StaleToken
+from social.repository.users import AccountRow
 
 from . import entities
 from .base import ApiError, ApiView, json_response
@@ -37,7 +37,7 @@ def render_for(
     rows = {i: read[i] for i in ids if read and i in read}
     named = {**(read_names or {}), **known}
     names = [p.reply_to_name for p in posts if p.reply_to_name and p.reply_to_name not in named]
-    more, found = repo.api_reads.accounts([i for i in ids if i not in rows], names)
+    more, found = repo.users.accounts([i for i in ids if i not in rows], names)
     rows.update(more)
     found.update(read_names or {})
     found.update(
@@ -110,7 +110,7 @@ class EntityView(ApiView):
     def target(self, account_id: object, *, hidden_ok: bool = False) -> AccountRow:
         """The account the path names, or 404 (missing; suspended, unless staff, or
         hidden_ok: undoing a block or mute of a suspended account)."""
-        row = self.repo.api_reads.account(id_param(account_id))
+        row = self.repo.users.account(id_param(account_id))
         if row is None or row.user.username == "":
             raise ApiError(404, "Record not found")
         if not hidden_ok and not may_see_account(self.viewer, row.user):
@@ -122,16 +122,21 @@ class EntityView(ApiView):
         render = self.render(user_ids=[u.id for u in users])
         return [account for u in users if (account := render.account(u.id)) is not None]
 
-    def accounts_response(self, page: Page[User]) -> HttpResponse:
-        """A page of accounts (likers, reposters) without those a block keeps apart from
-        the reader, with the Link to the next page (its number as the cursor)."""
-        users = page.items
-        me = self.user
-        if me is not None and me.has_relations and users:
-            found = self.repo.api_reads.relationships(me.id, [u.id for u in users])
-            users = [u for u in users if not (found[u.id].blocking or found[u.id].blocked_by)]
+    def listed_accounts(self, rows: Mapping[int, AccountRow]) -> list[dict]:
+        """The accounts a list read with their counts (AccountReader.page's counts, search),
+        in its order: no round trip more."""
+        render = self.render(user_ids=list(rows), read=rows)
+        return [account for uid in rows if (account := render.account(uid)) is not None]
+
+    def accounts_response(self, page: Page[FollowEntry]) -> HttpResponse:
+        """A page of accounts as the account read path listed them for the reader (with
+        their counts: AccountReader.page's counts), with the Link to the next page (its
+        number as the cursor)."""
+        accounts = self.listed_accounts(
+            {e.user.id: AccountRow(e.user, e.counts) for e in page.items if e.counts}
+        )
         link = link_header(self.request, page.number + 1 if page.has_next else None)
-        return json_response(self.accounts_json(users), headers=link)
+        return json_response(accounts, headers=link)
 
     def me(self) -> User:
         """The calling user (the endpoints that need one check their scope first)."""

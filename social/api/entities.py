@@ -18,11 +18,11 @@ from django.templatetags.static import static
 
 from social import media
 from social.repository import Post, PostCounts, User
-from social.repository.api_reads import AccountRow, Relationship
 from social.repository.filters import FilterHit, Keyword, WordFilter
 from social.repository.markers import Marker
 from social.repository.models import Counts
 from social.repository.notifications import MASTODON_TYPES, Event, NotificationGroup, group_key
+from social.repository.users import AccountRow, Relationship
 from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url
 

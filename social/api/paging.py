@@ -18,8 +18,8 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 
 from social.repository import ListPolicy, Post, PostCounts, Repository, Source, Viewer
-from social.repository.api_reads import AccountRow
 from social.repository.oauth import RememberedToken
+from social.repository.users import AccountRow
 
 from .forms import limit_param, number_param
 

@@ -17,6 +17,7 @@ from social.repository import (
     PostCounts,
     PostNotFound,
     PostPending,
+    Refused,
     hidden_by_filter,
 )
 
@@ -73,7 +74,7 @@ class StatusesView(EntityView):
             post_id = self.repo.posts.create_post(me.id, form.body, token=token, reply_to=reply_to)
         except PostPending:
             raise ApiError(409, "This status is still being saved from the first try") from None
-        except PostNotFound:
+        except (PostNotFound, Refused):  # across a block: not there for them (Mastodon's)
             raise ApiError(404, REPLY_NOT_FOUND) from None
         except NotAllowed as error:
             raise ApiError(403, gettext(str(error))) from None
@@ -177,6 +178,8 @@ class FavouriteView(EntityView):
                 self.repo.likes.like(me.id, post.id)
             else:
                 self.repo.likes.unlike(me.id, post.id)
+        except Refused:  # across a block: not there for them, as Mastodon answers
+            raise ApiError(404, "Record not found") from None
         except NotAllowed as error:
             raise ApiError(403, gettext(str(error))) from None
         return json_response(self.status_json(status_id), headers=headers)
@@ -194,10 +197,12 @@ class WhoView(EntityView):
         post, _ = self.visible_post(status_id, shared=True)  # a reblog's: the status's
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
-        if self.which == "favourited_by":
-            page = self.repo.api_reads.likers(post.id, number, limit)
-        else:
-            page = self.repo.reposts.reposted_by(post.id, number, limit)
+        who = (
+            self.repo.likes.likers
+            if self.which == "favourited_by"
+            else self.repo.reposts.reposted_by
+        )
+        page = who(post.id, self.viewer, number, limit)
         return self.accounts_response(page)
 
 
@@ -221,6 +226,8 @@ class ReblogView(EntityView):
                 repost_id, _ = self.repo.reposts.repost(me.id, shared)
                 return json_response(self.status_json(repost_id), headers=headers)
             self.repo.reposts.unrepost(me.id, shared)
+        except Refused:  # across a block: not there for them, as Mastodon answers
+            raise ApiError(404, "Record not found") from None
         except NotAllowed as error:
             raise ApiError(403, gettext(str(error))) from None
         return json_response(self.status_json(shared), headers=headers)

@@ -97,12 +97,12 @@ class SearchView(EntityView):
             raise ApiError(400, "Validation failed: q can't be blank")
         limit = limit_param(request.GET, 20, 40)
         results = self.repo.search.search(query, self.viewer)
-        people = [r.user for r in results.people][:limit] if kind in ("", "accounts") else []
+        people = results.people[:limit] if kind in ("", "accounts") else []
         tags = results.tags[:limit] if kind in ("", "hashtags") else []
-        render = self.render(user_ids=[u.id for u in people])
+        render = entities.Render(self.base_url())
         return json_response(
             {
-                "accounts": [a for u in people if (a := render.account(u.id)) is not None],
+                "accounts": self.listed_accounts({p.user.id: p.row for p in people}),
                 "statuses": [],
                 "hashtags": [entities.tag(render, t.tag, t.posts) for t in tags],
             }

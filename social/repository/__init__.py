@@ -8,11 +8,12 @@ shapes, the process cache and the other stores it uses, nothing more.
   them, grouped), `repo.markers`, `repo.likes`, `repo.reposts`, `repo.notices`,
   `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
-  (reader.py, from the sources of sources.py, with visibility.py's policy);
+  (reader.py, from the sources of sources.py, with visibility.py's policy); pages of
+  accounts through `repo.account_reader` (account_reader.py, the same policy);
   `repo.trending`, `repo.search`.
 - The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.live` (what a
-  streaming listener reads for its reader, live.py), `repo.api_reads`
-  (accounts and relationships in bulk, positions in lists).
+  streaming listener reads for its reader, live.py), `repo.api_reads` (positions in
+  lists); accounts and relationships in bulk are `repo.users`'.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
 """
@@ -25,6 +26,7 @@ from django.conf import settings
 
 from social.redis_client import get_redis
 
+from .account_reader import AccountReader, AccountSource
 from .accounts import AccountStore
 from .api_reads import ApiReadStore
 from .audit import AuditStore
@@ -39,6 +41,7 @@ from .errors import (
     NotAllowed,
     PostNotFound,
     PostPending,
+    Refused,
     RepositoryError,
     UsernameTaken,
     UserNotFound,
@@ -128,10 +131,14 @@ class Repository:
         self.notices = NoticeStore(client, **config)
         self.posts = PostStore(client, notices=self.notices, users=self.users, **config)
         self.fanouts = FanoutStore(client, **config)
-        self.graph = GraphStore(client, **config)
-        self.likes = LikeStore(client, **config)
-        self.reposts = RepostStore(client, **config)
-        self.relations = RelationStore(client, graph=self.graph, reposts=self.reposts, **config)
+        self.account_reader = AccountReader(client, **config)
+        accounts = self.account_reader
+        self.graph = GraphStore(client, accounts=accounts, **config)
+        self.likes = LikeStore(client, accounts=accounts, **config)
+        self.reposts = RepostStore(client, accounts=accounts, **config)
+        self.relations = RelationStore(
+            client, graph=self.graph, reposts=self.reposts, accounts=accounts, **config
+        )
         self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)
@@ -140,7 +147,7 @@ class Repository:
         self.markers = MarkerStore(client, **config)
         self.pages = PageStore(
             client, reader=self.reader, users=self.users,
-            suggestions=Suggestions(client, loader=loader, **config), **config,
+            suggestions=Suggestions(client, reader=self.reader, **config), **config,
         )  # fmt: skip
         self.limits = LimitStore(client, **config)
         self.audit = AuditStore(client, **config)
@@ -157,7 +164,9 @@ class Repository:
         )
         self.stats = StatsStore(client, **config)
         self.directory = DirectoryStore(client, **config)
-        self.search = SearchStore(client, directory=self.directory, users=self.users, **config)
+        self.search = SearchStore(
+            client, directory=self.directory, users=self.users, accounts=accounts, **config
+        )
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
         self.oauth = OAuthStore(client, audit=self.audit, **config)
@@ -218,6 +227,8 @@ def get_repository() -> Repository:
 
 
 __all__ = [
+    "Refused",
+    "AccountSource",
     "ANONYMOUS",
     "STAFF",
     "AnonymousUser",

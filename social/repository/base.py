@@ -18,7 +18,7 @@ from social import keys
 from social.text import decode_mentions
 
 from .cache import ProcessCache
-from .models import Counts, Page, User
+from .models import Counts, User
 
 log = logging.getLogger(__name__)
 
@@ -443,24 +443,6 @@ class RepositoryBase:
         reads = self.reads()
         queue_users(reads, unique)
         return users_from(reads.execute(), unique)
-
-    def _accounts_page(self, key: str, number: int, per_page: int) -> Page[User]:
-        """A page of the accounts in the sorted set at key, highest score (newest) first,
-        suspended and deleted ones left out, with the set's size. Two round trips."""
-        start, stop = page_bounds(number, per_page)
-        pipe = self._pipe()
-        pipe.zrevrange(key, start, stop)
-        pipe.zcard(key)
-        ids, total = pipe.execute()
-        listed = [int(i) for i in ids]
-        users = self._users_by_ids(listed[:per_page])
-        return Page(
-            items=[users[u] for u in listed[:per_page] if u in users and not users[u].is_suspended],
-            number=number,
-            has_next=len(listed) > per_page,
-            total=total,
-            per_page=per_page,
-        )
 
     def _names_of_ids(self, ids: Sequence[int]) -> list[tuple[str, int]]:
         """Return (username, id) for the ids whose user hash has a name, in one round trip

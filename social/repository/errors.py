@@ -25,6 +25,11 @@ class NotAllowed(RepositoryError):
     """The acting user may not do this (suspended, own post, ...)."""
 
 
+class Refused(NotAllowed):
+    """A block between the actor and the account acted on refuses a follow, reply, like or
+    repost (visibility.interaction_refused); the message says which way."""
+
+
 class PostPending(RepositoryError):
     """A retried form submission whose first attempt claimed a post id but has not stored
     the post (yet): it may still be on its way, or it died before writing anything."""

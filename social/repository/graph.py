@@ -3,29 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Unpack
 
 from django.utils.translation import gettext_noop
 
 from social import keys
 
-from .base import (
-    RepositoryBase,
-    as_int,
-    decode_hash,
-    now,
-    page_bounds,
-    queue_users,
-    user_from_hash,
-    users_from,
-)
-from .errors import CannotFollowSelf, NotAllowed, UserNotFound
+from .account_reader import AccountReader, AccountSource
+from .base import Client, RepositoryBase, StoreSettings, as_int, decode_hash, now, user_from_hash
+from .errors import CannotFollowSelf, Refused, UserNotFound
 from .models import FollowEntry, Page, User
 from .notifications import queue_notification, queue_notification_claim
-from .visibility import ANONYMOUS, Viewer, may_see_account
+from .visibility import (
+    ANONYMOUS,
+    BLOCKED,
+    BLOCKING,
+    Viewer,
+    interaction_refused,
+    may_see_account,
+    pair_relations,
+)
 
 # Why a follow is refused across a block (said to the person, in their language).
-BLOCKED = gettext_noop("This account does not let you follow it.")
-BLOCKING = gettext_noop("You block this account. Unblock it first to follow it.")
+REFUSED = {
+    BLOCKED: gettext_noop("This account does not let you follow it."),
+    BLOCKING: gettext_noop("You block this account. Unblock it first to follow it."),
+}
 # Of the viewer's followings, the newest this many are looked at for those who follow an
 # account ("Followed by people you follow": a profile, pages.py, and its list here).
 MUTUAL_SCAN_LIMIT = 2000
@@ -33,6 +36,12 @@ MUTUAL_SCAN_LIMIT = 2000
 
 class GraphStore(RepositoryBase):
     """Follow, unfollow, and the lists of followers and followings."""
+
+    def __init__(
+        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
+    ) -> None:
+        super().__init__(client, **config)
+        self.accounts = accounts
 
     def follow(self, follower_id: int, followee_id: int, *, at: int | None = None) -> bool:
         """Make follower follow followee; merge followee's posts into the home feed
@@ -56,8 +65,8 @@ class GraphStore(RepositoryBase):
         exists, blocked, blocking = pipe.execute()
         if not exists:
             raise UserNotFound(followee_id)
-        if blocked is not None or blocking is not None:
-            raise NotAllowed(BLOCKED if blocked is not None else BLOCKING)
+        if why := interaction_refused(followee_id, pair_relations(followee_id, blocked, blocking)):
+            raise Refused(REFUSED[why])
         pipe = self._pipe()
         pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
@@ -114,29 +123,13 @@ class GraphStore(RepositoryBase):
         number: int = 1,
         per_page: int = 50,
         viewer: Viewer = ANONYMOUS,
+        *,
+        counts: bool = False,
     ) -> Page[FollowEntry]:
-        """Return a page of followers or following ("followers"/"following"), newest first.
-
-        Two round trips: the page of ids and the total; the listed accounts and, for a
-        logged-in viewer, whether the viewer follows each and each follows the viewer
-        (one ZMSCORE each on the viewer's own two sets); accounts a block keeps apart from
-        the viewer are left out (two ZMSCOREs more, for a viewer who has any relations).
-        """
+        """Return a page of followers or following ("followers"/"following"), newest first,
+        as viewer may see them listed (account_reader.py: two round trips)."""
         key = {"followers": keys.followers, "following": keys.following}[which](user_id)
-        start, stop = page_bounds(number, per_page)
-        pipe = self._pipe()
-        pipe.zrevrange(key, start, stop, withscores=True)
-        pipe.zcard(key)
-        rows, total = pipe.execute()
-        has_next = len(rows) > per_page
-        rows = [(int(m), int(score)) for m, score in rows[:per_page]]
-        return Page(
-            items=self._entries(rows, viewer),
-            number=number,
-            has_next=has_next,
-            total=total,
-            per_page=per_page,
-        )
+        return self.accounts.page(AccountSource.zset(key), viewer, number, per_page, counts=counts)
 
     def mutuals(
         self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 50
@@ -163,46 +156,4 @@ class GraphStore(RepositoryBase):
             return owner, empty
         scores = self.r.zmscore(keys.followers(user_id), [str(i) for i in candidates])
         found = [(i, int(score)) for i, score in zip(candidates, scores or ()) if score is not None]
-        start, stop = page_bounds(number, per_page)
-        return owner, Page(
-            items=self._entries(found[start : start + per_page], viewer),
-            number=number,
-            has_next=len(found) > stop,
-            total=len(found),
-            per_page=per_page,
-        )
-
-    def _entries(self, rows: list[tuple[int, int]], viewer: Viewer) -> list[FollowEntry]:
-        """The (account id, since) rows as viewer sees them: each account (suspended ones
-        and those a block keeps apart from viewer left out) and whether viewer follows it
-        and is followed by it. One round trip (none for no rows)."""
-        listed = list(dict.fromkeys(uid for uid, _ in rows))
-        if not listed:
-            return []
-        reads = self.reads()
-        queue_users(reads, listed)
-        viewer_id = viewer.id
-        if viewer_id is not None:
-            reads.zmscore("viewer_follows", keys.following(viewer_id), listed)
-            reads.zmscore("follows_viewer", keys.followers(viewer_id), listed)
-            if viewer.has_relations:  # accounts a block keeps apart (relations.py)
-                reads.zmscore("blocks", keys.blocks(viewer_id), listed)
-                if not viewer.is_staff:
-                    reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
-        got = reads.execute()
-        n = len(listed)
-        mine, theirs = got.scores_if_read("blocks", n), got.scores_if_read("blocked_by", n)
-        apart = {uid for uid, a, b in zip(listed, mine, theirs) if a is not None or b is not None}
-        users = users_from(got, listed)
-        follows = dict(zip(listed, got.scores_if_read("viewer_follows", n)))
-        followed_by = dict(zip(listed, got.scores_if_read("follows_viewer", n)))
-        return [
-            FollowEntry(
-                user=users[uid],
-                since=since,
-                viewer_follows=follows[uid] is not None,
-                follows_viewer=followed_by[uid] is not None,
-            )
-            for uid, since in rows
-            if uid in users and not users[uid].is_suspended and uid not in apart
-        ]
+        return owner, self.accounts.page(AccountSource.given(rows=found), viewer, number, per_page)

@@ -2,21 +2,42 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from django.utils.translation import gettext_noop
 
 from social import keys
 
-from .base import RepositoryBase, as_int, now
-from .errors import NotAllowed
+from .account_reader import AccountReader, AccountSource
+from .base import Client, RepositoryBase, StoreSettings, as_int, now
+from .errors import Refused
+from .models import FollowEntry, Page
 from .notifications import queue_notification, queue_notification_claim
 from .targets import Target, check_target, queue_target_checks, read_target
+from .visibility import BLOCKED, BLOCKING, Viewer
 
-LIKE_BLOCKED = gettext_noop("This account does not let you like its posts.")
-LIKE_BLOCKING = gettext_noop("You block this account: unblock it to like its posts.")
+REFUSED = {
+    BLOCKED: gettext_noop("This account does not let you like its posts."),
+    BLOCKING: gettext_noop("You block this account: unblock it to like its posts."),
+}
 
 
 class LikeStore(RepositoryBase):
-    """Liking and unliking posts."""
+    """Liking and unliking posts, and who likes one."""
+
+    def __init__(
+        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
+    ) -> None:
+        super().__init__(client, **config)
+        self.accounts = accounts
+
+    def likers(
+        self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 40
+    ) -> Page[FollowEntry]:
+        """The accounts that like post_id as viewer may see them listed, most recent first,
+        with their counts (account_reader.py: two round trips)."""
+        source = AccountSource.zset(keys.likes(post_id))
+        return self.accounts.page(source, viewer, number, per_page, counts=True)
 
     def like(self, user_id: int, post_id: int, *, at: int | None = None) -> bool:
         """Like a visible post (a repost's id: the post it shares, targets.py); False if
@@ -74,9 +95,6 @@ class LikeStore(RepositoryBase):
         target = read_target(self.r, post_id)
         pipe = self._pipe()
         queue_target_checks(pipe, target, user_id)
-        blocked, blocking = check_target(target, pipe.execute())
-        if blocked:
-            raise NotAllowed(LIKE_BLOCKED)
-        if blocking:
-            raise NotAllowed(LIKE_BLOCKING)
+        if why := check_target(target, pipe.execute()):
+            raise Refused(REFUSED[why])
         return target

@@ -217,7 +217,8 @@ class Page(Generic[T]):
 
 @dataclass(frozen=True)
 class FollowEntry:
-    """A user in a followers/following list and when the follow happened."""
+    """An account in a list of accounts (account_reader.py) and since when it is there (a
+    follow's, a like's, a block's time; 0 when the list keeps none)."""
 
     user: User
     since: int
@@ -225,6 +226,7 @@ class FollowEntry:
     # and whether this user follows the reader ("Follows you").
     viewer_follows: bool = False
     follows_viewer: bool = False
+    counts: Counts | None = None  # when the list read them (AccountReader.page's counts)
 
     @property
     def since_at(self) -> datetime:

@@ -54,7 +54,14 @@ from .sources import (
 )
 from .suggestions import Suggestions
 from .users import UserStore
-from .visibility import ANONYMOUS, Viewer, may_list, may_open, may_see_account
+from .visibility import (
+    ANONYMOUS,
+    Viewer,
+    may_list,
+    may_list_account,
+    may_open,
+    may_see_account,
+)
 
 # What the builders read beside the posts, by the shape of each reply.
 OWNER = Reply[Hash]("owner")  # the user hash of a profile's (or a likes page's) owner
@@ -177,9 +184,8 @@ class PageStore(RepositoryBase):
         )
         if number != 1 or read.page.items:
             return home
-        suggested = self.suggestions.for_reader(user_id, read.got, at=at)
-        kept = read.relations.blocked
-        return replace(home, suggestions=[u for u in suggested if u.id not in kept])
+        suggested = self.suggestions.for_reader(viewer, read.got, read.relations, at=at)
+        return replace(home, suggestions=suggested)
 
     def timeline(
         self,
@@ -307,19 +313,20 @@ class PageStore(RepositoryBase):
         if MUTUALS in read.got:
             count, *named = read.got[MUTUALS]
             rows = zip(named[0::3], named[1::3], named[2::3])
-            names = [s(n) or "" for _, n, status in rows if n and s(status) not in HIDDEN_STATUSES]
+            users = [
+                User(int(i), s(n), is_suspended=s(status) in HIDDEN_STATUSES)
+                for i, n, status in rows
+                if n
+            ]
             mutual_count = int(count)
         else:
             listed = candidates(read.got)
             scores = read.then.get(MUTUAL, [])
             mutual = [c for c, score in zip(listed, scores) if score is not None]
-            users = self._users_by_ids(mutual[:MUTUALS_NAMED])
-            names = [
-                users[m].username
-                for m in mutual[:MUTUALS_NAMED]
-                if m in users and not users[m].is_suspended
-            ]
+            found = self._users_by_ids(mutual[:MUTUALS_NAMED])
+            users = [found[m] for m in mutual[:MUTUALS_NAMED] if m in found]
             mutual_count = len(mutual)
+        names = [u.username for u in users if may_list_account(viewer, u, read.relations)]
         return Profile(
             user=owner,
             posts=read.page,
@@ -354,7 +361,7 @@ class PageStore(RepositoryBase):
         )  # fmt: skip
         post = read.loaded.get(post_id)
         if post is not None and post.repost_of is not None:  # a repost: the post it shares
-            if post.is_hidden or post.author_id in read.relations.blocked:
+            if not may_list(viewer, post, read.relations):  # hidden, or across a block
                 raise PostNotFound(post_id)
             return self.conversation(post.repost_of, viewer, number, per_page)
         if post is None or not may_open(viewer, post, read.relations):

@@ -25,12 +25,13 @@ from .base import (
     s,
 )
 from .bus import DELETE, UPDATE, queue_event
-from .errors import NotAllowed, PostNotFound, PostPending
+from .errors import NotAllowed, PostNotFound, PostPending, Refused
 from .loading import HIDDEN_STATUSES
 from .models import User
 from .notices import NoticeStore
 from .notifications import queue_notification
 from .users import UserStore
+from .visibility import BLOCKED, BLOCKING, Relations, interaction_refused
 
 # What a reply reads of the post it answers (a repost's: the post it shares is answered).
 PARENT_FIELDS = ("user_id", "deleted", "ancestors", "repost_of")
@@ -41,8 +42,10 @@ TRENDING_HOUR_TTL = 25 * 60 * 60
 # How long a form submission's token stands for its post (keys.post_token).
 POST_TOKEN_TTL = 24 * 60 * 60
 DELETED_BY_AUTHOR = "Deleted by its author."
-REPLY_BLOCKED = gettext_noop("This account does not let you reply to it.")
-REPLY_BLOCKING = gettext_noop("You block this account: unblock it to reply to it.")
+REFUSED = {
+    BLOCKED: gettext_noop("This account does not let you reply to it."),
+    BLOCKING: gettext_noop("You block this account: unblock it to reply to it."),
+}
 
 
 def queue_post_deletion(
@@ -141,14 +144,15 @@ class PostStore(RepositoryBase):
         new_id, listed, follower_count, *found = pipe.execute()
         post_id = int(new_id)
         parent = found.pop() if reply_to is not None else None
-        blocked = {int(i) for i in found.pop()} if reply_to is not None else set()
-        blockers = {int(i) for i in found.pop()} if names or reply_to is not None else set()
+        blocks = frozenset(map(int, found.pop())) if reply_to is not None else frozenset()
+        blockers = (
+            frozenset(map(int, found.pop())) if names or reply_to is not None else frozenset()
+        )
         if reply_to is not None and parent is not None:
-            reply_to, parent = self._answered(reply_to, parent, blockers | blocked)
-            if as_int(parent[0]) in blockers:
-                raise NotAllowed(REPLY_BLOCKED)
-            if as_int(parent[0]) in blocked:
-                raise NotAllowed(REPLY_BLOCKING)
+            apart = Relations(blocked=blocks | blockers, blocks=blocks, blocked_by=blockers)
+            reply_to, parent = self._answered(reply_to, parent, apart)
+            if why := interaction_refused(as_int(parent[0]) or 0, apart):
+                raise Refused(REFUSED[why])
         fields = (
             self._reply_fields(reply_to, parent)
             if reply_to is not None and parent is not None
@@ -246,14 +250,15 @@ class PostStore(RepositoryBase):
         pipe.zadd(keys.celebrities(), {str(author_id): ts}, nx=True)
         queue_hiding(pipe)  # web processes re-read the set
 
-    def _answered(self, reply_to: int, parent: Fields, apart: set[int]) -> tuple[int, Fields]:
+    def _answered(self, reply_to: int, parent: Fields, apart: Relations) -> tuple[int, Fields]:
         """Return the post a reply to reply_to answers and its PARENT_FIELDS: reply_to, or
         the post a repost shares (one round trip more). Raise PostNotFound for a deleted
-        repost, or one whose author a block keeps apart from the replier (apart)."""
+        repost, or one whose author a block keeps apart from the replier (apart: the
+        replier's blocks either way)."""
         shared = as_int(parent[3])
         if shared is None:
             return reply_to, parent
-        if as_int(parent[0]) in apart or s(parent[1]) == "1":
+        if interaction_refused(as_int(parent[0]) or 0, apart) or s(parent[1]) == "1":
             raise PostNotFound(reply_to)
         return shared, cast(Fields, self.r.hmget(keys.post(shared), PARENT_FIELDS))
 

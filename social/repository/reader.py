@@ -166,7 +166,9 @@ class PageReader(RepositoryBase):
             self.cache.shown.put(memo, tuple(read.wanted))
         by_id = {post.id: post for post in read.posts}
         listed = set(candidates)
-        shown = self._shown(read, listed, by_id, viewer, shows, source.has_reposts)[:per_page]
+        shown = self._shown(
+            read.posts, listed, by_id, viewer, read.relations, shows, source.has_reposts
+        )[:per_page]
         # Nothing of it for this reader (a blocked profile): no later page, no total.
         none = source.lists_none(read.relations)
         return PageRead(
@@ -341,19 +343,19 @@ class PageReader(RepositoryBase):
 
     @staticmethod
     def _shown(
-        read: PostsRead,
+        posts: Iterable[Post],
         listed: set[int],
         by_id: dict[int, Post],
         viewer: Viewer,
+        relations: Relations,
         shows: ListPolicy,
         reposts: bool,
     ) -> list[Post]:
-        """The posts of the list (those of read in listed) as viewer sees them, as shows
+        """The posts of the list (those of posts in listed) as viewer sees them, as shows
         says (visibility.may_list). In a list that may hold reposts (`reposts`), a repost
         shows as the post it shares (`original`), "reposted by" its author; each shared
         post once, at its newest place (a post reposted by several people the reader
         follows, or whose author the reader follows too)."""
-        relations = read.relations
         hides_muted, context = shows.hides_muted, shows.drops_in
 
         def lists(post: Post) -> bool:
@@ -363,10 +365,10 @@ class PageReader(RepositoryBase):
             )  # fmt: skip
 
         if not reposts:
-            return [post for post in read.posts if post.id in listed and lists(post)]
+            return [post for post in posts if post.id in listed and lists(post)]
         seen: set[int] = set()
         shown = []
-        for post in read.posts:
+        for post in posts:
             if post.id not in listed:
                 continue
             if post.repost_of is None:

@@ -1,9 +1,10 @@
 """Blocks and mutes: what one account keeps from another.
 
 A block removes the follows both ways and keeps the two apart: neither sees the other's
-posts (staff excepted: no one blocks staff from anything), the blocked account cannot
-follow, reply to, like, repost or mention the blocker to any effect, and its reposts of the
-blocker's posts are taken back. A mute only leaves the muted
+posts or account in lists (staff excepted: no one hides from staff), neither can follow,
+reply to, like or repost the other (staff neither: visibility.interaction_refused), a
+mention of the blocker tells them nothing, and each one's reposts of the other's posts
+are taken back. A mute only leaves the muted
 account's posts out of the reader's home, timeline, tags and mentions; the muted account
 notices nothing and may still follow. Both are kept from both sides (keys.blocks /
 keys.blocked_by, keys.mutes / keys.muted_by): the reader's own sets ride on the first
@@ -18,35 +19,23 @@ who asked; blocking again (ZADD on both) completes it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Unpack
 
 from django.utils.translation import gettext_noop
 
 from social import keys
 
-from .base import RepositoryBase, StoreSettings, now, page_bounds, queue_users, users_from
+from .account_reader import AccountReader, AccountSource
+from .base import RepositoryBase, StoreSettings, now
 from .errors import NotAllowed, UserNotFound
 from .graph import GraphStore
-from .models import Page, User, as_datetime
+from .models import FollowEntry, Page
 from .reposts import RepostStore
+from .visibility import Viewer
 
 # The reader's own sets are read whole with every page: each is bounded.
 CAP_REACHED = gettext_noop("You can block or mute at most %(cap)s accounts. Undo some first.")
 SELF = gettext_noop("You cannot block or mute yourself.")
-
-
-@dataclass(frozen=True)
-class RelationEntry:
-    """An account in the reader's list of blocked or muted accounts, and since when."""
-
-    user: User
-    since: int
-
-    @property
-    def since_at(self) -> datetime | None:
-        return as_datetime(self.since)
 
 
 class RelationStore(RepositoryBase):
@@ -58,11 +47,13 @@ class RelationStore(RepositoryBase):
         *,
         graph: GraphStore,
         reposts: RepostStore,
+        accounts: AccountReader,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.graph = graph
         self.reposts = reposts
+        self.accounts = accounts
 
     def block(self, user_id: int, target_id: int, *, at: int | None = None) -> bool:
         """Block target_id for user_id: the follows both ways go, and each one's reposts
@@ -125,31 +116,19 @@ class RelationStore(RepositoryBase):
         removed, _ = pipe.execute()
         return bool(removed)
 
-    def blocks_page(self, user_id: int, number: int = 1, per_page: int = 50) -> Page:
-        """The accounts user_id blocks, newest first, paged."""
-        return self._page(keys.blocks(user_id), number, per_page)
+    def blocks_page(
+        self, user_id: int, number: int = 1, per_page: int = 50, *, counts: bool = False
+    ) -> Page[FollowEntry]:
+        """The accounts user_id blocks, newest first, paged (every one: account_reader.py)."""
+        source = AccountSource.zset(keys.blocks(user_id), own=True)
+        return self.accounts.page(source, Viewer(user_id), number, per_page, counts=counts)
 
-    def mutes_page(self, user_id: int, number: int = 1, per_page: int = 50) -> Page:
-        """The accounts user_id mutes, newest first, paged."""
-        return self._page(keys.mutes(user_id), number, per_page)
-
-    def _page(self, key: str, number: int, per_page: int) -> Page[RelationEntry]:
-        start, stop = page_bounds(number, per_page)
-        pipe = self._pipe()
-        pipe.zrevrange(key, start, stop, withscores=True)
-        pipe.zcard(key)
-        rows, total = pipe.execute()
-        listed = [(int(member), int(score)) for member, score in rows[:per_page]]
-        reads = self.reads()
-        queue_users(reads, [uid for uid, _ in listed])
-        users = users_from(reads.execute(), [uid for uid, _ in listed])
-        return Page(
-            items=[RelationEntry(users[uid], since) for uid, since in listed if uid in users],
-            number=number,
-            has_next=len(rows) > per_page,
-            total=total,
-            per_page=per_page,
-        )
+    def mutes_page(
+        self, user_id: int, number: int = 1, per_page: int = 50, *, counts: bool = False
+    ) -> Page[FollowEntry]:
+        """The accounts user_id mutes, newest first, paged (every one: account_reader.py)."""
+        source = AccountSource.zset(keys.mutes(user_id), own=True)
+        return self.accounts.page(source, Viewer(user_id), number, per_page, counts=counts)
 
     def counts_against(self, user_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
         """Return {id: (accounts blocking it, accounts muting it)}: a signal for staff."""

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_noop
 
 from social import keys
 
+from .account_reader import AccountReader, AccountSource
 from .base import (
     Client,
     Members,
@@ -33,13 +34,16 @@ from .base import (
     s,
 )
 from .bus import DELETE, UPDATE, queue_event
-from .errors import NotAllowed, PostNotFound
-from .models import Page, User
+from .errors import NotAllowed, PostNotFound, Refused
+from .models import FollowEntry, Page
 from .notifications import queue_notification, queue_notification_claim, unqueue_notification
 from .targets import check_target, queue_target_checks, read_target
+from .visibility import BLOCKED, BLOCKING, Viewer
 
-REPOST_BLOCKED = gettext_noop("This account does not let you repost its posts.")
-REPOST_BLOCKING = gettext_noop("You block this account: unblock it to repost its posts.")
+REFUSED = {
+    BLOCKED: gettext_noop("This account does not let you repost its posts."),
+    BLOCKING: gettext_noop("You block this account: unblock it to repost its posts."),
+}
 REPOST_OWN = gettext_noop("You cannot repost your own post.")
 # Earlier reposters a follower's feed is checked against before a repost is copied there:
 # a post reaches a feed once, whichever of them the follower follows (past this many, the
@@ -56,8 +60,11 @@ def repost_body(author_name: str) -> str:
 class RepostStore(RepositoryBase):
     """Reposting, undoing it, and who reposts a post."""
 
-    def __init__(self, client: Client, **config: Unpack[StoreSettings]) -> None:
+    def __init__(
+        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
+    ) -> None:
         super().__init__(client, **config)
+        self.accounts = accounts
 
     def repost(self, user_id: int, post_id: int, *, at: int | None = None) -> tuple[int, bool]:
         """Repost post_id for user_id; return (the repost's id, whether it is new): a
@@ -86,13 +93,11 @@ class RepostStore(RepositoryBase):
         pipe.hget(keys.user(author_id), "username")
         queue_target_checks(pipe, target, user_id)
         existing, name, *checks = pipe.execute()
-        blocked, blocking = check_target(target, checks)
+        why = check_target(target, checks)
         if not s(name):
             raise PostNotFound(post_id)
-        if blocked:
-            raise NotAllowed(REPOST_BLOCKED)
-        if blocking:
-            raise NotAllowed(REPOST_BLOCKING)
+        if why:
+            raise Refused(REFUSED[why])
         if existing is not None:
             return int(existing), False
         ts = now() if at is None else at
@@ -240,10 +245,13 @@ class RepostStore(RepositoryBase):
             self.unrepost(user_id, shared_id)
         return len(taken)
 
-    def reposted_by(self, post_id: int, number: int = 1, per_page: int = 40) -> Page[User]:
-        """A page of the accounts that repost post_id, most recent first (hidden accounts
-        left out). Two round trips."""
-        return self._accounts_page(keys.reposts(post_id), number, per_page)
+    def reposted_by(
+        self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 40
+    ) -> Page[FollowEntry]:
+        """The accounts that repost post_id as viewer may see them listed, most recent
+        first, with their counts (account_reader.py: two round trips)."""
+        source = AccountSource.zset(keys.reposts(post_id))
+        return self.accounts.page(source, viewer, number, per_page, counts=True)
 
     def cut_reposts(self, user_id: int) -> int:
         """Take back every repost of user_id (their account is deleted): each shared

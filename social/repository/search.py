@@ -1,5 +1,5 @@
 """Search: people by name (the exact name first, then names starting with the query, then
-names holding it; legacy names included; suspended, deleted and blocked accounts absent)
+names holding it; legacy names included; listed as account_reader.py lists accounts)
 and tags by prefix, each with what a result row shows. Bounded work whatever the data size:
 every read is an index range of at most SEARCH_LIMIT + 1 entries (users_lex by prefix, the
 staff's trigram index for "contains", tags_lex by prefix), then one pipeline for those rows.
@@ -13,10 +13,11 @@ from typing import Unpack
 from social import keys
 from social.text import normal_tag
 
-from .base import RepositoryBase, StoreSettings, as_int, queue_users, s, users_from
+from .account_reader import AccountReader, AccountSource
+from .base import RepositoryBase, StoreSettings, as_int, s
 from .directory import CONTAINS_MIN, CONTAINS_RE, PREFIX_RE, DirectoryStore
-from .models import User
-from .users import UserStore
+from .models import Counts, User
+from .users import AccountRow, UserStore
 from .visibility import Viewer
 
 SEARCH_LIMIT = 20  # people, and tags, shown for one query
@@ -28,9 +29,21 @@ class PersonResult:
     """An account found: its counts and the reader's relation to it."""
 
     user: User
-    posts: int
-    followers: int
+    counts: Counts
     viewer_follows: bool = False
+
+    @property
+    def posts(self) -> int:
+        return self.counts.posts
+
+    @property
+    def followers(self) -> int:
+        return self.counts.followers
+
+    @property
+    def row(self) -> AccountRow:
+        """As the client API's entities take it."""
+        return AccountRow(self.user, self.counts)
 
 
 @dataclass(frozen=True)
@@ -57,11 +70,13 @@ class SearchStore(RepositoryBase):
         *,
         directory: DirectoryStore,
         users: UserStore,
+        accounts: AccountReader,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.directory = directory
         self.users = users
+        self.accounts = accounts
 
     def search(self, query: str, viewer: Viewer) -> SearchResults:
         """Return the people and tags for query ("@name", "#tag" or a bare word)."""
@@ -103,38 +118,13 @@ class SearchStore(RepositoryBase):
         return self._rows(ordered, viewer)[:SEARCH_LIMIT]
 
     def _rows(self, ids: list[int], viewer: Viewer) -> list[PersonResult]:
-        """The accounts among ids a reader may find, with their counts (one round trip)."""
-        if not ids:
-            return []
-        reads = self.reads()
-        queue_users(reads, ids)
-        for user_id in ids:
-            reads.llen(f"posts:{user_id}", keys.own_posts(user_id))
-            reads.zcard(f"followers:{user_id}", keys.followers(user_id))
-        if viewer.id is not None:
-            reads.zmscore("follows", keys.following(viewer.id), ids)
-            if viewer.has_relations:
-                reads.zmscore("blocks", keys.blocks(viewer.id), ids)
-                reads.zmscore("blocked_by", keys.blocked_by(viewer.id), ids)
-        got = reads.execute()
-        users = users_from(got, ids)
-        n = len(ids)
-        follows = dict(zip(ids, got.scores_if_read("follows", n)))
-        blocks, blocked_by = got.scores_if_read("blocks", n), got.scores_if_read("blocked_by", n)
-        apart = {
-            i
-            for i, a, b in zip(ids, blocks, blocked_by)
-            if a is not None or (b is not None and not viewer.is_staff)
-        }
+        """The accounts among ids a reader may find, with their counts (one round trip:
+        account_reader.py)."""
+        found = self.accounts.page(AccountSource.given(ids), viewer, 1, len(ids), counts=True)
         return [
-            PersonResult(
-                users[i],
-                got.count(f"posts:{i}"),
-                got.count(f"followers:{i}"),
-                follows[i] is not None,
-            )
-            for i in ids
-            if i in users and not users[i].is_suspended and i not in apart
+            PersonResult(e.user, e.counts, e.viewer_follows)
+            for e in found.items
+            if e.counts is not None
         ]
 
     def _tags(self, prefix: str) -> list[TagResult]:

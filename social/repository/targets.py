@@ -12,6 +12,7 @@ from social import keys
 from .base import Client, Pipe, as_int, s
 from .errors import PostNotFound
 from .loading import HIDDEN_STATUSES
+from .visibility import interaction_refused, pair_relations
 
 FIELDS = ["user_id", "deleted", "repost_of"]
 
@@ -58,16 +59,20 @@ def queue_target_checks(pipe: Pipe, target: Target, user_id: int) -> None:
         pipe.zscore(keys.blocks(user_id), account)
 
 
-def check_target(target: Target, replies: list) -> tuple[bool, bool]:
+def check_target(target: Target, replies: list) -> str:
     """Raise PostNotFound when the author or the reposter is hidden, or a block keeps the
-    reposter and the actor apart (the repost is not there for them); else return whether
-    the author blocks the actor, and whether the actor blocks the author (the caller says
-    why it refuses). replies: queue_target_checks's, in order."""
+    reposter and the actor apart (the repost is not there for them); else return why a
+    block with the author refuses the action (visibility.interaction_refused: "" when
+    none does; the caller says it in its words). replies: queue_target_checks's, in
+    order."""
     author_status, blocked, blocking, *reposter = replies
-    if reposter:
-        status, *blocks = reposter
-        if s(status) in HIDDEN_STATUSES or any(b is not None for b in blocks):
+    if reposter and target.reposter_id is not None:
+        status, reposter_blocked, reposter_blocking = reposter
+        apart = pair_relations(target.reposter_id, reposter_blocked, reposter_blocking)
+        if s(status) in HIDDEN_STATUSES or interaction_refused(target.reposter_id, apart):
             raise PostNotFound(target.post_id)
     if s(author_status) in HIDDEN_STATUSES:
         raise PostNotFound(target.post_id)
-    return blocked is not None, blocking is not None
+    return interaction_refused(
+        target.author_id, pair_relations(target.author_id, blocked, blocking)
+    )

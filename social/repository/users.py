@@ -1,15 +1,33 @@
-"""Accounts: sign-up, lookup, credentials, the auth secret."""
+"""Accounts: sign-up, lookup, credentials, the auth secret; accounts with their counts and
+the reader's relationships to them, many at a time (the client API's entities)."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from redis.cluster import ClusterPipeline
 
 from social import keys
 
-from .base import RepositoryBase, as_int, decode_hash, now, s, user_from_hash
+from .base import (
+    USER_FIELDS,
+    NamedReads,
+    RepositoryBase,
+    as_int,
+    counts_from,
+    decode_hash,
+    now,
+    queue_counts,
+    queue_users,
+    s,
+    user_from_hash,
+    users_from,
+)
 from .errors import UsernameTaken
-from .models import Credentials, User
+from .models import Counts, Credentials, User
 
 # Sign-up looks again at this many ids below users_lower_checked: an account whose hash was
 # not yet written when the mark moved past its id (a reference sign-up in flight).
@@ -35,6 +53,100 @@ def name_has_url(name: str) -> bool:
     them).
     """
     return 0 < len(name) <= NAME_LOOKUP_MAX and "/" not in name and name not in {".", ".."}
+
+
+# Accounts with their counts in one command (one server only: the keys are in many cluster
+# slots). KEYS: user:<id>, followers:<id>, following:<id>, user_posts:<id> for each
+# account; ARGV: the user hash's fields (base.USER_FIELDS). Returns, for each account, its
+# fields then its followers, following and posts.
+ACCOUNTS_SCRIPT = """
+local out = {}
+for i = 1, #KEYS, 4 do
+  local fields = redis.call('HMGET', KEYS[i], unpack(ARGV))
+  for j = 1, #ARGV do out[#out + 1] = fields[j] end
+  out[#out + 1] = redis.call('ZCARD', KEYS[i + 1])
+  out[#out + 1] = redis.call('ZCARD', KEYS[i + 2])
+  out[#out + 1] = redis.call('LLEN', KEYS[i + 3])
+end
+return out
+"""
+
+
+def queue_accounts(reads: NamedReads, ids: Sequence[int], names: Sequence[str] = ()) -> None:
+    """Queue the accounts ids with their counts (see accounts_from): on one server one
+    EVAL (ACCOUNTS_SCRIPT), as a page's post counts are; on a cluster a command a key.
+    And the ids of names (names_from), by the one name rule (UserStore)."""
+    for name in names:
+        reads.hget(f"exact:{name}", keys.users(), name)
+        reads.hget(f"lower:{name}", keys.usernames_lower(), name.lower())
+    if not ids:
+        return
+    if isinstance(reads.pipe, ClusterPipeline):
+        for uid in ids:
+            reads.hmget(f"acct:{uid}", keys.user(uid), USER_FIELDS)
+            reads.zcard(f"acct:followers:{uid}", keys.followers(uid))
+            reads.zcard(f"acct:following:{uid}", keys.following(uid))
+            reads.llen(f"acct:posts:{uid}", keys.own_posts(uid))
+        return
+    account_keys = [
+        key
+        for uid in ids
+        for key in (keys.user(uid), keys.followers(uid), keys.following(uid), keys.own_posts(uid))
+    ]
+    reads.execute_command(
+        "accounts", "EVAL", ACCOUNTS_SCRIPT, len(account_keys), *account_keys, *USER_FIELDS
+    )
+
+
+def names_from(got: dict, names: Sequence[str]) -> dict[str, int]:
+    """{name: id} for those of names queue_accounts found."""
+    found = {}
+    for name in names:
+        user_id = as_int(got[f"exact:{name}"])
+        user_id = user_id if user_id is not None else as_int(got[f"lower:{name}"])
+        if user_id is not None:
+            found[name] = user_id
+    return found
+
+
+def accounts_from(got: dict, ids: Sequence[int]) -> dict[int, AccountRow]:
+    """{id: AccountRow} for those of ids that exist, from what queue_accounts read."""
+    if not ids:
+        return {}
+    width = len(USER_FIELDS) + 3
+    reply = got.get("accounts")
+    rows = {}
+    for n, uid in enumerate(ids):
+        if reply is not None:
+            row = reply[n * width : (n + 1) * width]
+            fields, counts = row[: len(USER_FIELDS)], row[-3:]
+        else:
+            fields = got[f"acct:{uid}"]
+            counts = [got[f"acct:{name}:{uid}"] for name in ("followers", "following", "posts")]
+        user = user_from_hash(uid, dict(zip(USER_FIELDS, map(s, fields))))
+        if user is not None:
+            rows[uid] = AccountRow(user, Counts(*(int(c) for c in counts)))
+    return rows
+
+
+@dataclass(frozen=True)
+class AccountRow:
+    """An account with its counts, as an API Account shows it."""
+
+    user: User
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class Relationship:
+    """The reader's relation to one account."""
+
+    id: int
+    following: bool = False
+    followed_by: bool = False
+    blocking: bool = False
+    blocked_by: bool = False
+    muting: bool = False
 
 
 class UserStore(RepositoryBase):
@@ -289,3 +401,50 @@ class UserStore(RepositoryBase):
         if old:
             pipe.hdel(keys.auths(), old)
         return secret
+
+    def accounts(
+        self, ids: Sequence[int], names: Sequence[str] = ()
+    ) -> tuple[dict[int, AccountRow], dict[str, int]]:
+        """Return {id: AccountRow} for the ids that exist, and {name: id} for names (the
+        accounts a page's replies answer, by the name stored with each), in one round
+        trip."""
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        wanted = [n for n in dict.fromkeys(names) if 0 < len(n) <= 64]
+        if not unique and not wanted:
+            return {}, {}
+        reads = self.reads()
+        queue_accounts(reads, unique, wanted)
+        got = reads.execute()
+        return accounts_from(got, unique), names_from(got, wanted)
+
+    def account(self, user_id: int) -> AccountRow | None:
+        """One account with its counts, or None (one round trip)."""
+        reads = self.reads()
+        queue_users(reads, [user_id])
+        queue_counts(reads, user_id)
+        got = reads.execute()
+        user = users_from(got, [user_id]).get(user_id)
+        return AccountRow(user, counts_from(got)) if user is not None else None
+
+    def relationships(self, viewer_id: int, ids: Sequence[int]) -> dict[int, Relationship]:
+        """The reader's relation to each id, in one round trip (five ZMSCOREs)."""
+        listed = list(dict.fromkeys(int(i) for i in ids))
+        if not listed:
+            return {}
+        reads = self.reads()
+        reads.zmscore("following", keys.following(viewer_id), listed)
+        reads.zmscore("followed_by", keys.followers(viewer_id), listed)
+        reads.zmscore("blocking", keys.blocks(viewer_id), listed)
+        reads.zmscore("blocked_by", keys.blocked_by(viewer_id), listed)
+        reads.zmscore("muting", keys.mutes(viewer_id), listed)
+        got = reads.execute()
+        return {
+            uid: Relationship(
+                uid,
+                *(
+                    cast(list, got[name])[i] is not None
+                    for name in ("following", "followed_by", "blocking", "blocked_by", "muting")
+                ),
+            )  # fmt: skip
+            for i, uid in enumerate(listed)
+        }

@@ -1,9 +1,11 @@
 """Who may see which post and account: the one visibility policy.
 
 Every list of posts, permalink, feed and staff list is read through the read path
-(reader.py), which asks these functions and nothing else; views and templates never decide
-visibility themselves. A new kind of hiding (a block, a mute, a word filter) is a new
-field of `Relations`, read on the read path's first pipeline, and a new clause here.
+(reader.py), every list of accounts through account_reader.py, and every follow, reply,
+like and repost asks interaction_refused: these functions and nothing else; views and
+templates never decide visibility themselves. A new kind of hiding (a block, a mute, a
+word filter) is a new field of `Relations`, read on the read path's first pipeline, and a
+new clause here.
 """
 
 from __future__ import annotations
@@ -220,3 +222,44 @@ def may_see_account(viewer: Viewer, user: User) -> bool:
     suspended or deleted account is there for staff only. (A profile across a block is
     shown, saying so, without posts: pages.py.)"""
     return not user.is_suspended or viewer.is_staff
+
+
+def may_list_account(
+    viewer: Viewer, user: User, relations: Relations = NO_RELATIONS, *, own: bool = False
+) -> bool:
+    """Whether user appears in a list of accounts viewer reads (followers, following,
+    likers, reposters, search, suggestions, "followed by", the client API's lists): not a
+    suspended or deleted account, for staff neither (their pages are reached by name),
+    nor one a block keeps apart from viewer (either way; for staff only their own blocks:
+    no one hides from staff). own: viewer's own list of blocks or mutes, which shows every
+    account in it, so that they can undo it."""
+    if own:
+        return True
+    return not user.is_suspended and user.id not in relations.blocked
+
+
+# Why an interaction is refused (interaction_refused): the account blocks the actor, or
+# the actor blocks the account.
+BLOCKED = "blocked"
+BLOCKING = "blocking"
+
+
+def interaction_refused(account_id: int, relations: Relations) -> str:
+    """Why the actor whose relations these are may not follow, reply to, like or repost
+    account_id (a post's author or reposter): BLOCKED when it blocks them, BLOCKING when
+    they block it, "" when they may. Staff too: reading (may_list, may_open) shows staff
+    what blockers post, but a block keeps staff's follows, replies, likes and reposts
+    out; staff act on accounts through the staff pages."""
+    if account_id in relations.blocked_by:
+        return BLOCKED
+    if account_id in relations.blocks:
+        return BLOCKING
+    return ""
+
+
+def pair_relations(account_id: int, blocked: object, blocking: object) -> Relations:
+    """The actor's relations to one account, from the replies of ZSCORE blocks:<account>
+    actor (blocked) and ZSCORE blocks:<actor> account (blocking): what a write reads."""
+    blocks = frozenset({account_id}) if blocking is not None else frozenset()
+    blocked_by = frozenset({account_id}) if blocked is not None else frozenset()
+    return Relations(blocked=blocks | blocked_by, blocks=blocks, blocked_by=blocked_by)

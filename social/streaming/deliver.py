@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from social.api import entities
 from social.api.common import render_for
 from social.api.scopes import covers
+from social.redis_client import UNAVAILABLE
 from social.repository import Repository, User, Viewer
 from social.repository.bus import DELETE, FILTERS_CHANGED, NOTIFICATION, UPDATE
-from social.repository.live import LiveEvent
+from social.repository.live import ListenerFilters, LiveEvent
 
 from .errors import Refused
 from .streams import NOTIFICATION_STREAMS, Stream
@@ -37,9 +39,11 @@ class Listener:
     user: User
     scopes: tuple[str, ...]
 
-    @property
+    @cached_property
     def viewer(self) -> Viewer:
-        return Viewer.of(self.user)
+        """The reader, with their blocks and mutes always read: the user's `relations`
+        flag is as it was when they connected, and they may have blocked or muted since."""
+        return Viewer(self.user.id, self.user.is_staff)
 
 
 def authenticate(repo: Repository, token: str) -> Listener:
@@ -61,11 +65,14 @@ def authenticate(repo: Repository, token: str) -> Listener:
 
 def still_valid(repo: Repository, token: str) -> bool:
     """Whether token still stands for an account that may listen (revoked or suspended
-    since: the connection is closed)."""
+    since: the connection is closed). While Redis is away it is taken to (checked again
+    at the next turn): an outage closes no connection."""
     try:
         authenticate(repo, token)
     except Refused:
         return False
+    except (*UNAVAILABLE, OSError):
+        return True
     return True
 
 
@@ -86,12 +93,22 @@ class Told:
     messages: list[tuple[int, str, str]] = field(default_factory=list)
 
 
-def tell(repo: Repository, event: LiveEvent, audience: Iterable[Audience]) -> Told:
+def tell(
+    repo: Repository,
+    event: LiveEvent,
+    audience: Iterable[Audience],
+    filters: ListenerFilters | None = None,
+) -> Told:
     """Decide and render event for each subscription that may hear of it (each reader's own
-    read path at this moment: blocks, mutes, filters, hidden posts)."""
+    read path at this moment: blocks, mutes, filters, hidden posts). An update is decided
+    for all its readers at once (LiveStore.updates_for: a round trip or two, whatever their
+    number; filters: the process's ListenerFilters) and rendered once for each distinct
+    outcome."""
+    audience = list(audience)
     told = Told()
+    updates = _updates(repo, event, audience, filters) if event.kind == UPDATE else {}
     for sub in audience:
-        message = _message(repo, event, sub)
+        message = updates.get(sub.key) if event.kind == UPDATE else _message(repo, event, sub)
         if message is not None:
             told.messages.append((sub.key, message[0], message[1]))
     return told
@@ -106,25 +123,49 @@ def _message(repo: Repository, event: LiveEvent, sub: Audience) -> tuple[str, st
         return (FILTERS_CHANGED, "undefined") if mine else None
     if event.kind == NOTIFICATION:
         return _notification(repo, event, sub)
-    if event.kind == UPDATE and stream.tells_updates:
-        return _update(repo, event, sub)
     return None
 
 
-def _update(repo: Repository, event: LiveEvent, sub: Audience) -> tuple[str, str] | None:
+def _hears_update(event: LiveEvent, sub: Audience) -> bool:
+    """Whether the subscription's stream and token take this update at all."""
     stream = sub.stream
-    if not covers(sub.listener.scopes, "read:statuses"):
-        return None
+    if not stream.tells_updates or not covers(sub.listener.scopes, "read:statuses"):
+        return False
     if stream.public and event.repost_of is not None:  # reposts stay out of the timeline
-        return None
-    if stream.tag and stream.tag not in event.tags:
-        return None
-    delivered = repo.live.update_for(sub.listener.viewer, event, home=stream.name == "user")
-    if delivered is None:
-        return None
-    render = render_for(repo, sub.listener.viewer, sub.base, [delivered.post])
-    status = entities.status(render, delivered.post, delivered.counts)
-    return UPDATE, json.dumps(status, ensure_ascii=False)
+        return False
+    return not stream.tag or stream.tag in event.tags
+
+
+def _updates(
+    repo: Repository,
+    event: LiveEvent,
+    audience: list[Audience],
+    filters: ListenerFilters | None,
+) -> dict[int, tuple[str, str]]:
+    """The update message for each subscription (by key) that may see it."""
+    found: dict[int, tuple[str, str]] = {}
+    renders: dict[tuple[str, bool], entities.Render] = {}
+    payloads: dict[object, str] = {}
+    subs = [s for s in audience if _hears_update(event, s)]
+    readers = [(s.listener.viewer, s.stream.name == "user") for s in subs]
+    delivered = repo.live.updates_for(readers, event, filters) if subs else {}
+    for sub, reader in zip(subs, readers):
+        got = delivered.get(reader)
+        if got is None:
+            continue
+        viewer = reader[0]
+        # The render names the post's accounts as the reader may see them: it depends on
+        # the reader only by whether they are staff (visibility.may_see_account).
+        shape = (sub.base, viewer.is_staff)
+        if shape not in renders:
+            renders[shape] = render_for(repo, viewer, sub.base, [got.post])
+        memo = (shape, got.post.id, tuple(got.counts.items()))
+        payload = payloads.get(memo)
+        if payload is None:
+            status = entities.status(renders[shape], got.post, got.counts)
+            payload = payloads[memo] = json.dumps(status, ensure_ascii=False)
+        found[sub.key] = (UPDATE, payload)
+    return found
 
 
 def _notification(repo: Repository, event: LiveEvent, sub: Audience) -> tuple[str, str] | None:

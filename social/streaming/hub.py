@@ -12,13 +12,15 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from social.redis_client import UNAVAILABLE, get_async_redis
 from social.repository import get_repository
 from social.repository.bus import FILTERS_CHANGED, NOTIFICATION, UPDATE
-from social.repository.live import LiveBus, LiveEvent
+from social.repository.live import ListenerFilters, LiveBus, LiveEvent
 
 from .deliver import Audience, Listener, tell
 from .streams import Stream
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 
 BLOCK_MS = 5000  # the longest one XREAD waits for an event
 RECONNECT_WAIT = (0.1, 0.5, 1, 2, 5)  # seconds between attempts while Redis is away
+SLOW = 0.5  # seconds: an event that takes longer to hand out is logged
 
 
 class Connection:
@@ -75,6 +78,10 @@ class Hub:
         self._task: asyncio.Task | None = None
         self.connected = asyncio.Event()  # the bus reader reads (tests wait for it)
         self.stopping = False
+        self.filters = ListenerFilters()  # the listeners' word filters as last read
+        # Its own thread: deciding an event never waits behind the connections' token
+        # checks and authentications (asyncio.to_thread's shared pool).
+        self._deciding = ThreadPoolExecutor(1, thread_name_prefix="live-deliver")
 
     def start(self) -> None:
         """Start the bus reader, once."""
@@ -88,6 +95,7 @@ class Hub:
             await asyncio.wait([self._task], timeout=2)
         for connection in list(self.connections):
             connection.closed.set()
+        self._deciding.shutdown(wait=False)
 
     def admit(self, connection: Connection, limit: int) -> bool:
         """Count connection against its address; False when the address holds limit."""
@@ -130,6 +138,7 @@ class Hub:
                 bus = LiveBus(client)
                 if last is None:
                     last = await bus.last_id()
+                self.filters.forget()  # a change may have gone untold meanwhile
                 self.connected.set()
                 attempt = 0
                 while True:
@@ -162,18 +171,30 @@ class Hub:
 
     async def deliver(self, event: LiveEvent) -> None:
         """Decide for every subscription in a thread, then queue what each is told."""
+        if event.kind == FILTERS_CHANGED:  # before any update decided after it
+            self.filters.forget(event.user_id)
+        begun = time.monotonic()
         audience = self.audience(event)
         if not audience:
             return
         try:
-            told = await asyncio.to_thread(tell, get_repository(), event, audience)
+            told = await asyncio.get_running_loop().run_in_executor(
+                self._deciding, tell, get_repository(), event, audience, self.filters
+            )
         except (*UNAVAILABLE, OSError):
             raise  # run() waits for Redis and delivers this event again
         except Exception:  # one bad event must not stop the bus for everyone
             log.exception("live event %s not delivered", event.id)
             return
+        decided = time.monotonic()
         for key, name, payload in told.messages:
             found = self.subs.get(key)
             if found is not None:
                 connection, stream = found
                 connection.put(stream, name, payload)
+        done = time.monotonic()
+        if done - begun > SLOW:
+            log.warning(
+                "live event %s: %d subscriptions decided in %.2f s, %d messages queued in %.2f s",
+                event.id, len(audience), decided - begun, len(told.messages), done - decided,
+            )  # fmt: skip
