@@ -1,8 +1,9 @@
 """Atom feeds of the global timeline, of each profile and of each tag (issue 11).
 
 Django's syndication framework writes them (`Feed` with `Atom1Feed`); their posts come
-from the same repository reads as the HTML pages (`timeline_page`, `profile_for_name`,
-`tag_page`), so deleted posts and suspended or deleted authors drop out exactly as there.
+from the same repository reads as the HTML pages (PageStore's `timeline`,
+`profile_for_name`, `tag`), so deleted posts and suspended or deleted authors drop out
+exactly as there.
 A feed is the same for everyone: it never looks at the reader (no staff view of hidden
 posts, no per-reader counts), so a shared cache may keep it for a minute.
 

@@ -225,6 +225,21 @@ def within_raw_ceiling(value: str) -> None:
         raise ValidationError(too_long(len(value)), code="max_length")
 
 
+def post_body(raw: str) -> str:
+    """The one rule of a post's body (the site's forms and the API's POST /statuses):
+    newlines become spaces, then 1 to POST_MAX characters after trimming, at least one of
+    them visible. Raise ValidationError: code "required" (nothing), "blank" (zero-width
+    characters alone) or "max_length"."""
+    body = re.sub(r"[\r\n]+", " ", raw).strip()
+    if not body:
+        raise ValidationError(gettext("Write something first."), code="required")
+    if not shows_something(body):  # zero-width characters alone make a blank post
+        raise ValidationError(gettext("Write something first: this shows nothing."), code="blank")
+    if len(body) > POST_MAX:
+        raise ValidationError(too_long(len(body)), code="max_length")
+    return body
+
+
 REPLY_OUT_OF_DATE = gettext_lazy("This reply form is out of date. Reload the post and reply again.")
 
 
@@ -301,16 +316,7 @@ class PostForm(forms.Form):
     )
 
     def clean_status(self) -> str:
-        body = re.sub(r"[\r\n]+", " ", self.cleaned_data["status"]).strip()
-        if not body:
-            raise ValidationError(gettext("Write something first."), code="required")
-        if not shows_something(body):  # zero-width characters alone make a blank post
-            raise ValidationError(
-                gettext("Write something first: this shows nothing."), code="blank"
-            )
-        if len(body) > POST_MAX:
-            raise ValidationError(too_long(len(body)), code="max_length")
-        return body
+        return post_body(self.cleaned_data["status"])
 
 
 class ReplyForm(PostForm):

@@ -7,7 +7,14 @@ import pytest
 
 from social.repository import (
     ANONYMOUS,
+    CONVERSATION,
+    HOME,
+    MENTIONS,
+    PLAIN,
+    PROFILE,
+    PUBLIC,
     STAFF,
+    WITH_HIDDEN,
     HomeFeed,
     Liked,
     Listed,
@@ -48,33 +55,36 @@ def test_each_source_lists_its_posts_in_its_order(scene):
     repo, alice, bob, sam, one, two, reply = scene
     reader, me = repo.reader, Viewer(alice.id)
 
-    assert ids(reader.page(Timeline(), me)) == [reply, two, one]
-    assert ids(reader.page(HomeFeed(alice.id), me)) == [reply, two, one]
-    assert ids(reader.page(OwnPosts(bob.id), me)) == [two, one]
-    assert ids(reader.page(TagPosts("REDIS"), me)) == [one]
-    assert ids(reader.page(TagPosts("!!"), me)) == []  # nothing a tag may hold
-    assert ids(reader.page(Mentions(alice.id), me)) == [two]
-    assert ids(reader.page(Liked(alice.id), me)) == [one]
-    assert ids(reader.page(Replies(one), me)) == [reply]
-    assert ids(reader.page(Listed((one, 999, two)), me)) == [one, two]  # a missing id drops
+    assert ids(reader.page(Timeline(), me, shows=PUBLIC)) == [reply, two, one]
+    assert ids(reader.page(HomeFeed(alice.id), me, shows=HOME)) == [reply, two, one]
+    assert ids(reader.page(OwnPosts(bob.id), me, shows=PROFILE)) == [two, one]
+    assert ids(reader.page(TagPosts("REDIS"), me, shows=PUBLIC)) == [one]
+    assert ids(reader.page(TagPosts("!!"), me, shows=PUBLIC)) == []  # nothing a tag may hold
+    assert ids(reader.page(Mentions(alice.id), me, shows=MENTIONS)) == [two]
+    assert ids(reader.page(Liked(alice.id), me, shows=PLAIN)) == [one]
+    assert ids(reader.page(Replies(one), me, shows=CONVERSATION)) == [reply]
+    assert ids(reader.page(Listed((one, 999, two)), me, shows=WITH_HIDDEN)) == [
+        one,
+        two,
+    ]  # a missing id drops
 
 
 def test_a_page_carries_counts_and_the_readers_own_relation(scene):
     repo, alice, bob, sam, one, two, reply = scene
 
     for _ in range(2):  # cold, then with the counts read beside the ids (the guess)
-        counts = repo.reader.page(Timeline(), Viewer(alice.id)).page.counts
+        counts = repo.reader.page(Timeline(), Viewer(alice.id), shows=PUBLIC).page.counts
         assert (counts[one].replies, counts[one].likes, counts[one].liked) == (1, 1, True)
         assert not counts[two].liked and counts[two].actionable
-    as_bob = repo.reader.page(Timeline(), Viewer(bob.id)).page.counts
+    as_bob = repo.reader.page(Timeline(), Viewer(bob.id), shows=PUBLIC).page.counts
     assert as_bob[one].likes == 1 and not as_bob[one].liked  # not alice's like for bob
 
 
 def test_paging_says_whether_more_follow(scene):
     repo, alice, *_ = scene
 
-    first = repo.reader.page(Timeline(), ANONYMOUS, 1, 2).page
-    second = repo.reader.page(Timeline(), ANONYMOUS, 2, 2).page
+    first = repo.reader.page(Timeline(), ANONYMOUS, 1, 2, shows=PUBLIC).page
+    second = repo.reader.page(Timeline(), ANONYMOUS, 2, 2, shows=PUBLIC).page
 
     assert len(first.items) == 2 and first.has_next
     assert len(second.items) == 1 and not second.has_next
@@ -85,9 +95,9 @@ def test_hidden_posts_are_listed_for_staff_only_where_staff_look(scene):
     repo.moderation.suspend(bob.id, sam, "spam")
     staff = Viewer(sam.id, is_staff=True)
 
-    assert ids(repo.reader.page(Timeline(), staff)) == [reply]  # feeds: for no one
-    assert ids(repo.reader.page(OwnPosts(bob.id), Viewer(alice.id))) == []
-    on_profile = repo.reader.page(OwnPosts(bob.id), staff).page  # the profile: staff see
+    assert ids(repo.reader.page(Timeline(), staff, shows=PUBLIC)) == [reply]  # feeds: for no one
+    assert ids(repo.reader.page(OwnPosts(bob.id), Viewer(alice.id), shows=PROFILE)) == []
+    on_profile = repo.reader.page(OwnPosts(bob.id), staff, shows=PROFILE).page  # staff see
     assert [p.id for p in on_profile.items] == [two, one]
     assert not on_profile.counts[one].actionable  # shown, but nothing to do with it
     assert [p.id for p in repo.staff_pages.posts_by_ids([one, two])] == [one, two]

@@ -11,7 +11,7 @@ import pytest
 
 from social import keys
 from social.repository import Viewer
-from social.repository.sources import HomeFeed, Timeline
+from social.repository.sources import HOME, PUBLIC, HomeFeed, Timeline
 from social.streaming.deliver import Audience, Listener, tell
 from social.streaming.hub import Hub
 from social.streaming.streams import Stream
@@ -76,8 +76,9 @@ def test_each_of_many_readers_is_told_what_their_own_read_path_shows(repo, r):
 
     for sub in [*home, *public]:
         viewer = Viewer.of(sub.listener.user)
-        source = HomeFeed(viewer.id) if sub.stream.name == "user" else Timeline()
-        page = repo.reader.page(source, viewer, 1, 20).page
+        home_stream = sub.stream.name == "user"
+        source = HomeFeed(viewer.id) if home_stream else Timeline()
+        page = repo.reader.page(source, viewer, 1, 20, shows=HOME if home_stream else PUBLIC).page
         assert (sub.key in told) == (post_id in [p.id for p in page.items]), sub
     blocked_either_way = {readers[0].id, readers[1].id}
     assert {s.key for s in home if s.key in told} == {

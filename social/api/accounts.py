@@ -12,7 +12,7 @@ from social.images import MAX_BYTES
 from social.keys import RELATIONS_CAP
 from social.numbers import whole_number
 from social.profile_forms import ProfileForm
-from social.repository import CannotFollowSelf, NotAllowed, OwnPosts
+from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts
 
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
@@ -100,7 +100,7 @@ class AccountStatusesView(EntityView):
             return json_response([])
         no_replies = flag(params, "exclude_replies")
         page = read_posts(
-            self.repo, OwnPosts(row.user.id), self.viewer, params,
+            self.repo, OwnPosts(row.user.id), self.viewer, params, shows=PROFILE,
             keep=(lambda post: post.reply_to is None) if no_replies else None,
         )  # fmt: skip
         return self.statuses_response(page)

@@ -86,11 +86,8 @@ class EntityView(ApiView):
         """A page of statuses, with its Link header."""
         render = self.render(page.posts, read=page.accounts, read_names=page.names)
         data = entities.statuses(render, page.posts, page.counts)
-        headers = dict(headers or {})
         link = link_header(self.request, page.next_max, page.prev_min)
-        if link:
-            headers["Link"] = link
-        return json_response(data, headers=headers)
+        return json_response(data, headers={**(headers or {}), **link})
 
     def visible_post(
         self, post_id: object, *, to_act: bool = False, shared: bool = False
@@ -138,11 +135,8 @@ class EntityView(ApiView):
         accounts = self.listed_accounts(
             {e.user.id: AccountRow(e.user, e.counts) for e in page.items if e.counts}
         )
-        headers = {}
         link = link_header(self.request, page.number + 1 if page.has_next else None)
-        if link:
-            headers["Link"] = link
-        return json_response(accounts, headers=headers)
+        return json_response(accounts, headers=link)
 
     def me(self) -> User:
         """The calling user (the endpoints that need one check their scope first)."""

@@ -21,20 +21,11 @@ from social.repository import Post, PostCounts, User
 from social.repository.filters import FilterHit, Keyword, WordFilter
 from social.repository.markers import Marker
 from social.repository.models import Counts
-from social.repository.notifications import Event, NotificationGroup, group_key
+from social.repository.notifications import MASTODON_TYPES, Event, NotificationGroup, group_key
 from social.repository.users import AccountRow, Relationship
 from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url
 
-# Our kinds of notification as Mastodon's types: a reply is a mention there (a reply names
-# the author it answers).
-NOTIFICATION_TYPES = {
-    "follow": "follow",
-    "like": "favourite",
-    "mention": "mention",
-    "reply": "mention",
-    "repost": "reblog",
-}
 SAMPLE_ACCOUNTS = 8  # accounts a notification group names (Mastodon's sample size)
 
 
@@ -305,7 +296,7 @@ def notification(
         return None
     data: dict[str, Any] = {
         "id": str(event.id),
-        "type": NOTIFICATION_TYPES[group.kind],
+        "type": MASTODON_TYPES[group.kind],
         "created_at": iso(event.time),
         "account": actor,
         "group_key": group_key(event),
@@ -322,7 +313,7 @@ def notification_group(group: NotificationGroup, *, paged: bool) -> dict:
     data: dict[str, Any] = {
         "group_key": group.key,
         "notifications_count": len(group.events),
-        "type": NOTIFICATION_TYPES[group.kind],
+        "type": MASTODON_TYPES[group.kind],
         "most_recent_notification_id": str(newest.id),
         "sample_account_ids": [str(u.id) for u in group.accounts[:SAMPLE_ACCOUNTS]],
     }

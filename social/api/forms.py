@@ -3,13 +3,14 @@ Mastodon's words (`Validation failed: ...`, answered with 422)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from social.forms import POST_MAX, RAW_POST_MAX, shows_something
+from django.core.exceptions import ValidationError
+
+from social.forms import POST_MAX, RAW_POST_MAX, post_body
 from social.numbers import id_number, whole_number
 from social.repository.oauth import NAME_MAX, REDIRECT_URI_MAX, REDIRECT_URIS_MAX, WEBSITE_MAX
 
@@ -153,12 +154,13 @@ def new_status(params: Mapping[str, Any]) -> NewStatus:
         raise invalid("Only public posts exist on this server")
     if text_param(params, "spoiler_text", 500).strip():
         raise invalid("Content warnings are not supported on this server")
-    raw = text_param(params, "status", RAW_POST_MAX)
-    body = re.sub(r"[\r\n]+", " ", raw).strip()
-    if not body or not shows_something(body):
-        raise invalid("Text can't be blank")
-    if len(body) > POST_MAX:
-        raise invalid(f"Text character limit of {POST_MAX} exceeded")
+    try:
+        body = post_body(text_param(params, "status", RAW_POST_MAX))
+    except ValidationError as error:  # Mastodon's words for the site's rule
+        too_long = error.code == "max_length"
+        raise invalid(
+            f"Text character limit of {POST_MAX} exceeded" if too_long else "Text can't be blank"
+        ) from None
     return NewStatus(body, optional_id(params, "in_reply_to_id"))
 
 

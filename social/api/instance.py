@@ -50,7 +50,7 @@ class InstanceV1View(InstanceView):
     app_may_call = True
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        users, posts = self.repo.api_reads.instance_figures()
+        users, posts = self.repo.stats.instance_figures()
         host = request.get_host()
         return json_response(
             {
@@ -86,7 +86,7 @@ class InstanceV2View(InstanceView):
     app_may_call = True
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        users, _ = self.repo.api_reads.instance_figures()
+        users, _ = self.repo.stats.instance_figures()
         base = self.base_url()
         return json_response(
             {

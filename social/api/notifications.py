@@ -13,27 +13,32 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 
 from social.numbers import id_number
 from social.repository.markers import TIMELINES
-from social.repository.notifications import GROUPED, KINDS, GroupPage, NotificationGroup, Query
+from social.repository.notifications import (
+    GROUPED,
+    KINDS,
+    MASTODON_TYPES,
+    GroupPage,
+    NotificationGroup,
+    Query,
+)
 
 from . import entities
 from .base import ApiError, json_response
 from .common import EntityView
 from .forms import invalid, limit_param
-from .paging import cursor
+from .paging import LIST_MAX, cursor, link_header
 
 # Mastodon's notification types, and our kinds each stands for (a reply is a mention).
 TYPES = {
-    "follow": ("follow",), "favourite": ("like",), "mention": ("mention", "reply"),
-    "reblog": ("repost",),
-}  # fmt: skip
-LIST_MAX = 20  # values of a list parameter (types[]...) read; Mastodon has 14 types
-GROUP_KEY_RE = re.compile(r"(?:ungrouped|like|repost|follow)-[0-9]{1,19}")
+    name: tuple(kind for kind in KINDS if MASTODON_TYPES[kind] == name)
+    for name in dict.fromkeys(MASTODON_TYPES.values())
+}
+GROUP_KEY_RE = re.compile(rf"(?:ungrouped|{'|'.join(GROUPED)})-[0-9]{{1,19}}")
 CURSORS = ("max_id", "since_id", "min_id")
 
 
@@ -76,24 +81,6 @@ def query_of(request: HttpRequest, *, grouping: bool) -> Query:
         if account_id is None:
             raise invalid("account_id is not a valid id")
     return Query(frozenset(kinds), frozenset(grouped), account_id)
-
-
-def links(request: HttpRequest, next_max: int | None, prev_min: int | None) -> dict[str, str]:
-    """The Link header (rel="next" with max_id, rel="prev" with min_id), the request's
-    other parameters kept, lists included."""
-    kept = [
-        (name, value)
-        for name, listed in list(request.GET.lists())[:LIST_MAX]
-        if name not in CURSORS
-        for value in listed[:LIST_MAX]
-    ]
-    base = request.build_absolute_uri(request.path)
-    found = []
-    if next_max is not None:
-        found.append(f'<{base}?{urlencode([*kept, ("max_id", next_max)])}>; rel="next"')
-    if prev_min is not None:
-        found.append(f'<{base}?{urlencode([*kept, ("min_id", prev_min)])}>; rel="prev"')
-    return {"Link": ", ".join(found)} if found else {}
 
 
 class NotificationsBase(EntityView):
@@ -140,7 +127,7 @@ class NotificationsView(NotificationsBase):
             for g in found.groups
             if (n := entities.notification(render, g, g.events[0], counts)) is not None
         ]
-        return json_response(data, headers=links(request, found.next_max, found.prev_min))
+        return json_response(data, headers=link_header(request, found.next_max, found.prev_min))
 
 
 class NotificationView(NotificationsBase):
@@ -174,7 +161,7 @@ class GroupedNotificationsView(NotificationsBase):
         data = self.results(found.groups, found.read.page.counts if found.read else {}, True)
         if expand == "partial_avatars":  # every account comes in full
             data["partial_accounts"] = []
-        return json_response(data, headers=links(request, found.next_max, found.prev_min))
+        return json_response(data, headers=link_header(request, found.next_max, found.prev_min))
 
     def results(self, groups: list[NotificationGroup], counts: Mapping, paged: bool) -> dict:
         """A GroupedNotificationsResults."""

@@ -3,7 +3,7 @@ the read path's offsets.
 
 A list of posts is read from the position of `max_id` (or up to that of `min_id`) in its
 Redis list: one LPOS (or ZREVRANK) finds it, then `repo.reader` reads the page from there
-(social/repository/api_reads.py, `Shifted`), so blocks, mutes, filters and visibility
+(its `offset`), so blocks, mutes, filters and visibility
 apply exactly as on the pages. Lists of accounts (followers, blocks...) are paged by
 number, their `max_id` an opaque page cursor, as Mastodon's own are opaque to clients.
 """
@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from social.repository import Post, PostCounts, Repository, Source, Viewer
+from social.repository import ListPolicy, Post, PostCounts, Repository, Source, Viewer
 from social.repository.oauth import RememberedToken
 from social.repository.users import AccountRow
 
@@ -48,8 +48,8 @@ class PostsPage:
 
 def read_posts(
     repo: Repository, source: Source, viewer: Viewer, params: Mapping[str, Any], *,
-    default: int = 20, most: int = 40, keep: Callable[[Post], bool] | None = None,
-    check: RememberedToken | None = None,
+    shows: ListPolicy, default: int = 20, most: int = 40,
+    keep: Callable[[Post], bool] | None = None, check: RememberedToken | None = None,
 ) -> PostsPage:  # fmt: skip
     """Read the page of source the cursors in params ask for (see the module docstring).
     keep: a further filter (exclude_replies). check: the caller's token as remembered,
@@ -70,7 +70,9 @@ def read_posts(
         count = found[0] - offset
     floor = min_id if min_id is not None else since_id
     for _ in range(RETRIES):
-        read, accounts, names = repo.api_reads.page_from(source, viewer, offset, count, check)
+        read, accounts, names = repo.api_reads.page_from(
+            source, viewer, offset, count, check, shows=shows
+        )
         posts = [
             post
             for post in read.page.items
@@ -96,17 +98,28 @@ def read_posts(
     )
 
 
-def link_header(request: HttpRequest, next_max: Any = None, prev_min: Any = None) -> str:
-    """The Link header: rel="next" with max_id, rel="prev" with min_id, the request's other
-    parameters kept."""
-    kept = [(k, v) for k, v in request.GET.items() if k not in CURSORS][:20]
+LIST_MAX = 20  # parameters, and values of a list parameter (types[]...), a link keeps
+
+
+def link_header(
+    request: HttpRequest, next_max: object = None, prev_min: object = None
+) -> dict[str, str]:
+    """The headers that carry a page's Link (none when there is no other page): rel="next"
+    with max_id, rel="prev" with min_id, the request's other parameters kept, lists
+    included. The one Link rule of the API: statuses, notifications, accounts."""
+    kept = [
+        (name, value)
+        for name, listed in list(request.GET.lists())[:LIST_MAX]
+        if name not in CURSORS
+        for value in listed[:LIST_MAX]
+    ]
     base = request.build_absolute_uri(request.path)
-    links = []
+    found = []
     if next_max is not None:
-        links.append(f'<{base}?{urlencode([*kept, ("max_id", next_max)])}>; rel="next"')
+        found.append(f'<{base}?{urlencode([*kept, ("max_id", next_max)])}>; rel="next"')
     if prev_min is not None:
-        links.append(f'<{base}?{urlencode([*kept, ("min_id", prev_min)])}>; rel="prev"')
-    return ", ".join(links)
+        found.append(f'<{base}?{urlencode([*kept, ("min_id", prev_min)])}>; rel="prev"')
+    return {"Link": ", ".join(found)} if found else {}
 
 
 def page_number(params: Mapping[str, Any]) -> int:

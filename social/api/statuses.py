@@ -11,6 +11,7 @@ from django.utils.translation import gettext
 
 from social import auth
 from social.repository import (
+    WITH_HIDDEN,
     Listed,
     NotAllowed,
     PostCounts,
@@ -52,7 +53,9 @@ class StatusesView(EntityView):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         ids = lookup_ids(request, LOOKUP_MAX)
-        read = self.repo.reader.page(Listed(tuple(ids)), self.viewer, 1, max(1, len(ids)))
+        read = self.repo.reader.page(
+            Listed(tuple(ids)), self.viewer, 1, max(1, len(ids)), shows=WITH_HIDDEN
+        )
         # As the read path lists them for the reader (not across a block, no hidden post
         # but for staff); a reblog is read by its own id (GET /api/v1/statuses/:id).
         listed = {p.id: p for p in read.page.items if p.repost_of is None}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from social.repository import HomeFeed, Liked, TagPosts, Timeline
+from social.repository import HOME, PLAIN, PUBLIC, HomeFeed, Liked, TagPosts, Timeline
 from social.text import normal_tag
 
 from . import entities
@@ -25,7 +25,7 @@ class HomeView(EntityView):
     def get(self, request: HttpRequest) -> HttpResponse:
         me = self.me()
         page = read_posts(
-            self.repo, HomeFeed(me.id), self.viewer, request.GET, check=self.token_check
+            self.repo, HomeFeed(me.id), self.viewer, request.GET, shows=HOME, check=self.token_check
         )
         return self.statuses_response(page)
 
@@ -43,7 +43,9 @@ class PublicView(EntityView):
         if flag(request.GET, "remote") or flag(request.GET, "only_media"):
             self.confirm_token()
             return json_response([])
-        page = read_posts(self.repo, Timeline(), self.viewer, request.GET, check=self.token_check)
+        page = read_posts(
+            self.repo, Timeline(), self.viewer, request.GET, shows=PUBLIC, check=self.token_check
+        )
         return self.statuses_response(page)
 
 
@@ -61,7 +63,7 @@ class TagView(EntityView):
             self.confirm_token()
             return json_response([])
         page = read_posts(
-            self.repo, TagPosts(tag), self.viewer, request.GET, check=self.token_check
+            self.repo, TagPosts(tag), self.viewer, request.GET, shows=PUBLIC, check=self.token_check
         )
         return self.statuses_response(page)
 
@@ -75,7 +77,9 @@ class FavouritesView(EntityView):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         me = self.me()
-        page = read_posts(self.repo, Liked(me.id), self.viewer, request.GET, check=self.token_check)
+        page = read_posts(
+            self.repo, Liked(me.id), self.viewer, request.GET, shows=PLAIN, check=self.token_check
+        )
         return self.statuses_response(page)
 
 

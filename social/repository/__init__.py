@@ -79,9 +79,17 @@ from .reports import ReportStore
 from .reposts import RepostStore
 from .search import SearchStore
 from .sources import (
+    CONVERSATION,
+    HOME,
+    MENTIONS,
+    PLAIN,
+    PROFILE,
+    PUBLIC,
+    WITH_HIDDEN,
     HomeFeed,
     Liked,
     Listed,
+    ListPolicy,
     Mentions,
     OwnPosts,
     Replies,
@@ -244,8 +252,16 @@ __all__ = [
     "UsernameTaken",
     "EmailTaken",
     "StaleViewer",
-    # The sources of the read path (repo.reader.page(Timeline(), viewer, ...)).
+    # The sources of the read path (repo.reader.page(Timeline(), viewer, ..., shows=PUBLIC)).
     "Source",
+    "ListPolicy",
+    "HOME",
+    "PUBLIC",
+    "PROFILE",
+    "MENTIONS",
+    "CONVERSATION",
+    "PLAIN",
+    "WITH_HIDDEN",
     "HomeFeed",
     "Liked",
     "Listed",

@@ -276,8 +276,3 @@ class AuditStore(RepositoryBase):
             number=number,
             total=sizes[smallest] if not others else None,
         )
-
-    def queue_audit_reads(self, pipe: Pipe, entry_ids: Iterable[str]) -> None:
-        """Queue one exact XRANGE per entry id (decode with entries_from_xranges)."""
-        for entry_id in entry_ids:
-            pipe.xrange(keys.audit_log(), min=entry_id, max=entry_id)

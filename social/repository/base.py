@@ -6,8 +6,9 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeAlias, TypedDict, cast, overload
+from typing import Any, Generic, TypeAlias, TypedDict, TypeVar, cast, overload
 
 import redis
 from redis.client import Pipeline
@@ -65,6 +66,25 @@ Scores: TypeAlias = list[float | None]  # ZMSCORE: a score per member, None wher
 Fields: TypeAlias = list[bytes | None]  # HMGET: a value per field, None where absent
 Hash: TypeAlias = dict[bytes, bytes]  # HGETALL
 Entries: TypeAlias = list[tuple[bytes, Hash]]  # XRANGE, XREVRANGE: (id, fields) pairs
+
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+R = TypeVar("R", covariant=True)
+
+
+@dataclass(frozen=True)
+class Reply(Generic[R]):
+    """A typed handle on one read of a pipeline (NamedReads): declared once with the shape
+    of its reply, queued under it, taken back typed.
+
+        OWNER = Reply[Hash]("owner")
+        reads.hgetall(OWNER, keys.user(user_id))
+        got[OWNER]  # a Hash, for mypy too; got.get(OWNER): None when it was not queued
+    """
+
+    name: str
 
 
 @overload
@@ -143,7 +163,27 @@ class Replies(dict[str, object]):
     """A pipeline's replies by name (NamedReads.execute), each read with the accessor of
     the command that queued it: `got.count("followers")` for a ZCARD, `got.members("ids")`
     for an LRANGE. The accessors only say what Redis hands back (see Members and its kin
-    above); a reply is looked up as from any dict, nothing checked or copied."""
+    above); a reply is looked up as from any dict, nothing checked or copied. A typed handle
+    (Reply) takes its reply typed: `got[OWNER]`, `got.get(OWNER)`, `OWNER in got`."""
+
+    @overload
+    def __getitem__(self, key: Reply[T]) -> T: ...
+    @overload
+    def __getitem__(self, key: str) -> object: ...
+    def __getitem__(self, key: Reply[Any] | str) -> object:
+        return super().__getitem__(key.name if isinstance(key, Reply) else key)
+
+    @overload
+    def get(self, key: Reply[T], default: None = None) -> T | None: ...
+    @overload
+    def get(self, key: Reply[T], default: D) -> T | D: ...
+    @overload
+    def get(self, key: str, default: object = None) -> object: ...
+    def get(self, key: Reply[Any] | str, default: object = None) -> object:
+        return super().get(key.name if isinstance(key, Reply) else key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key.name if isinstance(key, Reply) else key)
 
     def count(self, name: str) -> int:
         """An integer reply: ZCARD, LLEN, HLEN, DBSIZE."""
@@ -165,6 +205,10 @@ class Replies(dict[str, object]):
         """ZMSCORE of `members` members, or None for each when it was not queued (the set
         needed no reading: none of them is in it)."""
         return cast(Scores, self[name]) if name in self else [None] * members
+
+    def fields(self, name: str) -> Fields:
+        """HMGET: a value per field asked for, None where absent."""
+        return cast(Fields, self[name])
 
     def hash(self, name: str) -> Hash:
         """HGETALL."""
@@ -191,7 +235,8 @@ class NamedReads:
     def __getattr__(self, command: str) -> Callable[..., None]:
         queue = getattr(self.pipe, command)
 
-        def read(name: str, *args, **kwargs) -> None:
+        def read(handle: str | Reply[Any], *args, **kwargs) -> None:
+            name = handle.name if isinstance(handle, Reply) else handle
             if name in self._slots:
                 raise ValueError(f"{name!r} is read twice in one pipeline")
             queue(*args, **kwargs)
@@ -199,13 +244,8 @@ class NamedReads:
 
         return read
 
-    def __contains__(self, name: str) -> bool:
-        return name in self._slots
-
-    def replies_from(self, replies: Sequence[object], *, offset: int = 0) -> Replies:
-        """Return {name: reply} from the replies of a pipeline executed elsewhere (its first
-        `offset` commands dropped from `replies`, as the caller did)."""
-        return Replies({name: replies[slot - offset] for name, slot in self._slots.items()})
+    def __contains__(self, handle: object) -> bool:
+        return (handle.name if isinstance(handle, Reply) else handle) in self._slots
 
     def execute(self, *, raise_on_error: bool = True) -> Replies:
         """Send the pipeline (one round trip) and return {name: reply}; with
@@ -229,11 +269,25 @@ def queue_hiding(pipe: Pipe) -> None:
     setattr(pipe, HIDING_MARK, True)
 
 
+# The counts queue_counts reads: a page's pager may take its total from POST_COUNT.
+FOLLOWER_COUNT = Reply[int]("followers")
+FOLLOWING_COUNT = Reply[int]("following")
+POST_COUNT = Reply[int]("posts")
+
+
+def queue_visibility_version(pipe: Pipe) -> None:
+    """Queue giving the database a visibility version if it has none (the one place it is
+    created: a new post's pipeline, and before each move): a random start, so a database
+    replaced under a running web process never shows the old one's version and the process
+    re-checks what it remembers (cache.py)."""
+    pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
+
+
 def queue_counts(reads: NamedReads, user_id: int) -> None:
     """Queue the follower, following and own-post counts of user_id (see counts_from)."""
-    reads.zcard("followers", keys.followers(user_id))
-    reads.zcard("following", keys.following(user_id))
-    reads.llen("posts", keys.own_posts(user_id))
+    reads.zcard(FOLLOWER_COUNT, keys.followers(user_id))
+    reads.zcard(FOLLOWING_COUNT, keys.following(user_id))
+    reads.llen(POST_COUNT, keys.own_posts(user_id))
 
 
 def queue_users(reads: NamedReads, ids: Sequence[int]) -> None:
@@ -253,12 +307,9 @@ def users_from(got: Mapping[str, object], ids: Sequence[int]) -> dict[int, User]
     return found
 
 
-def counts_from(got: Mapping[str, object]) -> Counts:
+def counts_from(got: Replies) -> Counts:
     """Return the Counts that queue_counts read."""
-    counts = cast("Mapping[str, int]", got)  # the ZCARDs and LLEN queue_counts named
-    return Counts(
-        followers=counts["followers"], following=counts["following"], posts=counts["posts"]
-    )
+    return Counts(got[FOLLOWER_COUNT], got[FOLLOWING_COUNT], got[POST_COUNT])
 
 
 class FeedShape(TypedDict, total=False):
@@ -364,7 +415,7 @@ class RepositoryBase:
         Cluster a pipeline's commands on different nodes run in no set order, and a reader
         must never see the new version while the change is not yet there (cache.py)."""
         pipe = self._pipe()
-        pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
+        queue_visibility_version(pipe)
         pipe.incr(keys.visibility_version())
         pipe.execute()
 

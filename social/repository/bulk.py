@@ -24,10 +24,17 @@ from typing import TypeVar, Unpack, cast
 from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
-from .base import Client, Members, RepositoryBase, StoreSettings, utc_day
+from .base import (
+    Client,
+    Members,
+    RepositoryBase,
+    StoreSettings,
+    queue_visibility_version,
+    utc_day,
+)
 from .errors import PostNotFound, UserNotFound
 from .models import User
-from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore, queue_visibility_version
+from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore
 from .users import UserStore, new_secret
 
 T = TypeVar("T")

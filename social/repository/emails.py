@@ -82,15 +82,6 @@ def password_stamp(password_field: str) -> str:
     return hashlib.sha256(password_field.encode()).hexdigest()[:32]
 
 
-def state_from_hash(h: Mapping[str, str | None]) -> EmailState:
-    """Return the EmailState of a decoded user hash."""
-    return EmailState(
-        email=h.get("email") or "",
-        pending=h.get("email_pending") or "",
-        confirmed_at=as_int(h.get("email_at")),
-    )
-
-
 def holds(h: Mapping[str, str | None], email: str) -> bool:
     """Whether a decoded user hash belongs to a live account whose confirmed address is
     email (ignoring case): a claim pointing at it is no stale one."""

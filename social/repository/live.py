@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Unpack, cast
+from typing import Any, Unpack, cast
 
 from social import keys
 
@@ -34,7 +34,7 @@ from .filters import active
 from .models import Post, PostCounts
 from .notifications import Event, NotificationGroup, NotificationStore, event_from, grouped
 from .reader import PageReader
-from .sources import Source
+from .sources import HOME, PUBLIC
 from .visibility import NO_RELATIONS, Relations, Viewer
 
 
@@ -99,36 +99,6 @@ class LiveBus:
 
 
 @dataclass(frozen=True)
-class Delivered(Source):
-    """The one post an event names, read for a listener's reader as the timeline lists it
-    (the `public` filter context): hidden posts, blocked, muted and filtered authors left
-    out, a repost as the post it shares."""
-
-    post_id: int
-    context: ClassVar[str] = "public"
-    hides_muted: ClassVar[bool] = True
-    has_reposts: ClassVar[bool] = True
-    reads_ids: ClassVar[bool] = False
-
-    @property
-    def remembered(self) -> bool:
-        return False
-
-    def list_key(self) -> None:
-        return None
-
-    def ids(self, got: dict, start: int, stop: int, reader: PageReader) -> list[int]:
-        return [self.post_id] if start == 0 else []
-
-
-@dataclass(frozen=True)
-class DeliveredHome(Delivered):
-    """The same, as a home feed lists it (the `home` filter context)."""
-
-    context: ClassVar[str] = "home"
-
-
-@dataclass(frozen=True)
 class Delivery:
     """A post as one reader may be told of it: the post (a repost with `original`), its
     counts and the reader's relation to it (PostCounts by post id)."""
@@ -170,8 +140,8 @@ class LiveStore(RepositoryBase):
         timeline lists it.
 
         The read path's decision (PageReader's listing and counts, visibility.py's policy,
-        the Delivered source's context), with each reader's relations read from the other
-        side: whether the author is kept apart from them or muted is one ZMSCORE of the
+        the timeline's or a home feed's ListPolicy), with each reader's relations read from
+        the other side: whether the author is kept apart from them or muted is one ZMSCORE of the
         author's own sets (blocks, blocked_by, muted_by; followers for home) naming every
         reader, their likes, reposts and reports of the post one each of its sets; only
         their word filters are read per reader, but only those `filters` (the streaming
@@ -219,7 +189,7 @@ class LiveStore(RepositoryBase):
             more = self.reads()
             _queue_author_sets(more, original.author_id, ids)
             authors[original.author_id] = _author_sets(more.execute(), original.author_id, ids)
-        sources = {True: DeliveredHome(event.post_id), False: Delivered(event.post_id)}
+        policies = {True: HOME, False: PUBLIC}  # a home feed's rules, or the timeline's
         marks = {  # which readers like, repost and reported each post
             f"{name}:{post_id}": _among(got, f"{name}:{post_id}", ids)
             for name in ("liked", "reposted", "reported")
@@ -233,13 +203,13 @@ class LiveStore(RepositoryBase):
         plain: dict[tuple[bool, bool], Delivery | None] = {}
 
         def decide(viewer: Viewer, home: bool, relations: Relations) -> Delivery | None:
-            source = sources[home]
-            shown = PageReader._listed_with_reposts(
-                loaded.posts, {post.id}, by_id, viewer, relations, source
+            shows = policies[home]
+            shown = PageReader._shown(
+                loaded.posts, {post.id}, by_id, viewer, relations, shows, reposts=True
             )
             if not shown:
                 return None
-            counts = PageReader._counts(by_id.values(), loaded.counts, relations, viewer, source)
+            counts = PageReader._counts(by_id.values(), loaded.counts, relations, viewer, shows)
             return Delivery(shown[0], counts)
 
         told: dict[tuple[Viewer, bool], Delivery] = {}

@@ -20,7 +20,7 @@ from .base import (
     STATUS_DELETED,
     STATUS_SUSPENDED,
     NamedReads,
-    Pipe,
+    Replies,
     RepositoryBase,
     as_int,
     decode_hash,
@@ -101,7 +101,7 @@ class Loaded:
 
     posts: list[Post]
     counts: dict[int, tuple[int, int, int]] = field(default_factory=dict)
-    got: dict[str, object] = field(default_factory=dict)
+    got: Replies = field(default_factory=Replies)
     # Whether load() sent a pipeline (the caller's reads went with it).
     sent: bool = False
 
@@ -201,49 +201,27 @@ class PostLoader(RepositoryBase):
     ) -> Loaded:
         """Read what load() could not take from memory (see there)."""
         author_ids = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
-        pipe: Pipe = self._pipe()
-        pipe.get(keys.visibility_version())  # first: the flags read after are at least as new
+        reads = self.reads()
+        # First: the flags read after are at least as new.
+        reads.get("_version", keys.visibility_version())
         for post_id, k in zip(ids, known):
             if k is None:
-                pipe.hgetall(keys.post(post_id))
+                reads.hgetall(f"_post:{post_id}", keys.post(post_id))
             else:
-                pipe.hmget(keys.post(post_id), POST_CHECK_FIELDS)
+                reads.hmget(f"_post:{post_id}", keys.post(post_id), POST_CHECK_FIELDS)
         for author_id in author_ids:
-            pipe.hmget(keys.user(author_id), AUTHOR_CHECK_FIELDS)
-        extra = NamedReads(pipe)  # named, after the posts and authors read by position
-        if also is not None:
-            also(extra)
-        replies = pipe.execute()
-        checked_at, replies = replies[0], replies[1:]
-        n = len(ids)
-        author_state = {
-            a: tuple(map(s, r)) for a, r in zip(author_ids, replies[n : n + len(author_ids)])
-        }
+            reads.hmget(f"_author:{author_id}", keys.user(author_id), AUTHOR_CHECK_FIELDS)
+        if also is not None:  # the caller's reads, named as it likes ("_..." are these)
+            also(reads)
+        got = reads.execute()
+        checked_at = got.value("_version")
+        author_state = {a: tuple(map(s, got.fields(f"_author:{a}"))) for a in author_ids}
         rows: list[dict[str, str] | None] = []
-        for k, reply in zip(known, replies[:n]):
+        for post_id, k in zip(ids, known):
             if k is None:
-                rows.append(decode_hash(reply))
+                rows.append(decode_hash(got.hash(f"_post:{post_id}")))
                 continue
-            user_id, ts, body, deleted, reason, deleted_by, n_replies, n_likes, n_reposts = map(
-                s, reply
-            )
-            name, status, _display, _avatar = author_state[k.post.author_id]
-            was = k.post
-            if (
-                as_int(user_id) != was.author_id
-                or as_int(ts) != was.time
-                or name != was.author_name
-                or (body or "") != was.body
-            ):
-                self.cache.posts.discard(was.id)  # another database: read it afresh
-                rows.append(None)
-                continue
-            rows.append(
-                {"user_id": user_id, "time": ts, "body": was.body, "deleted": deleted or "",
-                 "deleted_reason": reason or "", "deleted_by": deleted_by or "",
-                 "replies": n_replies or "", "likes": n_likes or "", "reposts": n_reposts or "",
-                 "_checked": "1", **written_fields(was)}
-            )  # fmt: skip
+            rows.append(self._checked_row(k.post, got.fields(f"_post:{post_id}"), author_state))
         stale = [post_id for post_id, row in zip(ids, rows) if row is None]
         if stale:  # rare: re-read whole what no longer matched what was remembered
             pipe = self._pipe()
@@ -286,5 +264,27 @@ class PostLoader(RepositoryBase):
                 count_of(row.get("reposts")),
             )
             self.cache.posts.put(post_id, RememberedPost(post, at_version))
-        got = extra.replies_from(replies, offset=1)
         return Loaded(posts, counted, got, sent=True)
+
+    def _checked_row(
+        self, was: Post, fields: Sequence[bytes | None], authors: dict[int, tuple]
+    ) -> dict[str, str] | None:
+        """The row of a remembered post from its checked fields (POST_CHECK_FIELDS), or
+        None (and forgotten) when they no longer match what was remembered."""
+        user_id, ts, body, deleted, reason, deleted_by, n_replies, n_likes, n_reposts = map(
+            s, fields
+        )
+        name = authors[was.author_id][0]
+        if (
+            as_int(user_id) != was.author_id
+            or as_int(ts) != was.time
+            or name != was.author_name
+            or (body or "") != was.body
+        ):
+            self.cache.posts.discard(was.id)  # another database: read it afresh
+            return None
+        return {"user_id": str(was.author_id), "time": str(was.time), "body": was.body,
+                "deleted": deleted or "",
+                "deleted_reason": reason or "", "deleted_by": deleted_by or "",
+                "replies": n_replies or "", "likes": n_likes or "", "reposts": n_reposts or "",
+                "_checked": "1", **written_fields(was)}  # fmt: skip

@@ -249,7 +249,7 @@ class HomePage:
     feed: Page[Post]
     counts: Counts
     notices: list[dict] = field(default_factory=list)
-    # People to follow, shown when the feed's first page is empty (GraphStore.home_page).
+    # People to follow, shown when the feed's first page is empty (PageStore.home).
     suggestions: list[User] = field(default_factory=list)
 
 

@@ -28,6 +28,7 @@ from social import keys
 from .base import (
     NamedReads,
     Pipe,
+    Replies,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -38,11 +39,34 @@ from .base import (
 from .bus import NOTIFICATION, queue_event
 from .models import Page, Post, User, as_datetime
 from .reader import PageRead, PageReader
-from .sources import Listed
+from .sources import WITH_HIDDEN, Listed
 from .visibility import Viewer, may_notify
 
-KINDS = ("follow", "like", "reply", "mention", "repost")
+# The kinds of notification, as stored, and the type Mastodon's API names each (a reply
+# names the author it answers: a mention there). The one list: the API's types, filters
+# and entities are read from it.
+MASTODON_TYPES = {
+    "follow": "follow",
+    "like": "favourite",
+    "reply": "mention",
+    "mention": "mention",
+    "repost": "reblog",
+}
+KINDS = tuple(MASTODON_TYPES)
+# The kinds whose events group (a like's or repost's by post, a follow's by day:
+# group_key); a reply or a mention is a post of its own, shown alone.
+GROUPED = ("like", "repost", "follow")
 NAMES_SHOWN = 3  # actors named in a group; the rest are counted ("and 3 others")
+
+
+def event_key(kind: str, actor: int, post_id: int | None) -> str:
+    """What an event is, whenever it happened: `<kind>|<actor>|<post>` (no post: empty)."""
+    return f"{kind}|{actor}|{post_id or ''}"
+
+
+def entry_of(kind: str, actor: int, post_id: int | None, ts: int) -> str:
+    """A notifications:<id> entry, `<kind>|<actor>|<post>|<time>` (read by event_from)."""
+    return f"{event_key(kind, actor, post_id)}|{ts}"
 
 
 # KEYS[1]: keys.notified(recipient). ARGV: the event ("<kind>|<actor>|<post>"), its time,
@@ -73,7 +97,7 @@ def queue_notification_claim(
     # A raw EVAL: a cluster pipeline refuses eval(), and routes this by its one key.
     pipe.execute_command(
         "EVAL", CLAIM_SCRIPT, 1, keys.notified(recipient),
-        f"{kind}|{actor}|{post_id or ''}", ts, ts - window, keys.NOTIFICATIONS_CAP, window,
+        event_key(kind, actor, post_id), ts, ts - window, keys.NOTIFICATIONS_CAP, window,
     )  # fmt: skip
 
 
@@ -85,7 +109,7 @@ def queue_notification(
     whose queue_notification_claim won."""
     if recipient == actor:
         return
-    entry = f"{kind}|{actor}|{post_id or ''}|{ts}"
+    entry = entry_of(kind, actor, post_id, ts)
     pipe.lpush(keys.notifications(recipient), entry)
     pipe.ltrim(keys.notifications(recipient), 0, keys.NOTIFICATIONS_CAP - 1)
     pipe.hincrby(keys.user(recipient), "unread_notifications", 1)
@@ -97,13 +121,10 @@ def unqueue_notification(
 ) -> None:
     """Queue taking back the event queue_notification pushed with these very fields (an
     undone repost). The unread count is left: it clears when the page is seen."""
-    pipe.lrem(keys.notifications(recipient), 1, f"{kind}|{actor}|{post_id or ''}|{ts}")
+    pipe.lrem(keys.notifications(recipient), 1, entry_of(kind, actor, post_id, ts))
 
 
 # --- Reading: one parser, one grouping ------------------------------------------------
-
-GROUPED = ("like", "repost", "follow")  # the kinds grouped (Mastodon's favourite, reblog,
-# follow); a reply or a mention is a post of its own, shown alone
 
 
 @dataclass(frozen=True)
@@ -120,7 +141,8 @@ class Event:
 
 
 def event_from(raw: bytes | str) -> Event | None:
-    """Decode one notifications:<id> entry, or None for junk."""
+    """Decode one notifications:<id> entry (entry_of), or None for junk: the one parser,
+    for the page, the API, the markers and the live bus."""
     text = s(raw) or ""
     parts = text.split("|")
     if len(parts) != 4:
@@ -436,12 +458,14 @@ class NotificationStore(RepositoryBase):
         post_ids = tuple(dict.fromkeys(g.post_id for g in groups if g.post_id is not None))
         actor_ids = list(dict.fromkeys(e.actor_id for g in groups for e in g.events))
 
-        def then(later: NamedReads, got: dict) -> None:
+        def then(later: NamedReads, got: Replies, _ids: Sequence[int]) -> None:
             queue_users(later, actor_ids)
             if also is not None:
                 also(later)
 
-        read = self.reader.page(Listed(post_ids), viewer, 1, max(1, len(post_ids)), then=then)
+        read = self.reader.page(
+            Listed(post_ids), viewer, 1, max(1, len(post_ids)), shows=WITH_HIDDEN, then=then
+        )
         users = users_from(read.then, actor_ids) if actor_ids else {}
         shown = []
         for group in groups:

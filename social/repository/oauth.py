@@ -118,10 +118,6 @@ class Authorisation:
     def last_at(self) -> datetime | None:
         return as_datetime(self.last)
 
-    @property
-    def first_at(self) -> datetime | None:
-        return as_datetime(self.first)
-
 
 @dataclass(frozen=True)
 class RememberedToken:

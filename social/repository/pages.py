@@ -12,8 +12,15 @@ from typing import Unpack
 from social import keys
 
 from .base import (
+    POST_COUNT,
+    Bulk,
     Client,
+    Hash,
+    Members,
+    NamedReads,
+    Reply,
     RepositoryBase,
+    Scores,
     StoreSettings,
     counts_from,
     decode_hash,
@@ -21,13 +28,30 @@ from .base import (
     s,
     user_from_hash,
 )
+from .base import Replies as Got
 from .errors import PostNotFound, UserNotFound
 from .graph import MUTUAL_SCAN_LIMIT
 from .loading import HIDDEN_STATUSES
 from .models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from .notices import decode_notices
-from .reader import PageReader
-from .sources import HomeFeed, Liked, Listed, Mentions, OwnPosts, Replies, TagPosts, Timeline
+from .reader import VERSION, PageReader
+from .sources import (
+    CONVERSATION,
+    HOME,
+    MENTIONS,
+    PLAIN,
+    PROFILE,
+    PUBLIC,
+    WITH_HIDDEN,
+    HomeFeed,
+    Liked,
+    Listed,
+    Mentions,
+    OwnPosts,
+    Replies,
+    TagPosts,
+    Timeline,
+)
 from .suggestions import Suggestions
 from .users import UserStore
 from .visibility import (
@@ -38,6 +62,19 @@ from .visibility import (
     may_open,
     may_see_account,
 )
+
+# What the builders read beside the posts, by the shape of each reply.
+OWNER = Reply[Hash]("owner")  # the user hash of a profile's (or a likes page's) owner
+NOTICES = Reply[Members]("notices")
+NAMES = Reply[Members]("names")  # the newest sign-ups
+SUSPENDED = Reply[Scores]("suspended")  # ... which of them are suspended
+VIEWER_FOLLOWS = Reply[float | None]("viewer_follows")
+FOLLOWS_VIEWER = Reply[float | None]("follows_viewer")
+MUTUALS = Reply[list]("mutuals")  # MUTUALS_SCRIPT's reply
+VIEWER_FOLLOWING = Reply[Members]("viewer_following")  # a cluster's mutuals: the candidates
+MUTUAL = Reply[Scores]("mutual")  # ... which of them follow the owner
+ANCESTORS = Reply[Bulk]("ancestors")
+SEEN = Reply[int]("seen")
 
 # "Followed by people you follow" looks at MUTUAL_SCAN_LIMIT members of the smaller of the
 # two sets (a cluster: of the viewer's newest followings; graph.py, whose list of them
@@ -133,17 +170,17 @@ class PageStore(RepositoryBase):
         source = HomeFeed(user_id)
         maybe_empty = number == 1 and not self.reader.remembers(source, number, per_page)
 
-        def first(reads) -> None:
+        def first(reads: NamedReads) -> None:
             queue_counts(reads, user_id)
-            reads.lrange("notices", keys.notices(user_id), 0, 4)
+            reads.lrange(NOTICES, keys.notices(user_id), 0, 4)
             if maybe_empty:
                 self.suggestions.queue(reads, user_id, at=at)
 
-        read = self.reader.page(source, viewer, number, per_page, first=first)
+        read = self.reader.page(source, viewer, number, per_page, shows=HOME, first=first)
         home = HomePage(
             feed=read.page,
             counts=counts_from(read.got),
-            notices=decode_notices(read.got["notices"]),
+            notices=decode_notices(read.got[NOTICES]),
         )
         if number != 1 or read.page.items:
             return home
@@ -160,21 +197,23 @@ class PageStore(RepositoryBase):
         """Return a page of the global timeline plus the newest sign-ups (suspended ones
         left out: checked with the posts, or remembered with the names and the version)."""
 
-        def first(reads) -> None:
-            reads.zrevrange("names", keys.users_by_time(), 0, latest_users * 2 - 1)
+        def first(reads: NamedReads) -> None:
+            reads.zrevrange(NAMES, keys.users_by_time(), 0, latest_users * 2 - 1)
 
-        def then(reads, got) -> None:
-            names = [s(n) for n in got["names"]]
-            if names and self._signups(names, got["version"]) is None:
-                reads.zmscore("suspended", keys.suspended_users(), names)
+        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
+            names = [s(n) for n in got[NAMES]]
+            if names and self._signups(names, got[VERSION]) is None:
+                reads.zmscore(SUSPENDED, keys.suspended_users(), names)
 
-        read = self.reader.page(Timeline(), viewer, number, per_page, first=first, then=then)
-        names = [s(n) for n in read.got["names"]]
-        visible = self._signups(names, read.got["version"])
+        read = self.reader.page(
+            Timeline(), viewer, number, per_page, shows=PUBLIC, first=first, then=then
+        )
+        names = [s(n) for n in read.got[NAMES]]
+        visible = self._signups(names, read.got[VERSION])
         if visible is None:
-            scores = read.then.get("suspended") or [None] * len(names)
+            scores = read.then.scores_if_read(SUSPENDED.name, len(names))
             visible = tuple(n for n, score in zip(names, scores) if score is None)
-            self.cache.signups = ((tuple(names), read.got["version"]), visible)
+            self.cache.signups = ((tuple(names), read.got[VERSION]), visible)
         return TimelinePage(posts=read.page, latest_users=tuple(visible[:latest_users]))
 
     def _signups(self, names: Sequence[str], version: object) -> tuple[str, ...] | None:
@@ -188,7 +227,7 @@ class PageStore(RepositoryBase):
     def latest(self, count: int = 5) -> Page[Post]:
         """Return the newest visible posts of the global timeline as a visitor sees them
         (the welcome page): one round trip while the process remembers them."""
-        return self.reader.page(Timeline(), ANONYMOUS, 1, count, spare=count).page
+        return self.reader.page(Timeline(), ANONYMOUS, 1, count, shows=PUBLIC, spare=count).page
 
     # --- Profile ------------------------------------------------------------------------------
 
@@ -235,44 +274,44 @@ class PageStore(RepositoryBase):
         other = viewer.id if viewer.id != user_id else None  # None: a visitor, or the owner
         one_server = not self.on_cluster
 
-        def first(reads) -> None:
-            reads.hgetall("owner", keys.user(user_id))
+        def first(reads: NamedReads) -> None:
+            reads.hgetall(OWNER, keys.user(user_id))
             queue_counts(reads, user_id)
             if other is not None:
-                reads.zscore("viewer_follows", keys.following(other), user_id)
+                reads.zscore(VIEWER_FOLLOWS, keys.following(other), user_id)
                 # "Follows you": the owner's following set, whose size the counts read.
-                reads.zscore("follows_viewer", keys.following(user_id), other)
+                reads.zscore(FOLLOWS_VIEWER, keys.following(user_id), other)
                 if one_server:
                     reads.execute_command(
-                        "mutuals", "EVAL", MUTUALS_SCRIPT, 2, keys.following(other),
+                        MUTUALS, "EVAL", MUTUALS_SCRIPT, 2, keys.following(other),
                         keys.followers(user_id), MUTUAL_SCAN_LIMIT, user_id, MUTUALS_NAMED,
                         keys.user_key_prefix(),
                     )  # fmt: skip
                 else:
                     reads.zrevrange(
-                        "viewer_following", keys.following(other), 0, MUTUAL_SCAN_LIMIT - 1
+                        VIEWER_FOLLOWING, keys.following(other), 0, MUTUAL_SCAN_LIMIT - 1
                     )
 
-        def candidates(got: dict) -> list[int]:
-            return [c for c in map(int, got.get("viewer_following", ())) if c != user_id]
+        def candidates(got: Got) -> list[int]:
+            return [c for c in map(int, got.get(VIEWER_FOLLOWING, [])) if c != user_id]
 
-        def then(reads, got) -> None:
+        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
             if not one_server and (mutual := candidates(got)):
-                reads.zmscore("mutual", keys.followers(user_id), mutual)
+                reads.zmscore(MUTUAL, keys.followers(user_id), mutual)
 
-        def owner_of(got: dict) -> dict[int, User]:
-            owner = user_from_hash(user_id, decode_hash(got["owner"]))
+        def owner_of(got: Got) -> dict[int, User]:
+            owner = user_from_hash(user_id, decode_hash(got[OWNER]))
             return {user_id: owner} if owner is not None else {}
 
         read = self.reader.page(
-            OwnPosts(user_id), viewer, number, per_page,
-            first=first, then=then, authors=owner_of, total=lambda got: got["posts"],
+            OwnPosts(user_id), viewer, number, per_page, shows=PROFILE,
+            first=first, then=then, authors=owner_of, total=POST_COUNT,
         )  # fmt: skip
         owner = owner_of(read.got).get(user_id)
         if owner is None or not may_see_account(viewer, owner):
             raise UserNotFound(user_id)
-        if "mutuals" in read.got:
-            count, *named = read.got["mutuals"]
+        if MUTUALS in read.got:
+            count, *named = read.got[MUTUALS]
             rows = zip(named[0::3], named[1::3], named[2::3])
             users = [
                 User(int(i), s(n), is_suspended=s(status) in HIDDEN_STATUSES)
@@ -282,7 +321,7 @@ class PageStore(RepositoryBase):
             mutual_count = int(count)
         else:
             listed = candidates(read.got)
-            scores = read.then.get("mutual") or ()
+            scores = read.then.get(MUTUAL, [])
             mutual = [c for c, score in zip(listed, scores) if score is not None]
             found = self._users_by_ids(mutual[:MUTUALS_NAMED])
             users = [found[m] for m in mutual[:MUTUALS_NAMED] if m in found]
@@ -292,10 +331,10 @@ class PageStore(RepositoryBase):
             user=owner,
             posts=read.page,
             counts=counts_from(read.got),
-            viewer_follows=read.got.get("viewer_follows") is not None,
+            viewer_follows=read.got.get(VIEWER_FOLLOWS) is not None,
             mutual_names=tuple(names[:3]),
             mutual_count=mutual_count,
-            follows_viewer=read.got.get("follows_viewer") is not None,
+            follows_viewer=read.got.get(FOLLOWS_VIEWER) is not None,
             viewer_blocks=user_id in read.relations.blocks,
             viewer_mutes=user_id in read.relations.muted,
             blocks_viewer=user_id in read.relations.blocked_by,
@@ -312,12 +351,12 @@ class PageStore(RepositoryBase):
         PostNotFound when the post is missing or viewer may not open it
         (visibility.may_open)."""
 
-        def above(got: dict) -> list[int]:
-            return [int(i) for i in (s(got["ancestors"]) or "").split() if i.isdigit()]
+        def above(got: Got) -> list[int]:
+            return [int(i) for i in (s(got[ANCESTORS]) or "").split() if i.isdigit()]
 
         read = self.reader.page(
-            Replies(post_id), viewer, number, per_page,
-            first=lambda reads: reads.hget("ancestors", keys.post(post_id), "ancestors"),
+            Replies(post_id), viewer, number, per_page, shows=CONVERSATION,
+            first=lambda reads: reads.hget(ANCESTORS, keys.post(post_id), "ancestors"),
             more_ids=lambda got: [*above(got), post_id],
         )  # fmt: skip
         post = read.loaded.get(post_id)
@@ -344,7 +383,7 @@ class PageStore(RepositoryBase):
         it shares (what a like, repost, reply or report of it acts on), returned when
         viewer may open both. One round trip (two for a post never seen; for a repost's
         id, shared, twice that)."""
-        read = self.reader.page(Listed((post_id,)), viewer, 1, 1)
+        read = self.reader.page(Listed((post_id,)), viewer, 1, 1, shows=WITH_HIDDEN)
         post = read.loaded.get(post_id)
         counts = read.counts_of(post_id)
         if (
@@ -363,14 +402,14 @@ class PageStore(RepositoryBase):
         """Return a page of the posts mentioning user_id, newest first, and mark them seen
         (the unread count clears). Two round trips warm."""
         read = self.reader.page(
-            Mentions(user_id), viewer or Viewer(user_id), number, per_page,
-            first=lambda reads: reads.hset("seen", keys.user(user_id), "unread_mentions", 0),
+            Mentions(user_id), viewer or Viewer(user_id), number, per_page, shows=MENTIONS,
+            first=lambda reads: reads.hset(SEEN, keys.user(user_id), "unread_mentions", 0),
         )  # fmt: skip
         return read.page
 
     def tag(self, tag: str, viewer: Viewer, number: int = 1, per_page: int = 20) -> Page[Post]:
         """Return a page of the newest posts with #tag. One or two round trips warm."""
-        return self.reader.page(TagPosts(tag), viewer, number, per_page).page
+        return self.reader.page(TagPosts(tag), viewer, number, per_page, shows=PUBLIC).page
 
     def likes(
         self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 10
@@ -379,10 +418,10 @@ class PageStore(RepositoryBase):
         The account comes with the ids. Raise UserNotFound when there is no such account
         or viewer may not see it."""
         read = self.reader.page(
-            Liked(user_id), viewer, number, per_page,
-            first=lambda reads: reads.hgetall("owner", keys.user(user_id)),
+            Liked(user_id), viewer, number, per_page, shows=PLAIN,
+            first=lambda reads: reads.hgetall(OWNER, keys.user(user_id)),
         )  # fmt: skip
-        owner = user_from_hash(user_id, decode_hash(read.got["owner"]))
+        owner = user_from_hash(user_id, decode_hash(read.got[OWNER]))
         if owner is None or not may_see_account(viewer, owner):
             raise UserNotFound(user_id)
         return owner, read.page

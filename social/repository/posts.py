@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import secrets
 import time
 from typing import Unpack, cast
 
@@ -13,7 +12,18 @@ from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
 from .audit import REASON_MAX
-from .base import Client, Fields, Pipe, RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
+from .base import (
+    Client,
+    Fields,
+    Pipe,
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    now,
+    queue_hiding,
+    queue_visibility_version,
+    s,
+)
 from .bus import DELETE, UPDATE, queue_event
 from .errors import NotAllowed, PostNotFound, PostPending, Refused
 from .loading import HIDDEN_STATUSES
@@ -36,13 +46,6 @@ REFUSED = {
     BLOCKED: gettext_noop("This account does not let you reply to it."),
     BLOCKING: gettext_noop("You block this account: unblock it to reply to it."),
 }
-
-
-def queue_visibility_version(pipe: Pipe) -> None:
-    """Queue giving the database a visibility version if it has none: a random start, so
-    a database replaced under a running web process never shows the old one's version and
-    the process re-checks what it remembers (cache.py)."""
-    pipe.set(keys.visibility_version(), secrets.randbelow(2**62), nx=True)
 
 
 def queue_post_deletion(
@@ -111,7 +114,7 @@ class PostStore(RepositoryBase):
 
         An author with at least fanout_read_threshold followers (or already among
         keys.celebrities) is not fanned out at all: the post is in their own list and the
-        timeline, and followers' home pages merge it in when read (home_page). The author
+        timeline, and followers' home pages merge it in when read (sources.HomeFeed). The author
         joins keys.celebrities then, in the same pipeline that writes the post.
 
         What the text means is settled here, once (social/text.py): the @names of

@@ -23,6 +23,8 @@ from .base import (
     Client,
     NamedReads,
     Pipe,
+    Replies,
+    Reply,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -36,7 +38,7 @@ from .errors import NotAllowed, PostNotFound, RepositoryError
 from .models import Page, Post, User, as_datetime
 from .posts import PostStore
 from .reader import PageReader
-from .sources import Listed
+from .sources import WITH_HIDDEN, Listed, Source
 from .visibility import STAFF
 
 # What a reporter can pick; the code is stored, the label shown (translated: reason_label).
@@ -126,6 +128,11 @@ def group_by_post(reports: Sequence[Report]) -> list[ReportGroup]:
         ReportGroup(post_id, items[0].post, items, max(items[0].open_on_post, len(items)))
         for post_id, items in groups.items()
     ]
+
+
+def open_reports(post_id: int) -> Reply[int]:
+    """The open-report count of a post (HLEN), as posts_with_open_reports reads it."""
+    return Reply(f"open:{post_id}")
 
 
 def report_from_hash(report_id: int, h: dict[str, str]) -> Report | None:
@@ -296,19 +303,22 @@ class ReportStore(RepositoryBase):
         built = [report_from_hash(i, decode_hash(h)) for i, h in zip(ids, pipe.execute())]
         return [r for r in built if r is not None]
 
-    def posts_with_open_reports(self, post_ids: list[int]) -> tuple[list[Post], dict[int, int]]:
-        """Return the posts (deleted ones included) and each one's open-report count: the
-        one place the count is read, in the posts' own pipeline (the read path's `then`)."""
+    def posts_with_open_reports(
+        self, source: Source, number: int = 1, per_page: int = 50
+    ) -> tuple[Page[Post], dict[int, int]]:
+        """Return a page of source as staff see it (hidden posts included) and each post's
+        open-report count: the one place the count is read, in the posts' own pipeline
+        (the read path's `then`)."""
 
-        def open_counts(reads: NamedReads, got: dict) -> None:
-            for post_id in post_ids:
-                reads.hlen(f"open:{post_id}", keys.post_reports(post_id))
+        def open_counts(reads: NamedReads, got: Replies, ids: Sequence[int]) -> None:
+            for post_id in ids:
+                reads.hlen(open_reports(post_id), keys.post_reports(post_id))
 
         read = self.reader.page(
-            Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)), then=open_counts
+            source, STAFF, number, per_page, shows=WITH_HIDDEN, then=open_counts
         )
-        found = [read.loaded[i] for i in dict.fromkeys(post_ids) if i in read.loaded]
-        return found, {post_id: read.then[f"open:{post_id}"] for post_id in post_ids}
+        n_open = {p.id: read.then[open_reports(p.id)] for p in read.page.items}
+        return read.page, n_open
 
     def attach_posts(self, reports: list[Report]) -> list[Report]:
         """Return reports with their posts and open-report counts (two round trips)."""
@@ -316,8 +326,8 @@ class ReportStore(RepositoryBase):
         if not post_ids:
             return reports
 
-        posts, n_open = self.posts_with_open_reports(post_ids)
-        by_id = {p.id: p for p in posts}
+        posts, n_open = self.posts_with_open_reports(Listed(tuple(post_ids)), 1, len(post_ids))
+        by_id = {p.id: p for p in posts.items}
         return [
             replace(r, post=by_id.get(r.post_id), open_on_post=n_open.get(r.post_id, 0))
             for r in reports

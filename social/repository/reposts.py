@@ -30,13 +30,13 @@ from .base import (
     as_int,
     now,
     queue_hiding,
+    queue_visibility_version,
     s,
 )
 from .bus import DELETE, UPDATE, queue_event
 from .errors import NotAllowed, PostNotFound, Refused
 from .models import FollowEntry, Page
 from .notifications import queue_notification, queue_notification_claim, unqueue_notification
-from .posts import queue_visibility_version
 from .targets import check_target, queue_target_checks, read_target
 from .visibility import BLOCKED, BLOCKING, Viewer
 

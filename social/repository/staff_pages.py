@@ -11,12 +11,15 @@ from datetime import datetime
 from typing import Unpack
 
 from social import keys
-from social.text import normal_tag
 
 from .audit import AuditEntry, entries_from_xranges
 from .base import (
     Client,
+    Entries,
+    Hash,
+    Members,
     NamedReads,
+    Reply,
     RepositoryBase,
     StoreSettings,
     as_int,
@@ -26,13 +29,34 @@ from .base import (
     queue_counts,
     s,
 )
+from .base import Replies as Got
 from .errors import UserNotFound
 from .models import Counts, Page, Post, User, as_datetime
 from .moderation import account_user
 from .reader import PageReader
 from .reports import Report, ReportStore, report_from_hash
-from .sources import Listed, OwnPosts
+from .sources import PROFILE, WITH_HIDDEN, Listed, OwnPosts, TagPosts
 from .visibility import STAFF
+
+# What the staff's account page reads beside the posts.
+USER = Reply[Hash]("user")
+IS_OWNER = Reply[float | None]("owner")
+VIEWER_IS_OWNER = Reply[float | None]("viewer_owner")
+REPORT_IDS = Reply[Members]("report_ids")
+N_REPORTS = Reply[int]("n_reports")
+NOTES = Reply[Members]("notes")
+LOG = Reply[Members]("log")
+BLOCKED_BY = Reply[int]("blocked_by")
+MUTED_BY = Reply[int]("muted_by")
+
+
+def report(report_id: int) -> Reply[Hash]:
+    return Reply(f"report:{report_id}")
+
+
+def log_entry(entry_id: str) -> Reply[Entries]:
+    return Reply(f"log:{entry_id}")
+
 
 ACCOUNT_POSTS = 10
 ACCOUNT_REPORTS = 10
@@ -129,40 +153,39 @@ class StaffPageStore(RepositoryBase):
         """
 
         def first(reads: NamedReads) -> None:
-            reads.hgetall("user", keys.user(user_id))
-            reads.zscore("owner", keys.owners(), user_id)
+            reads.hgetall(USER, keys.user(user_id))
+            reads.zscore(IS_OWNER, keys.owners(), user_id)
             if viewer_id is not None:
-                reads.zscore("viewer_owner", keys.owners(), viewer_id)
+                reads.zscore(VIEWER_IS_OWNER, keys.owners(), viewer_id)
             queue_counts(reads, user_id)
-            reads.zrevrange("report_ids", keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
-            reads.zcard("n_reports", keys.user_reports(user_id))
-            reads.lrange("notes", keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
-            reads.zrevrange("log", keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
-            reads.zcard("blocked_by", keys.blocked_by(user_id))
-            reads.zcard("muted_by", keys.muted_by(user_id))
+            reads.zrevrange(REPORT_IDS, keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
+            reads.zcard(N_REPORTS, keys.user_reports(user_id))
+            reads.lrange(NOTES, keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
+            reads.zrevrange(LOG, keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
+            reads.zcard(BLOCKED_BY, keys.blocked_by(user_id))
+            reads.zcard(MUTED_BY, keys.muted_by(user_id))
 
-        def then(reads: NamedReads, got: dict) -> None:
-            for report_id in got["report_ids"]:
-                reads.hgetall(f"report:{int(report_id)}", keys.report(int(report_id)))
-            for entry_id in got["log"]:
-                entry_id = s(entry_id)
-                reads.xrange(f"log:{entry_id}", keys.audit_log(), min=entry_id, max=entry_id)
+        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
+            for report_id in got[REPORT_IDS]:
+                reads.hgetall(report(int(report_id)), keys.report(int(report_id)))
+            for entry_id in got[LOG]:
+                entry = s(entry_id)
+                reads.xrange(log_entry(entry), keys.audit_log(), min=entry, max=entry)
 
-        def owner(got: dict) -> dict[int, User]:
-            user = account_user(user_id, decode_hash(got["user"]))
+        def owner(got: Got) -> dict[int, User]:
+            user = account_user(user_id, decode_hash(got[USER]))
             return {user_id: user} if user is not None else {}
 
         read = self.reader.page(
-            OwnPosts(user_id), STAFF, 1, ACCOUNT_POSTS, first=first, then=then, authors=owner
-        )
+            OwnPosts(user_id), STAFF, 1, ACCOUNT_POSTS, shows=PROFILE, first=first, then=then,
+            authors=owner,
+        )  # fmt: skip
         got = read.got
         user = owner(got).get(user_id)
         if user is None:
             raise UserNotFound(user_id)
-        report_ids = [int(i) for i in got["report_ids"]]
-        built = [
-            report_from_hash(rid, decode_hash(read.then[f"report:{rid}"])) for rid in report_ids
-        ]
+        report_ids = [int(i) for i in got[REPORT_IDS]]
+        built = [report_from_hash(rid, decode_hash(read.then[report(rid)])) for rid in report_ids]
         reports = self.reports.attach_posts([r for r in built if r is not None])
         return Account(
             user=user,
@@ -170,19 +193,21 @@ class StaffPageStore(RepositoryBase):
             posts=read.page.items,
             has_more_posts=read.page.has_next,
             reports=reports,
-            reports_total=got["n_reports"],
-            notes=decode_notes(got["notes"]),
-            history=entries_from_xranges(read.then[f"log:{s(i)}"] for i in got["log"]),
-            is_owner=got["owner"] is not None,
-            viewer_is_owner=got.get("viewer_owner") is not None,
-            blocked_by=got["blocked_by"],
-            muted_by=got["muted_by"],
-            email_confirmed_at=confirmed_at_of(decode_hash(got["user"])),
+            reports_total=got[N_REPORTS],
+            notes=decode_notes(got[NOTES]),
+            history=entries_from_xranges(read.then[log_entry(s(i))] for i in got[LOG]),
+            is_owner=got[IS_OWNER] is not None,
+            viewer_is_owner=got.get(VIEWER_IS_OWNER) is not None,
+            blocked_by=got[BLOCKED_BY],
+            muted_by=got[MUTED_BY],
+            email_confirmed_at=confirmed_at_of(decode_hash(got[USER])),
         )
 
     def posts_by_ids(self, post_ids: Sequence[int]) -> list[Post]:
         """Return the posts that exist among post_ids, deleted ones included, in order."""
-        read = self.reader.page(Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)))
+        read = self.reader.page(
+            Listed(tuple(post_ids)), STAFF, 1, max(1, len(post_ids)), shows=WITH_HIDDEN
+        )
         return [read.loaded[i] for i in dict.fromkeys(post_ids) if i in read.loaded]
 
     def staff_posts_page(self, number: int = 1, per_page: int = 50) -> Page[PostRow]:
@@ -197,9 +222,9 @@ class StaffPageStore(RepositoryBase):
         start = top - page_bounds(number, per_page)[0]  # ids count down from the newest
         ids = list(range(start, max(0, start - per_page), -1))
 
-        posts, n_open = self.reports.posts_with_open_reports(ids)
+        posts, n_open = self.reports.posts_with_open_reports(Listed(tuple(ids)), 1, per_page)
         return Page(
-            items=[PostRow(p, n_open.get(p.id, 0)) for p in posts],
+            items=[PostRow(p, n_open.get(p.id, 0)) for p in posts.items],
             number=number,
             has_next=start - per_page > 0,
             total=top,
@@ -208,14 +233,13 @@ class StaffPageStore(RepositoryBase):
 
     def staff_tag_page(self, tag: str, number: int = 1, per_page: int = 50) -> Page[PostRow]:
         """Return the newest posts filed under tag (normalised), hidden ones included (what
-        moderators removed and posts of suspended authors stay listed): three round trips.
-        A post its author deleted has left the list (PostStore.delete_own_post)."""
-        start, stop = page_bounds(number, per_page)
-        ids = [int(i) for i in self.r.lrange(keys.tag_posts(normal_tag(tag)), start, stop)]
-        posts, n_open = self.reports.posts_with_open_reports(ids[:per_page])
+        moderators removed and posts of suspended authors stay listed): on the read path,
+        as staff see a list (two round trips, three when authors are new). A post its
+        author deleted has left the list (PostStore.delete_own_post)."""
+        posts, n_open = self.reports.posts_with_open_reports(TagPosts(tag), number, per_page)
         return Page(
-            items=[PostRow(p, n_open.get(p.id, 0)) for p in posts],
+            items=[PostRow(p, n_open.get(p.id, 0)) for p in posts.items],
             number=number,
-            has_next=len(ids) > per_page,
+            has_next=posts.has_next,
             per_page=per_page,
         )

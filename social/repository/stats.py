@@ -20,6 +20,8 @@ from social import keys
 
 from .base import (
     Bulk,
+    NamedReads,
+    Replies,
     RepositoryBase,
     as_int,
     now,
@@ -180,8 +182,25 @@ def cluster_nodes(client: RedisCluster) -> list[ClusterNode]:
     return sorted(client.get_nodes(), key=lambda n: (n.server_type != "primary", n.name))
 
 
+def queue_figures(reads: NamedReads) -> None:
+    """Queue the instance's figures: its accounts and posts (see figures_from)."""
+    reads.hlen("users", keys.users())
+    reads.get("posts", keys.next_post_id())
+
+
+def figures_from(got: Replies) -> tuple[int, int]:
+    """(accounts, posts, ids given: reposts included), as queue_figures read them."""
+    return got.count("users"), as_int(got.value("posts")) or 0
+
+
 class StatsStore(RepositoryBase):
-    """Read-only figures for staff (and the public usage of /nodeinfo/2.0)."""
+    """Read-only figures for staff (and the public ones: /nodeinfo/2.0, the instance)."""
+
+    def instance_figures(self) -> tuple[int, int]:
+        """(accounts, posts) on this server, for /api/v1/instance (one round trip)."""
+        reads = self.reads()
+        queue_figures(reads)
+        return figures_from(reads.execute())
 
     def usage(self, today: date | None = None) -> Usage:
         """The site's usage in one pipeline (one round trip; on a cluster one per node).
@@ -191,8 +210,7 @@ class StatsStore(RepositoryBase):
         today = today or utc_day(now()).date()
         days = [keys.daily_active(today - timedelta(days=n)) for n in range(ACTIVE_DAYS)]
         reads = self.reads()
-        reads.hlen("users", keys.users())
-        reads.get("posts", keys.next_post_id())
+        queue_figures(reads)
         cluster = isinstance(self.r, RedisCluster)
         if cluster:
             for n, key in enumerate(days):
@@ -206,8 +224,8 @@ class StatsStore(RepositoryBase):
             month, halfyear = max(daily[:30]), max(daily)
         else:
             month, halfyear = got.count("month"), got.count("halfyear")
-        posts = as_int(got.value("posts")) or 0
-        return Usage(got.count("users"), month, halfyear, posts)
+        users, posts = figures_from(got)
+        return Usage(users, month, halfyear, posts)
 
     def dashboard(self, today: date | None = None) -> Dashboard:
         """Return the dashboard's figures: one pipeline, one round trip.

@@ -26,7 +26,7 @@ from social import keys
 from .base import Client, NamedReads, RepositoryBase, StoreSettings
 from .models import User
 from .reader import PageReader
-from .sources import Listed
+from .sources import PLAIN, Listed
 from .users import name_has_url
 from .visibility import ANONYMOUS, Relations, Viewer, may_list_account
 
@@ -104,7 +104,9 @@ class Suggestions(RepositoryBase):
         most posts first then most recent, up to SUGGESTION_POOL; only names a URL leads
         to (the Follow button needs one)."""
         listed = Listed(tuple(post_ids))
-        posts = self.reader.page(listed, ANONYMOUS, 1, max(1, len(post_ids))).page.items
+        posts = self.reader.page(
+            listed, ANONYMOUS, 1, max(1, len(post_ids)), shows=PLAIN
+        ).page.items
         tally: dict[int, list] = {}
         for post in posts:  # newest first: the first post seen is the author's newest
             entry = tally.setdefault(post.author_id, [0, len(tally), post])
