@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # The characters a username may hold; its length (3 to 20) is checked by min/max_length.
 USERNAME_RE = re.compile(r"[A-Za-z0-9_]+")
 POST_MAX = 280
+SPOILER_MAX = 140  # a content warning's characters
 # Hard ceiling on what a field accepts at all, before any normalising: limits on every input.
 RAW_POST_MAX = 2000
 PASSWORD_MAX = 256

@@ -168,3 +168,12 @@ def blurhash_of(image: Image.Image) -> str:
         for y in range(height)
     ]
     return str(blurhash_codec.encode(rows, *BLURHASH_COMPONENTS))
+
+
+def read_upload(upload) -> bytes:
+    """Return the bytes of an uploaded file (Django's UploadedFile), refusing one over
+    MAX_BYTES before reading it whole."""
+    if upload.size is None or upload.size > MAX_BYTES:
+        raise refuse(_("The picture is over 10 MB."))
+    upload.seek(0)
+    return upload.read(MAX_BYTES + 1)

@@ -55,11 +55,8 @@ class PictureField(forms.FileField):
         upload = super().clean(data, initial)
         if not isinstance(upload, UploadedFile):
             return None
-        if upload.size is None or upload.size > images.MAX_BYTES:
-            raise ValidationError(gettext("The picture is over 10 MB."), code="too_big")
         try:
-            upload.seek(0)
-            variants = images.process(upload.read(images.MAX_BYTES + 1), images.SIZES[self.kind])
+            variants = images.process(images.read_upload(upload), images.SIZES[self.kind])
         except images.ImageRefused as refused:
             raise ValidationError(str(refused), code="not_an_image") from None
         return Picture(self.kind, variants)
