@@ -26,6 +26,7 @@ MAX_PIXELS = 40_000_000  # width x height, checked from the header before decodi
 # Only these decoders are ever tried: Pillow would otherwise guess among dozens of formats
 # (some of them with a history of decoder bugs) from the first bytes.
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
+MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")  # the same, as types
 # Pillow's own guard (DecompressionBombError past twice this) as a second line behind ours.
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 OUTPUT_FORMAT = "WEBP"

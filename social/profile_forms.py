@@ -49,7 +49,7 @@ class PictureField(forms.FileField):
     def __init__(self, kind: str, **kwargs: Any) -> None:
         self.kind = kind
         super().__init__(required=False, **kwargs)
-        self.widget.attrs["accept"] = "image/png,image/jpeg,image/webp,image/gif"
+        self.widget.attrs["accept"] = ",".join(images.MIME_TYPES)
 
     def clean(self, data: Any, initial: Any = None) -> Picture | None:
         upload = super().clean(data, initial)

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.templatetags.static import static
 
 from social.forms import POST_MAX
-from social.images import MAX_BYTES, MAX_PIXELS
+from social.images import MAX_BYTES, MAX_PIXELS, MIME_TYPES
 from social.keys import MEDIA_ALT_MAX, MEDIA_PER_POST
 
 from .base import json_response
@@ -29,7 +29,7 @@ STATUSES = {"max_characters": POST_MAX, "max_media_attachments": MEDIA_PER_POST,
             "characters_reserved_per_url": 23}  # fmt: skip
 # What social/images.py takes: four kinds of picture, 10 MB, 40 megapixels; no video.
 MEDIA = {
-    "supported_mime_types": ["image/png", "image/jpeg", "image/webp", "image/gif"],
+    "supported_mime_types": list(MIME_TYPES),
     "image_size_limit": MAX_BYTES, "image_matrix_limit": MAX_PIXELS,
     "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
     "description_limit": MEDIA_ALT_MAX,
