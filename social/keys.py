@@ -576,8 +576,8 @@ def image(token: str) -> str:
     """Hash: one stored picture: `owner` (user id), `kind` (avatar, header, post), `state`
     (`live` for a profile's; a post's `unattached`, then `attached`), `sizes`
     (`<name>:<w>x<h>` of each file, space-separated), `bytes` (of all its files), `time`;
-    a post's also `post` (the id, once attached), `alt` (up to MEDIA_ALT_MAX characters)
-    and `blurhash`. A profile's is written with the owner's `avatar`/`header` field and
+    a post's also `post` (the id, once attached), `alt` (up to MEDIA_ALT_MAX characters),
+    `blurhash` and `full_bytes`. A profile's is written with the owner's `avatar`/`header` field and
     deleted with the files when replaced, removed or the account purged; a post's is
     written on upload (in media_unattached and user_media), claimed by one post
     (repository/media.py) and copied into its hash's `media` field. One per picture."""

@@ -152,3 +152,15 @@ def test_a_post_refused_after_its_pictures_were_stored_deletes_them(alice_client
     assert response.status_code == 400
     assert "choose them again" in response.content.decode()
     assert all_keys(r, "image:*") == [] and stored_files() == []
+
+
+def test_atom_feeds_carry_the_pictures_as_enclosures(alice_client, client, r, alice):
+    alice_client.post(HOME, {"status": "Feed me", "picture_1": upload(picture())})
+    (post_id,) = r.lrange(keys.own_posts(alice.id), 0, -1)
+    (token,) = re.findall(r"[0-9a-f]{16}", r.hget(keys.post(int(post_id)), "media"))
+    size = Path(settings.MEDIA_ROOT, f"posts/{token}-1600.webp").stat().st_size
+    atom = client.get("/timeline/feed/").content.decode()
+    assert (
+        f'<link href="http://testserver/media/posts/{token}-1600.webp" length="{size}" '
+        f'rel="enclosure" type="image/webp"/>' in atom
+    )
