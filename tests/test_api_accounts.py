@@ -167,7 +167,9 @@ def test_the_instance_describes_the_server(client, repo, alice):
     v1 = client.get("/api/v1/instance").json()
     assert v1["stats"] == {"user_count": 1, "status_count": 1, "domain_count": 0}
     assert v1["configuration"]["statuses"]["max_characters"] == 280
-    assert v1["configuration"]["media_attachments"]["supported_mime_types"] == []
+    assert v1["configuration"]["media_attachments"]["supported_mime_types"] == [
+        "image/png", "image/jpeg", "image/webp", "image/gif"
+    ]  # fmt: skip
     v2 = client.get("/api/v2/instance/").json()
     assert v2["api_versions"] == {"mastodon": 2}
     assert v2["domain"] == "testserver"

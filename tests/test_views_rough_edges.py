@@ -122,7 +122,9 @@ def test_the_composer_posts_to_home_and_a_refused_post_comes_back_there_once(
 ):
     repo.posts.create_post(alice.id, "an earlier post")
     home = alice_client.get("/").content.decode()
-    assert '<form class="card compose" method="post" action="/">' in home
+    assert (
+        '<form class="card compose" method="post" action="/" enctype="multipart/form-data">' in home
+    )
     long = "x" * 999 + "\ny"
 
     response = alice_client.post("/", {"status": long})
