@@ -11,6 +11,7 @@ from django.conf import settings
 
 from social import images, keys
 from social.repository import PROCESS_CACHE, MediaNotFound, Timeline
+from social.repository.sources import PUBLIC
 from social.repository.visibility import ANONYMOUS
 from tests.conftest import make_user
 from tests.test_images import picture
@@ -55,7 +56,7 @@ def test_a_post_claims_its_pictures_and_cards_read_them_with_the_post(repo, alic
     for remembered in (False, True):  # read whole, then from what the process remembers
         if not remembered:
             PROCESS_CACHE.clear()
-        page = repo.reader.page(Timeline(), ANONYMOUS).page
+        page = repo.reader.page(Timeline(), ANONYMOUS, shows=PUBLIC).page
         (post,) = page.items
         assert [(a.id, a.width, a.height, a.alt) for a in post.media] == [
             (first.id, 200, 100, "one"),
