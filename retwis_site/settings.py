@@ -223,6 +223,8 @@ RETWIS_LIMIT_LIKES = envrate("RETWIS_LIMIT_LIKES", "200/1h")  # likes + unlikes,
 RETWIS_LIMIT_RESET_ADDRESS = envrate("RETWIS_LIMIT_RESET_ADDRESS", "10/1h")
 RETWIS_LIMIT_RESET_EMAIL = envrate("RETWIS_LIMIT_RESET_EMAIL", "3/1h")
 RETWIS_LIMIT_EMAIL = envrate("RETWIS_LIMIT_EMAIL", "5/1h")
+# Profile saves (each may store two pictures), per user: pages and client API alike.
+RETWIS_LIMIT_PROFILE = envrate("RETWIS_LIMIT_PROFILE", "30/1h")
 # The request header a reverse proxy puts the client's address in (e.g. X-Forwarded-For,
 # its last entry is used, or X-Real-IP). Off by default: REMOTE_ADDR is the client. Set it
 # only when every request comes through a proxy that sets or appends it.

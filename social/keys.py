@@ -304,7 +304,8 @@ def rate_limit(scope: str, subject: str) -> str:
     200 likes and unlikes per user id per 10 minutes, hour, hour, hour, hour, hour;
     "reset_ip" 10 and "reset_email" 3 password reset links asked for per address and per
     e-mail address (its digest) an hour, "email_user" 5 confirmation links per user id an
-    hour. An address is an IPv4 address or an IPv6 /64.
+    hour, "profile_user" 30 profile saves per user id an hour. An address is an IPv4
+    address or an IPv6 /64.
     `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():

@@ -344,3 +344,44 @@ def test_atom_feeds_name_authors_by_display_name_and_handle(client, alice, repo)
         entry = root.find(f"{atom}entry")
         assert entry is not None
         assert entry.findtext(f"{atom}author/{atom}name") == "Alice <& Co> (@alice)"
+
+
+# --- Leftovers: links in bios, the rate limit on profile saves ------------------------
+
+
+def test_bare_addresses_in_a_bio_are_linked_as_in_posts(client, alice, repo):
+    repo.profiles.update(alice.id, note='See https://example.com/a?b=1&c=2. Or "http://x.y/#z"')
+    page = client.get(reverse("social:profile", args=["alice"])).content.decode()
+
+    assert (
+        'See <a class="url" href="https://example.com/a?b=1&amp;c=2" '
+        'rel="nofollow noopener noreferrer">https://example.com/a?b=1&amp;c=2</a>. Or &#34;'
+        '<a class="url" href="http://x.y/#z" rel="nofollow noopener noreferrer">http://x.y/#z</a>'
+        "&#34;"
+    ) in page
+    repo.posts.create_post(alice.id, "read https://example.org/ now")
+    assert 'href="https://example.org/" rel="nofollow' in client.get("/u/alice/").content.decode()
+
+
+def test_addresses_that_are_not_web_links_stay_text(client, alice, repo):
+    repo.profiles.update(alice.id, note="javascript://x ftp://a.b https://<b>x</b>")
+    page = client.get(reverse("social:profile", args=["alice"])).content.decode()
+
+    assert 'class="url"' not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_profile_saves_are_limited_per_user_on_the_page_and_in_the_api(
+    client, alice_client, alice, repo, r, settings
+):
+    settings.RETWIS_LIMIT_PROFILE = (2, 3600)
+
+    answers = [alice_client.post(SETTINGS, {"display_name": f"A{i}"}) for i in range(3)]
+
+    assert [a.status_code for a in answers] == [302, 302, 429]
+    assert "Too many changes" in answers[2].content.decode()
+    assert 'value="A2"' in answers[2].content.decode()  # what was typed is kept
+    assert r.hget(keys.user(alice.id), "display_name") == "A1"
+    assert r.get(keys.rate_limit("profile_user", str(alice.id))) == "2"  # refused: given back
+    refused = patch(client, token_for(repo, alice), {"display_name": "A3"})
+    assert refused.status_code == 429 and "error" in refused.json()
+    assert r.hget(keys.user(alice.id), "display_name") == "A1"

@@ -247,7 +247,11 @@ class UpdateCredentialsView(EntityView):
                 f"{name}: {error}" for name, errs in form.errors.items() for error in errs
             )
             raise invalid(errors)
+        headers = self.enforce(
+            auth.profile_limits(me.id),
+            gettext("You have changed your profile a lot in a short time."),
+        )
         self.repo.profiles.update(me.id, **form.changes())
         me = self.repo.users.get_user(me.id) or me
         render = self.render(user_ids=[me.id])
-        return json_response(render.account(me.id, me, source=True))
+        return json_response(render.account(me.id, me, source=True), headers=headers)
