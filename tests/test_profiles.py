@@ -176,7 +176,9 @@ def test_the_media_view_serves_a_picture_as_webp_for_a_year_and_nothing_else(
     assert response.status_code == 200
     assert response["Content-Type"] == "image/webp"
     assert response["X-Content-Type-Options"] == "nosniff"
-    assert "max-age=31536000" in response["Cache-Control"]
+    assert response["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert response["Content-Disposition"] == "inline"
+    assert response["Content-Security-Policy"] == "default-src 'none'; sandbox"
     assert b"".join(response.streaming_content)[:4] == b"RIFF"
     for bad in ("avatars/../../secret_key", f"avatars/{token}-96.html", "x.webp"):
         assert client.get(f"/media/{bad}").status_code == 404
