@@ -573,13 +573,35 @@ IMAGE_TOKEN_RE = r"[0-9a-f]{16}"
 
 
 def image(token: str) -> str:
-    """Hash: one stored picture: `owner` (user id), `kind` (avatar, header), `state`
-    (`live`), `sizes` (`<name>:<w>x<h>` of each file, space-separated), `bytes` (of all its
-    files), `time`. Written with the owner's `avatar`/`header` field; deleted with the
-    files when replaced, removed or the account purged. One per stored picture."""
+    """Hash: one stored picture: `owner` (user id), `kind` (avatar, header, post), `state`
+    (`live` for a profile's; a post's `unattached`, then `attached`), `sizes`
+    (`<name>:<w>x<h>` of each file, space-separated), `bytes` (of all its files), `time`;
+    a post's also `post` (the id, once attached), `alt` (up to MEDIA_ALT_MAX characters)
+    and `blurhash`. A profile's is written with the owner's `avatar`/`header` field and
+    deleted with the files when replaced, removed or the account purged; a post's is
+    written on upload (in media_unattached and user_media), claimed by one post
+    (repository/media.py) and copied into its hash's `media` field. One per picture."""
     if not re.fullmatch(IMAGE_TOKEN_RE, token):
         raise ValueError(f"not an image token: {token!r}")
     return f"image:{token}"
+
+
+MEDIA_PER_POST = 4
+MEDIA_ALT_MAX = 1500
+
+
+def media_unattached() -> str:
+    """Sorted set: tokens of post pictures uploaded and not yet in a post, scored by upload
+    time (the lifecycle deletes those older than a day). Removed from when a post claims
+    one. Bounded by a day's uploads."""
+    return "media_unattached"
+
+
+def user_media(user_id: int) -> str:
+    """Sorted set: tokens of every post picture user_id uploaded (attached or not), scored
+    by upload time: what an account's deletion, export and repair walk. Bounded by their
+    uploads."""
+    return f"user_media:{int(user_id)}"
 
 
 # --- The live bus (social/repository/live.py) --------------------------------------------

@@ -24,8 +24,8 @@ from django.http import FileResponse, Http404, HttpRequest
 from social import keys
 from social.images import SIZES, Variant
 
-KINDS = tuple(SIZES)  # avatar, header
-NAME_RE = re.compile(rf"(avatar|header)s/({keys.IMAGE_TOKEN_RE})-(\d{{1,4}})\.webp")
+KINDS = ("avatar", "header")  # a profile's pictures; a post's are of kind "post"
+NAME_RE = re.compile(rf"(avatar|header|post)s/({keys.IMAGE_TOKEN_RE})-(\d{{1,4}})\.webp")
 
 
 def new_token() -> str:

@@ -3,10 +3,10 @@
 `Repository` is composed of small stores, one job each, each given the client, the feed
 shapes, the process cache and the other stores it uses, nothing more.
 
-- Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.fanouts`, `repo.graph`,
-  `repo.relations` (blocks, mutes), `repo.filters`, `repo.notifications` (and reading
-  them, grouped), `repo.markers`, `repo.likes`, `repo.reposts`, `repo.notices`,
-  `repo.accounts`.
+- Writing: `repo.users`, `repo.posts` (posting, deleting), `repo.attachments` (pictures
+  in posts), `repo.fanouts`, `repo.graph`, `repo.relations` (blocks, mutes),
+  `repo.filters`, `repo.notifications` (and reading them, grouped), `repo.markers`,
+  `repo.likes`, `repo.reposts`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, from the sources of sources.py, with visibility.py's policy);
   `repo.trending`, `repo.search`.
@@ -27,6 +27,7 @@ from social.redis_client import get_redis
 
 from .accounts import AccountStore
 from .api_reads import ApiReadStore
+from .attachments import AttachmentStore, MediaNotFound
 from .audit import AuditStore
 from .backup import BackupStore
 from .base import Client, FeedShape, StoreSettings
@@ -118,7 +119,11 @@ class Repository:
         config: StoreSettings = {**shape, "cache": self.cache}
         self.users = UserStore(client, **config)
         self.notices = NoticeStore(client, **config)
-        self.posts = PostStore(client, notices=self.notices, users=self.users, **config)
+        self.attachments = AttachmentStore(client, **config)
+        self.posts = PostStore(
+            client, notices=self.notices, users=self.users, attachments=self.attachments,
+            **config,
+        )  # fmt: skip
         self.fanouts = FanoutStore(client, **config)
         self.graph = GraphStore(client, **config)
         self.likes = LikeStore(client, **config)
@@ -238,6 +243,7 @@ __all__ = [
     "HomeFeed",
     "Liked",
     "Listed",
+    "MediaNotFound",
     "Mentions",
     "OwnPosts",
     "Replies",

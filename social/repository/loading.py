@@ -16,6 +16,7 @@ from redis.cluster import ClusterPipeline
 from social import keys
 from social.text import decode_mentions, encode_mentions
 
+from .attachments import decode_media, encode_media
 from .base import (
     STATUS_DELETED,
     STATUS_SUSPENDED,
@@ -57,6 +58,9 @@ def written_fields(post: Post) -> dict[str, str]:
         "mentions": encode_mentions(dict(post.mentions)),
         "tags": " ".join(post.tags),
         "repost_of": "" if post.repost_of is None else str(post.repost_of),
+        "media": encode_media(post.media),
+        "spoiler_text": post.spoiler_text,
+        "sensitive": "1" if post.sensitive else "",
     }
 
 
@@ -85,6 +89,9 @@ def build_post(post_id: int, h: dict[str, str], users: dict[int, User]) -> Post 
         repost_of=as_int(h.get("repost_of")),
         author_display=author.display_name,
         author_avatar=author.avatar,
+        media=decode_media(h.get("media")),
+        spoiler_text=h.get("spoiler_text") or "",
+        sensitive=h.get("sensitive") == "1",
     )
 
 

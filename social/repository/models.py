@@ -115,6 +115,38 @@ class Credentials:
 
 
 @dataclass(frozen=True)
+class Attachment:
+    """A picture of a post as its card shows it: the post hash's `media` field carries
+    these (attachments.encode_media), so cards read them with the post. `id` is its token
+    (social/media.py names its files: sizes "1600" and "640")."""
+
+    id: str
+    width: int
+    height: int
+    small_width: int
+    small_height: int
+    alt: str = ""
+    blurhash: str = ""
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A post's picture as keys.image holds it: its owner, whether a post has it yet
+    (`state` "unattached" or "attached", and that post's id), and what a card shows."""
+
+    attachment: Attachment
+    owner: int
+    state: str
+    post_id: int | None = None
+    bytes: int = 0
+    time: int = 0
+
+    @property
+    def id(self) -> str:
+        return self.attachment.id
+
+
+@dataclass(frozen=True)
 class Post:
     """One status update with its author's name resolved."""
 
@@ -142,6 +174,11 @@ class Post:
     # part of what a card shows, so part of its memo key (templating/cards.py).
     author_display: str = ""
     author_avatar: str = ""
+    # Its pictures (fixed when written), a content warning folding body and pictures
+    # behind it, and whether the pictures alone are blurred until clicked.
+    media: tuple[Attachment, ...] = ()
+    spoiler_text: str = ""
+    sensitive: bool = False
 
     @cached_property
     def created(self) -> datetime:

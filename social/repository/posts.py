@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Unpack, cast
 
 from django.utils.translation import gettext_noop
@@ -12,6 +13,7 @@ from django.utils.translation import gettext_noop
 from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
+from .attachments import AttachmentStore, decode_media, encode_media
 from .audit import REASON_MAX
 from .base import Client, Fields, Pipe, RepositoryBase, StoreSettings, as_int, now, queue_hiding, s
 from .bus import DELETE, UPDATE, queue_event
@@ -73,11 +75,13 @@ class PostStore(RepositoryBase):
         *,
         notices: NoticeStore,
         users: UserStore,
+        attachments: AttachmentStore | None = None,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.notices = notices
         self.users = users
+        self.attachments = attachments or AttachmentStore(client, **config)
 
     def create_post(
         self,
@@ -87,6 +91,9 @@ class PostStore(RepositoryBase):
         at: int | None = None,
         token: str | None = None,
         reply_to: int | None = None,
+        media: Sequence[str] = (),
+        spoiler_text: str = "",
+        sensitive: bool = False,
     ) -> int:
         """Store a post, fan its id out to every follower's home feed, and return its id.
 
@@ -117,6 +124,11 @@ class PostStore(RepositoryBase):
         reply_to makes it a reply (PostNotFound if that post is gone or hidden; a repost's
         id answers the post it shares, one round trip more; NotAllowed across a block with
         its author, either way).
+
+        media: tokens of the author's unattached pictures (attachments.py), claimed for
+        this post in one round trip more (MediaNotFound, and nothing posted, when any is
+        not theirs to attach) and copied into the hash's `media` field. spoiler_text (a
+        content warning) and sensitive are fields of the hash only when set.
         """
         ts = now() if at is None else at
         names = mentioned_names(body)
@@ -171,12 +183,25 @@ class PostStore(RepositoryBase):
             claimed = self._claim_token(author_id, token, post_id)
             if claimed != post_id:
                 return claimed
+        if media:
+            try:
+                attached = self.attachments.claim(author_id, media, post_id)
+            except Exception:
+                if token is not None:  # a retry may post again
+                    self.r.delete(keys.post_token(author_id, token))
+                raise
+            fields["media"] = encode_media(attached)
+        if spoiler_text:
+            fields["spoiler_text"] = spoiler_text
+        if sensitive or (media and spoiler_text):
+            fields["sensitive"] = "1"  # Mastodon: a warning makes its pictures sensitive
         read_fanout = listed is not None or follower_count >= self.fanout_read_threshold
         fan_out = follower_count > 0 and not read_fanout
         pipe = self._pipe()
         if fan_out:  # first: a post half-written is then always on record
             pipe.zadd(keys.fanouts_in_progress(), {str(post_id): ts})
         self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
+        self.attachments.queue_attached(pipe, media)
         told = {name: uid for name, uid in mentions.items() if uid not in blockers}
         self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
         # The parent's author is told of a reply (naming the reply), even when it begins
@@ -363,7 +388,7 @@ class PostStore(RepositoryBase):
             reason=reason,
         )
 
-    def delete_own_post(self, user_id: int, post_id: int, *, at: int | None = None) -> None:
+    def delete_own_post(self, user_id: int, post_id: int, *, at: int | None = None) -> list[str]:
         """Delete user_id's own post: gone from every feed, the timeline, its tags' lists and
         the mentions of those it named. Raise PostNotFound (missing, already deleted, or a
         repost: undone, never deleted) or NotAllowed (someone else's).
@@ -372,10 +397,13 @@ class PostStore(RepositoryBase):
         still listed: home feeds, replies, likes), then the lists that show posts by recency
         drop it (the timeline, its tags, the author's own list, so the profile's count
         drops by one), and the visibility version moves so remembered posts are re-checked.
-        One pipeline after one read.
+        One pipeline after one read. Returns the storage names of its pictures' files
+        (attachments.post_deleted: the one media hook).
         """
-        fields = ["user_id", "deleted", "tags", "mentions", "repost_of"]
-        author, deleted, tags, mentions, shared = map(s, self.r.hmget(keys.post(post_id), fields))
+        fields = ["user_id", "deleted", "tags", "mentions", "repost_of", "media"]
+        author, deleted, tags, mentions, shared, pictures = map(
+            s, self.r.hmget(keys.post(post_id), fields)
+        )
         if as_int(author) is None or deleted == "1" or shared is not None:
             raise PostNotFound(post_id)  # a repost is undone (reposts.py), never deleted
         if as_int(author) != user_id:
@@ -394,3 +422,4 @@ class PostStore(RepositoryBase):
             if mentioned.isdigit():
                 pipe.zrem(keys.mentions(int(mentioned)), post_id)
         self.send(pipe)
+        return self.attachments.post_deleted(post_id, decode_media(pictures))
