@@ -586,6 +586,9 @@ def image(token: str) -> str:
     return f"image:{token}"
 
 
+IMAGE_PATTERN = "image:*"  # SCAN's match for every image hash (manage.py repair)
+
+
 MEDIA_PER_POST = 4
 MEDIA_ALT_MAX = 1500
 

@@ -14,7 +14,8 @@ shapes, the process cache and the other stores it uses, nothing more.
   streaming listener reads for its reader, live.py), `repo.api_reads`
   (accounts and relationships in bulk, positions in lists).
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
-  `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
+  `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.media_files` (the
+  pictures' lifecycle), `repo.backup`, `repo.limits`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from .limits import LimitStore
 from .live import LiveStore
 from .loading import PostLoader
 from .markers import MarkerStore
+from .media_files import MediaFileStore
 from .models import (
     AnonymousUser,
     Counts,
@@ -157,6 +159,7 @@ class Repository:
         self.search = SearchStore(client, directory=self.directory, users=self.users, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
+        self.media_files = MediaFileStore(client, **config)
         self.oauth = OAuthStore(client, audit=self.audit, **config)
         self.emails = EmailStore(client, audit=self.audit, **config)
         self.accounts = AccountStore(

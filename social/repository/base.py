@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TypeAlias, TypedDict, cast, overload
+from itertools import islice
+from typing import TypeAlias, TypedDict, TypeVar, cast, overload
 
 import redis
 from redis.client import Pipeline
@@ -18,6 +19,8 @@ from social.text import decode_mentions
 
 from .cache import ProcessCache
 from .models import Counts, Page, User
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +130,13 @@ def page_bounds(number: int, per_page: int) -> tuple[int, int]:
     """Return the LRANGE start and stop for page `number`, one extra item to detect more."""
     start = (max(1, number) - 1) * per_page
     return start, start + per_page  # inclusive stop: per_page + 1 items
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Yield lists of up to size items (itertools.batched is Python 3.12+)."""
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 def now() -> int:
