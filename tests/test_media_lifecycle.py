@@ -127,8 +127,10 @@ def test_repair_finds_orphans_both_ways_and_mends_them_unless_dry_run(repo, alic
     assert f"file posts/{young.id}" not in said  # younger than the grace: maybe in flight
     assert stored_files() == before and r.exists(keys.image(lost), keys.image(avatar)) == 2
 
+    version = r.get(keys.visibility_version())
     repair()
 
+    assert r.get(keys.visibility_version()) != version  # cards showed that avatar
     assert stored_files() == files_of(young.id)
     assert not r.exists(keys.image(lost)) and not r.exists(keys.image(avatar))
     assert r.hget(keys.user(alice.id), "avatar") is None  # no broken picture shown

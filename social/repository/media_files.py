@@ -31,7 +31,7 @@ from django.core.files.storage import storages
 
 from social import keys, media
 
-from .base import Members, RepositoryBase, as_int, batched, now, s
+from .base import Members, RepositoryBase, as_int, batched, now, queue_hiding, s
 
 UNATTACHED = "unattached"  # attachments.UNATTACHED
 UNATTACHED_MAX_AGE = 24 * 60 * 60
@@ -178,7 +178,8 @@ class MediaFileStore(RepositoryBase):
                 pipe.zrem(keys.user_media(owner_id), token)
                 if kind in media.KINDS:  # the profile's field, if it still names it
                     pipe.execute_command("EVAL", UNSET_SCRIPT, 1, keys.user(owner_id), kind, token)
-            pipe.execute()
+                    queue_hiding(pipe)  # cards show the avatar: rendered anew
+            self.send(pipe)
 
 
 # KEYS: user:<id>; ARGV: field, token. Drops the field if it still names token.
