@@ -168,3 +168,23 @@ def test_export_and_import_with_files_carry_the_pictures(repo, alice, r, tmp_pat
     assert stored_files() == before
     assert {k: r.hgetall(k) for k in r.scan_iter(keys.IMAGE_PATTERN)} == image_hashes
     assert r.hget(keys.image(upload.id), "alt") == "a cat"
+
+
+def test_a_storage_that_fails_to_delete_leaves_orphans_for_repair_not_an_error(
+    repo, alice, r, monkeypatch
+):
+    from social import media
+
+    upload = uploaded(repo, alice)
+    post_id = repo.posts.create_post(alice.id, "p", media=[upload.id])
+
+    def broken(names):
+        raise OSError("storage down")
+
+    monkeypatch.setattr(media, "delete_names", broken)
+    repo.posts.delete_own_post(alice.id, post_id)  # no exception: the post is gone
+
+    assert r.hget(keys.post(post_id), "deleted") == "1" and not r.exists(keys.image(upload.id))
+    monkeypatch.undo()
+    assert "2 orphan picture file(s)" in repair("--file-grace", "0")
+    assert stored_files() == []

@@ -18,6 +18,7 @@ Every script and transaction touches one key, so all of it runs on a cluster.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -33,6 +34,7 @@ from social import keys, media
 
 from .base import Members, RepositoryBase, as_int, batched, now, queue_hiding, s
 
+log = logging.getLogger(__name__)
 UNATTACHED = "unattached"  # attachments.UNATTACHED
 UNATTACHED_MAX_AGE = 24 * 60 * 60
 ORPHAN_FILE_GRACE = 60 * 60  # a file younger than this may be an upload being named
@@ -76,7 +78,10 @@ def forget(store: RepositoryBase, tokens: Sequence[str], *, state: str = "") -> 
             pipe.zrem(keys.user_media(owner_id), token)
     pipe.execute()
     for token, (_, kind) in gone:
-        media.delete(kind, token)
+        try:
+            media.delete(kind, token)
+        except Exception:  # the storage is down: repair deletes the orphan files later
+            log.warning("picture %s's files not deleted", token, exc_info=True)
     return [token for token, _ in gone]
 
 
