@@ -212,6 +212,7 @@ RETWIS_LIMIT_LOGIN_NAME = envrate("RETWIS_LIMIT_LOGIN_NAME", "10/15m")  # failur
 RETWIS_LIMIT_SIGNUP = envrate("RETWIS_LIMIT_SIGNUP", "10/1h")  # new accounts per address
 RETWIS_LIMIT_APPS = envrate("RETWIS_LIMIT_APPS", "30/1h")  # client API apps per address
 RETWIS_LIMIT_POSTS = envrate("RETWIS_LIMIT_POSTS", "30/10m")  # per user
+RETWIS_LIMIT_MEDIA = envrate("RETWIS_LIMIT_MEDIA", "60/10m")  # pictures uploaded, per user
 RETWIS_LIMIT_FOLLOWS = envrate("RETWIS_LIMIT_FOLLOWS", "100/1h")  # follows + unfollows, per user
 RETWIS_LIMIT_REPORTS = envrate("RETWIS_LIMIT_REPORTS", "10/1h")  # per user
 # blocks, unblocks, mutes and unmutes, per user

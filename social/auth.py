@@ -124,6 +124,11 @@ def post_limits(user_id: int) -> list[Check]:
     return [(limit("post_user", "RETWIS_LIMIT_POSTS"), str(int(user_id)))]
 
 
+def media_limits(user_id: int) -> list[Check]:
+    """Return what uploading a post's picture counts against: its owner."""
+    return [(limit("media_user", "RETWIS_LIMIT_MEDIA"), str(int(user_id)))]
+
+
 def follow_limits(user_id: int) -> list[Check]:
     """Return what a follow or an unfollow counts against: the user making it."""
     return [(limit("follow_user", "RETWIS_LIMIT_FOLLOWS"), str(int(user_id)))]

@@ -17,16 +17,19 @@ from __future__ import annotations
 import re
 
 from django.conf import settings
-from django.contrib.syndication.views import Feed
+from django.contrib.sites.shortcuts import get_current_site
+from django.contrib.syndication.views import Feed, add_domain
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
-from django.utils.feedgenerator import Atom1Feed
+from django.utils.feedgenerator import Atom1Feed, Enclosure
 from django.utils.html import escape
 from django.utils.translation import gettext, gettext_lazy, override
 
+from social import media
 from social.forms import is_tag
 from social.repository import ANONYMOUS, Page, Post, Profile, UserNotFound, get_repository
+from social.repository.attachments import FULL, KIND
 from social.repository.models import TimelinePage
 from social.text import normal_tag
 
@@ -116,6 +119,22 @@ class PostFeed(Feed):
 
     def item_categories(self, post: Post) -> tuple[str, ...]:
         return (post.original or post).tags
+
+    def item_enclosures(self, post: Post) -> list[Enclosure]:
+        """The post's pictures at full size (Atom: <link rel="enclosure">); get_feed makes
+        their URLs absolute."""
+        return [
+            Enclosure(media.url(KIND, item.id, FULL), str(item.size), "image/webp")
+            for item in (post.original or post).media
+        ]
+
+    def get_feed(self, obj, request: HttpRequest):
+        feed = super().get_feed(obj, request)
+        domain = get_current_site(request).domain
+        for item in feed.items:
+            for enclosure in item.get("enclosures") or ():
+                enclosure.url = add_domain(domain, enclosure.url, request.is_secure())
+        return feed
 
 
 class TimelineFeed(PostFeed):

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib.auth import password_validation
 from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, ngettext, ngettext_lazy
 
-from social import auth
-from social.keys import FILTER_CONTEXTS, FILTER_MAX
+from social import auth, images
+from social.keys import FILTER_CONTEXTS, FILTER_MAX, MEDIA_ALT_MAX, MEDIA_PER_POST
 from social.repository import Repository, User
 from social.repository.emails import EMAIL_MAX
 from social.repository.filters import LEGACY_CONTEXT
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 # The characters a username may hold; its length (3 to 20) is checked by min/max_length.
 USERNAME_RE = re.compile(r"[A-Za-z0-9_]+")
 POST_MAX = 280
+SPOILER_MAX = 140  # a content warning's characters
 # Hard ceiling on what a field accepts at all, before any normalising: limits on every input.
 RAW_POST_MAX = 2000
 PASSWORD_MAX = 256
@@ -228,6 +231,34 @@ def within_raw_ceiling(value: str) -> None:
 REPLY_OUT_OF_DATE = gettext_lazy("This reply form is out of date. Reload the post and reply again.")
 
 
+@dataclass(frozen=True)
+class PostPicture:
+    """A post's picture as the form cleaned it: its sizes, re-encoded, and its blurhash."""
+
+    variants: list[images.Variant]
+    blurhash: str
+
+
+class PostPictureField(forms.FileField):
+    """One picture of a post, checked and re-encoded by social/images.py (POST_SIZES):
+    cleans to a PostPicture, or None when nothing was sent."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, **kwargs)
+        self.widget.attrs["accept"] = ",".join(images.MIME_TYPES)
+
+    def clean(self, data: Any, initial: Any = None) -> PostPicture | None:
+        upload = super().clean(data, initial)
+        if not isinstance(upload, UploadedFile):
+            return None
+        try:
+            data = images.read_upload(upload)
+            variants, blurhash = images.process_with_blurhash(data, images.POST_SIZES)
+        except images.ImageRefused as refused:
+            raise ValidationError(str(refused), code="not_an_image") from None
+        return PostPicture(variants, blurhash)
+
+
 class PostForm(forms.Form):
     """A status update: newlines become spaces, then 1 to 280 characters after trimming.
 
@@ -300,10 +331,107 @@ class PostForm(forms.Form):
         },
     )
 
+    spoiler_text = forms.CharField(
+        label=gettext_lazy("Content warning (optional)"),
+        required=False,
+        max_length=RAW_POST_MAX,
+        help_text=gettext_lazy("Your post and its pictures stay folded behind it until opened."),
+    )
+    sensitive = forms.BooleanField(
+        label=gettext_lazy("Blur the pictures until clicked (sensitive)"), required=False
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for n in range(1, MEDIA_PER_POST + 1):
+            self.fields[f"picture_{n}"] = PostPictureField(
+                label=lazy_text(lambda n=n: gettext("Picture %(num)s") % {"num": n})
+            )
+            self.fields[f"alt_{n}"] = forms.CharField(
+                label=lazy_text(
+                    lambda n=n: gettext("Description of picture %(num)s (alt text)") % {"num": n}
+                ),
+                required=False,
+                max_length=RAW_POST_MAX,
+                widget=forms.Textarea(attrs={"rows": 2}),
+            )
+        # A post of pictures alone needs no text (clean_status decides).
+        self.fields["status"].required = False
+
+    def picture_fields(self) -> list[tuple[forms.BoundField, forms.BoundField]]:
+        """The (picture, its description) pairs, for the template."""
+        return [(self[f"picture_{n}"], self[f"alt_{n}"]) for n in range(1, MEDIA_PER_POST + 1)]
+
+    def extras_used(self) -> bool:
+        """Whether a submission came back with a picture, a description, a warning or
+        the sensitive mark sent or refused (the composer shows them open)."""
+        if not self.is_bound:
+            return False
+        extra = ["spoiler_text", "sensitive"] + [
+            f"{kind}_{n}" for kind in ("picture", "alt") for n in range(1, MEDIA_PER_POST + 1)
+        ]
+        return bool(self.sent_pictures()) or any(
+            self.data.get(name) or name in self.errors for name in extra
+        )
+
+    def sent_pictures(self) -> int:
+        """How many files the submission carries (fields or not: a 5th is refused)."""
+        return sum(1 for _ in self.files.lists()) if self.files else 0
+
+    def pictures(self) -> list[tuple[PostPicture, str]]:
+        """The cleaned pictures and their descriptions, in their slots' order."""
+        found = []
+        for n in range(1, MEDIA_PER_POST + 1):
+            picture = self.cleaned_data.get(f"picture_{n}")
+            if picture is not None:
+                found.append((picture, self.cleaned_data.get(f"alt_{n}") or ""))
+        return found
+
+    def clean_spoiler_text(self) -> str:
+        text = re.sub(r"\s+", " ", self.cleaned_data.get("spoiler_text") or "").strip()
+        if len(text) > SPOILER_MAX:
+            raise ValidationError(
+                ngettext(
+                    "Keep the warning to %(max)s characters (this one has %(length)s).",
+                    "Keep the warning to %(max)s characters (this one has %(length)s).",
+                    len(text),
+                )
+                % {"max": SPOILER_MAX, "length": len(text)},
+                code="max_length",
+            )
+        return text
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for n in range(1, MEDIA_PER_POST + 1):
+            alt = (cleaned.get(f"alt_{n}") or "").strip()
+            if len(alt) > MEDIA_ALT_MAX:
+                self.add_error(
+                    f"alt_{n}",
+                    ValidationError(
+                        gettext(
+                            "Keep a description to %(max)s characters (this one has %(length)s)."
+                        )
+                        % {"max": f"{MEDIA_ALT_MAX:,}", "length": f"{len(alt):,}"},
+                        code="max_length",
+                    ),
+                )
+            cleaned[f"alt_{n}"] = alt
+        if self.sent_pictures() > MEDIA_PER_POST:
+            raise ValidationError(
+                gettext("A post holds at most %(num)s pictures.") % {"num": MEDIA_PER_POST},
+                code="too_many",
+            )
+        if not cleaned.get("status") and "status" not in self.errors and not self.pictures():
+            self.add_error(
+                "status", ValidationError(gettext("Write something first."), code="required")
+            )
+        return cleaned
+
     def clean_status(self) -> str:
         body = re.sub(r"[\r\n]+", " ", self.cleaned_data["status"]).strip()
         if not body:
-            raise ValidationError(gettext("Write something first."), code="required")
+            return ""  # refused in clean() unless the post has pictures
         if not shows_something(body):  # zero-width characters alone make a blank post
             raise ValidationError(
                 gettext("Write something first: this shows nothing."), code="blank"

@@ -26,6 +26,7 @@ MAX_PIXELS = 40_000_000  # width x height, checked from the header before decodi
 # Only these decoders are ever tried: Pillow would otherwise guess among dozens of formats
 # (some of them with a history of decoder bugs) from the first bytes.
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
+MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")  # the same, as types
 # Pillow's own guard (DecompressionBombError past twice this) as a second line behind ours.
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 OUTPUT_FORMAT = "WEBP"
@@ -168,3 +169,12 @@ def blurhash_of(image: Image.Image) -> str:
         for y in range(height)
     ]
     return str(blurhash_codec.encode(rows, *BLURHASH_COMPONENTS))
+
+
+def read_upload(upload) -> bytes:
+    """Return the bytes of an uploaded file (Django's UploadedFile), refusing one over
+    MAX_BYTES before reading it whole."""
+    if upload.size is None or upload.size > MAX_BYTES:
+        raise refuse(_("The picture is over 10 MB."))
+    upload.seek(0)
+    return upload.read(MAX_BYTES + 1)

@@ -304,8 +304,9 @@ def rate_limit(scope: str, subject: str) -> str:
     200 likes and unlikes per user id per 10 minutes, hour, hour, hour, hour, hour;
     "reset_ip" 10 and "reset_email" 3 password reset links asked for per address and per
     e-mail address (its digest) an hour, "email_user" 5 confirmation links per user id an
-    hour, "profile_user" 30 profile saves per user id an hour. An address is an IPv4
-    address or an IPv6 /64.
+    hour, "profile_user" 30 profile saves per user id an hour; "media_user" 60 pictures
+    uploaded for posts per user id per 10 minutes. An address is an IPv4 address or an
+    IPv6 /64.
     `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():
@@ -576,8 +577,8 @@ def image(token: str) -> str:
     """Hash: one stored picture: `owner` (user id), `kind` (avatar, header, post), `state`
     (`live` for a profile's; a post's `unattached`, then `attached`), `sizes`
     (`<name>:<w>x<h>` of each file, space-separated), `bytes` (of all its files), `time`;
-    a post's also `post` (the id, once attached), `alt` (up to MEDIA_ALT_MAX characters)
-    and `blurhash`. A profile's is written with the owner's `avatar`/`header` field and
+    a post's also `post` (the id, once attached), `alt` (up to MEDIA_ALT_MAX characters),
+    `blurhash` and `full_bytes`. A profile's is written with the owner's `avatar`/`header` field and
     deleted with the files when replaced, removed or the account purged; a post's is
     written on upload (in media_unattached and user_media), claimed by one post
     (repository/media.py) and copied into its hash's `media` field. One per picture."""

@@ -49,17 +49,14 @@ class PictureField(forms.FileField):
     def __init__(self, kind: str, **kwargs: Any) -> None:
         self.kind = kind
         super().__init__(required=False, **kwargs)
-        self.widget.attrs["accept"] = "image/png,image/jpeg,image/webp,image/gif"
+        self.widget.attrs["accept"] = ",".join(images.MIME_TYPES)
 
     def clean(self, data: Any, initial: Any = None) -> Picture | None:
         upload = super().clean(data, initial)
         if not isinstance(upload, UploadedFile):
             return None
-        if upload.size is None or upload.size > images.MAX_BYTES:
-            raise ValidationError(gettext("The picture is over 10 MB."), code="too_big")
         try:
-            upload.seek(0)
-            variants = images.process(upload.read(images.MAX_BYTES + 1), images.SIZES[self.kind])
+            variants = images.process(images.read_upload(upload), images.SIZES[self.kind])
         except images.ImageRefused as refused:
             raise ValidationError(str(refused), code="not_an_image") from None
         return Picture(self.kind, variants)

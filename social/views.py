@@ -34,6 +34,7 @@ from social.remembered import RememberedPageMixin, posts_fingerprint
 from social.repository import (
     CannotFollowSelf,
     Conversation,
+    MediaNotFound,
     NotAllowed,
     Post,
     PostCounts,
@@ -152,16 +153,49 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
     def form_valid(self, form: PostForm) -> HttpResponse:
         # A suspended account is logged out everywhere (its cookie stops resolving), so
         # only an active user gets here.
-        limits = auth.post_limits(self.request.user.id)
+        user_id = self.request.user.id
+        limits = auth.post_limits(user_id)
         self.repo.limits.enforce(limits, gettext("You have posted a lot in a short time."))
+        pictures = form.pictures()
+        # Stored first (unattached), then claimed by the post; any refusal below deletes
+        # them again: a refused post leaves no picture behind.
+        tokens = [
+            self.repo.attachments.upload(
+                user_id, picture.variants, alt=alt, blurhash=picture.blurhash
+            ).id
+            for picture, alt in pictures
+        ]
         try:
             self.repo.posts.create_post(
-                self.request.user.id,
+                user_id,
                 form.cleaned_data["status"],
                 token=form.cleaned_data.get("token") or None,
                 reply_to=form.cleaned_data.get("reply_to"),
+                media=tokens,
+                spoiler_text=form.cleaned_data.get("spoiler_text") or "",
+                sensitive=bool(form.cleaned_data.get("sensitive")) and bool(tokens),
             )
-        except PostPending:
+        except (PostPending, PostNotFound, NotAllowed, MediaNotFound) as refused:
+            self.repo.attachments.discard(user_id, tokens)
+            return self.refused(form, refused)
+        except Exception:
+            self.repo.attachments.discard(user_id, tokens)
+            raise
+        if any(not alt for _, alt in pictures):  # a gentle reminder
+            messages.info(
+                self.request,
+                gettext(
+                    "Posted. Next time, describe each picture (its alt text) for people "
+                    "who cannot see it."
+                ),
+            )
+        else:
+            messages.success(self.request, gettext("Posted."))
+        return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
+
+    def refused(self, form: PostForm, refused: Exception) -> HttpResponse:
+        """The form again, saying why the repository refused the post."""
+        if isinstance(refused, PostPending):
             form.add_error(
                 None,
                 gettext(
@@ -170,7 +204,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
                 ),
             )
             return self.form_invalid(form, status=409)
-        except PostNotFound:
+        if isinstance(refused, PostNotFound):
             form.add_error(
                 None,
                 gettext(
@@ -179,13 +213,17 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
                 ),
             )
             return self.form_invalid(form)
-        except NotAllowed as error:  # its author blocks the reader
-            form.add_error(None, gettext(str(error)))
+        if isinstance(refused, NotAllowed):  # its author blocks the reader
+            form.add_error(None, gettext(str(refused)))
             return self.form_invalid(form, status=403)
-        messages.success(self.request, gettext("Posted."))
-        return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
+        form.add_error(None, gettext("Those pictures could not be attached: choose them again."))
+        return self.form_invalid(form)
 
     def form_invalid(self, form: PostForm, status: int = 400) -> HttpResponse:
+        if form.sent_pictures():  # a browser cannot be handed files back
+            form.add_error(
+                None, gettext("Pictures are not kept when a post is refused: choose them again.")
+            )
         reply_to = getattr(form, "cleaned_data", {}).get("reply_to")
         context = self.reply_context(reply_to, form) if reply_to else None
         if context is not None and context["reply_form"] is form:

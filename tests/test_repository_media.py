@@ -32,7 +32,9 @@ def test_an_upload_is_stored_unattached_with_its_files_and_lists(repo, alice, r)
         "owner": str(alice.id), "kind": "post", "state": "unattached",
         "sizes": "1600:200x100 640:200x100", "bytes": str(upload.bytes), "time": "1000",
         "alt": "A red square", "blurhash": upload.attachment.blurhash,
+        "full_bytes": str(upload.attachment.size),
     }  # fmt: skip
+    assert 0 < upload.attachment.size < upload.bytes
     assert len(upload.attachment.blurhash) == 28  # 4 x 3 components
     assert r.zrange(keys.media_unattached(), 0, -1, withscores=True) == [(upload.id, 1000.0)]
     assert r.zrange(keys.user_media(alice.id), 0, -1) == [upload.id]

@@ -369,3 +369,32 @@ def test_display_names_and_avatars_ride_on_the_reads_pages_already_make(
         after = cost(alice_client, url, round_trips, cold=False)
         assert after <= pinned[0]
         assert f"Renamed for {url}" in alice_client.get(url).content.decode()
+
+
+def test_pictures_and_content_warnings_ride_on_the_post_reads(
+    repo, network, alice_client, round_trips
+):
+    """Issue 26: a post's pictures (and its warning) are fields of its hash, read with it,
+    so pages whose every post has four pictures cost what pages of plain posts cost, cold
+    and warm, on the home page, the timeline, a profile and a permalink."""
+    from social.images import POST_SIZES, process_with_blurhash
+    from tests.test_images import picture
+
+    variants, blurhash = process_with_blurhash(picture(), POST_SIZES)
+    for i in range(20):
+        author = network[i % len(network)]
+        tokens = [
+            repo.attachments.upload(author, variants, alt=f"alt {n}", blurhash=blurhash).id
+            for n in range(4)
+        ]
+        repo.posts.create_post(
+            author, f"pictured {i}", at=T0 + i, media=tokens, spoiler_text="cw" if i % 2 else ""
+        )
+    for url, pinned in (("/", HOME), ("/timeline/", TIMELINE), ("/u/bob/", PROFILE)):
+        assert costs(alice_client, url, round_trips) == pinned
+        assert 'alt="alt 3"' in alice_client.get(url).content.decode()
+    pictured = costs(alice_client, "/p/20/", round_trips)
+    repo.r.hdel("post:20", "media", "spoiler_text", "sensitive")  # the same post, plain
+    PROCESS_CACHE.clear()
+    assert "alt 3" not in alice_client.get("/p/20/").content.decode()
+    assert costs(alice_client, "/p/20/", round_trips) == pictured

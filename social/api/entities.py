@@ -19,9 +19,10 @@ from django.templatetags.static import static
 from social import media
 from social.repository import Post, PostCounts, User
 from social.repository.api_reads import AccountRow, Relationship
+from social.repository.attachments import FULL, KIND, SMALL
 from social.repository.filters import FilterHit, Keyword, WordFilter
 from social.repository.markers import Marker
-from social.repository.models import Counts
+from social.repository.models import Attachment, Counts
 from social.repository.notifications import Event, NotificationGroup, group_key
 from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url
@@ -175,9 +176,9 @@ def status(
         "account": render.account(post.author_id, User(post.author_id, post.author_name)),
         "content": content(render, post),
         "visibility": "public",
-        "sensitive": False,
-        "spoiler_text": "",
-        "media_attachments": [],
+        "sensitive": post.sensitive,
+        "spoiler_text": post.spoiler_text,
+        "media_attachments": [media_attachment(render, item) for item in post.media],
         "application": None,
         "mentions": [
             {
@@ -205,6 +206,30 @@ def status(
     if own.filtered:
         data["filtered"] = filter_results(own.filtered)
     return data
+
+
+def media_attachment(render: Render, item: Attachment) -> dict:
+    """A MediaAttachment (an image: the site keeps no other kind)."""
+
+    def size(width: int, height: int) -> dict:
+        aspect = round(width / height, 4) if height else 0
+        return {"width": width, "height": height, "size": f"{width}x{height}", "aspect": aspect}
+
+    return {
+        "id": item.id,
+        "type": "image",
+        "url": absolute(render, media.url(KIND, item.id, FULL)),
+        "preview_url": absolute(render, media.url(KIND, item.id, SMALL)),
+        "remote_url": None,
+        "preview_remote_url": None,
+        "text_url": None,
+        "meta": {
+            "original": size(item.width, item.height),
+            "small": size(item.small_width, item.small_height),
+        },
+        "description": item.alt or None,
+        "blurhash": item.blurhash or None,
+    }
 
 
 def what_the_site_has_not() -> dict:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from social.forms import POST_MAX, RAW_POST_MAX, shows_something
+from social.forms import POST_MAX, RAW_POST_MAX, SPOILER_MAX, shows_something
+from social.keys import MEDIA_PER_POST
 from social.numbers import id_number, whole_number
 from social.repository.oauth import NAME_MAX, REDIRECT_URI_MAX, REDIRECT_URIS_MAX, WEBSITE_MAX
 
@@ -130,10 +131,30 @@ def app_registration(params: Mapping[str, Any]) -> AppRegistration:
 class NewStatus:
     body: str
     reply_to: int | None
+    media_ids: tuple[str, ...] = ()
+    spoiler_text: str = ""
+    sensitive: bool = False
+
+
+TOO_MANY_MEDIA = f"Cannot attach more than {MEDIA_PER_POST} files"  # Mastodon's words
+MEDIA_IDS_READ = 50  # ids read at most (more is refused as too many anyway)
+
+
+def list_param(params: Mapping[str, Any], name: str) -> list[str]:
+    """A list parameter: `name[]` (or `name`) of a form, repeated, or a JSON array; its
+    items that are strings or numbers, the first MEDIA_IDS_READ + 1."""
+    if hasattr(params, "getlist"):
+        raw: Any = params.getlist(f"{name}[]") or params.getlist(name)
+    else:
+        raw = params.get(name, params.get(f"{name}[]"))
+    if raw is None or raw == "":
+        return []
+    if not isinstance(raw, list):
+        raw = [raw]
+    return [str(v) for v in raw[: MEDIA_IDS_READ + 1] if isinstance(v, str | int)]
 
 
 UNSUPPORTED_STATUS = {
-    "media_ids": "Media attachments are not supported on this server",
     "poll": "Polls are not supported on this server",
     "scheduled_at": "Scheduled posts are not supported on this server",
 }
@@ -141,9 +162,10 @@ UNSUPPORTED_STATUS = {
 
 def new_status(params: Mapping[str, Any]) -> NewStatus:
     """POST /api/v1/statuses: status (the site's rules: newlines become spaces, 1 to
-    POST_MAX characters), in_reply_to_id. What the site has not (media, polls,
-    scheduling, a visibility but public, a content warning) is refused with 422, as
-    Mastodon refuses what an instance does not allow."""
+    POST_MAX characters; may be empty with pictures), in_reply_to_id, media_ids[] (at
+    most MEDIA_PER_POST), spoiler_text (up to SPOILER_MAX), sensitive. What the site has
+    not (polls, scheduling, a visibility but public) is refused with 422, as Mastodon
+    refuses what an instance does not allow."""
     for name, message in UNSUPPORTED_STATUS.items():
         value = params.get(name) or params.get(f"{name}[]")
         if value not in (None, "", [], {}):
@@ -151,15 +173,23 @@ def new_status(params: Mapping[str, Any]) -> NewStatus:
     visibility = text_param(params, "visibility", 20)
     if visibility not in ("", "public"):
         raise invalid("Only public posts exist on this server")
-    if text_param(params, "spoiler_text", 500).strip():
-        raise invalid("Content warnings are not supported on this server")
+    media_ids = list_param(params, "media_ids")
+    if len(media_ids) > MEDIA_PER_POST:
+        raise ApiError(422, TOO_MANY_MEDIA)
+    spoiler = re.sub(r"\s+", " ", text_param(params, "spoiler_text", SPOILER_MAX)).strip()
     raw = text_param(params, "status", RAW_POST_MAX)
     body = re.sub(r"[\r\n]+", " ", raw).strip()
-    if not body or not shows_something(body):
+    if (not body or not shows_something(body)) and not media_ids:
         raise invalid("Text can't be blank")
     if len(body) > POST_MAX:
         raise invalid(f"Text character limit of {POST_MAX} exceeded")
-    return NewStatus(body, optional_id(params, "in_reply_to_id"))
+    return NewStatus(
+        body,
+        optional_id(params, "in_reply_to_id"),
+        tuple(dict.fromkeys(media_ids)),
+        spoiler,
+        flag(params, "sensitive"),
+    )
 
 
 def limit_param(params: Mapping[str, Any], default: int, most: int) -> int:

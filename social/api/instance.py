@@ -1,5 +1,6 @@
 """/api/v1/instance and /api/v2/instance: what this server is and allows, in Mastodon's
-shapes (V1_Instance, Instance). Media and polls are absent: their limits are zero."""
+shapes (V1_Instance, Instance). Pictures' limits are social/images.py's; polls and video
+are absent: their limits are zero."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from django.http import HttpRequest, HttpResponse
 from django.templatetags.static import static
 
 from social.forms import POST_MAX
+from social.images import MAX_BYTES, MAX_PIXELS, MIME_TYPES
+from social.keys import MEDIA_ALT_MAX, MEDIA_PER_POST
 
 from .base import json_response
 from .common import EntityView
@@ -22,11 +25,14 @@ TITLE = "Retwis"
 DESCRIPTION = "A small Twitter-like site on Django and Redis."
 LANGUAGES = ["en", "zh"]
 
-STATUSES = {"max_characters": POST_MAX, "max_media_attachments": 0,
+STATUSES = {"max_characters": POST_MAX, "max_media_attachments": MEDIA_PER_POST,
             "characters_reserved_per_url": 23}  # fmt: skip
+# What social/images.py takes: four kinds of picture, 10 MB, 40 megapixels; no video.
 MEDIA = {
-    "supported_mime_types": [], "image_size_limit": 0, "image_matrix_limit": 0,
+    "supported_mime_types": list(MIME_TYPES),
+    "image_size_limit": MAX_BYTES, "image_matrix_limit": MAX_PIXELS,
     "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
+    "description_limit": MEDIA_ALT_MAX,
 }  # fmt: skip
 POLLS = {"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0,
          "max_expiration": 0}  # fmt: skip

@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 from social import auth
 from social.repository import (
     Listed,
+    MediaNotFound,
     NotAllowed,
     PostCounts,
     PostNotFound,
@@ -67,7 +68,20 @@ class StatusesView(EntityView):
             auth.post_limits(me.id), gettext("You have posted a lot in a short time.")
         )
         try:
-            post_id = self.repo.posts.create_post(me.id, form.body, token=token, reply_to=reply_to)
+            post_id = self.repo.posts.create_post(
+                me.id,
+                form.body,
+                token=token,
+                reply_to=reply_to,
+                media=form.media_ids,
+                spoiler_text=form.spoiler_text,
+                sensitive=form.sensitive,
+            )
+        except MediaNotFound as missing:  # Mastodon's words
+            ids = ", ".join(missing.ids)
+            raise ApiError(
+                422, f"Media {ids} not found or already attached to another post"
+            ) from None
         except PostPending:
             raise ApiError(409, "This status is still being saved from the first try") from None
         except PostNotFound:

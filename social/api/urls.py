@@ -6,6 +6,7 @@ from . import (
     accounts,
     filters,
     instance,
+    media,
     nodeinfo,
     notifications,
     oauth_views,
@@ -90,6 +91,10 @@ api_patterns = [
         V1 + "mutes",
         accounts.RelationListView.as_view(which="mutes", scopes={"get": "read:mutes"}),
     ),
+    # Pictures
+    *both(V1 + "media", media.MediaView.as_view()),
+    *both("v2/media", media.MediaView.as_view()),
+    *both(V1 + "media/<str:media_id>", media.MediaItemView.as_view()),
     # Statuses
     *both(V1 + "statuses", statuses.StatusesView.as_view(), name="statuses"),
     *both(V1 + "statuses/<str:status_id>", statuses.StatusView.as_view(), name="status"),

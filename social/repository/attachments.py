@@ -33,12 +33,13 @@ ATTACHED = "attached"
 FULL, SMALL = "1600", "640"  # the sizes' names (images.POST_SIZES)
 
 # KEYS: image:<token>; ARGV: owner id, post id. Claims an unattached picture of the owner's
-# for the post; returns {sizes, alt, blurhash}, or {} when it is not claimable.
+# for the post; returns {sizes, alt, blurhash, full_bytes}, or {} when it is not claimable.
 CLAIM_SCRIPT = """
-local f = redis.call('HMGET', KEYS[1], 'owner', 'kind', 'state', 'sizes', 'alt', 'blurhash')
+local f = redis.call('HMGET', KEYS[1], 'owner', 'kind', 'state', 'sizes', 'alt', 'blurhash',
+                     'full_bytes')
 if f[1] ~= ARGV[1] or f[2] ~= 'post' or f[3] ~= 'unattached' then return {} end
 redis.call('HSET', KEYS[1], 'state', 'attached', 'post', ARGV[2])
-return {f[4] or '', f[5] or '', f[6] or ''}
+return {f[4] or '', f[5] or '', f[6] or '', f[7] or '0'}
 """
 # KEYS: image:<token>; ARGV: post id. Gives back a claim of that post's (a post refused).
 UNCLAIM_SCRIPT = """
@@ -82,17 +83,21 @@ def parse_sizes(sizes: str) -> dict[str, tuple[int, int]]:
     return found
 
 
-def attachment_from(token: str, sizes: str, alt: str, blurhash: str) -> Attachment:
+def attachment_from(
+    token: str, sizes: str, alt: str, blurhash: str, full_bytes: str = "0"
+) -> Attachment:
     by_name = parse_sizes(sizes)
     width, height = by_name.get(FULL, (0, 0))
     small_width, small_height = by_name.get(SMALL, (width, height))
-    return Attachment(token, width, height, small_width, small_height, alt, blurhash)
+    size = as_int(full_bytes) or 0
+    return Attachment(token, width, height, small_width, small_height, alt, blurhash, size)
 
 
 def encode_media(items: Sequence[Attachment]) -> str:
     """Return the post hash's `media` field: a JSON list, one
-    [token, width, height, small width, small height, alt, blurhash] a picture."""
-    rows = [[a.id, a.width, a.height, a.small_width, a.small_height, a.alt, a.blurhash]
+    [token, width, height, small width, small height, alt, blurhash, bytes of the full
+    size] a picture."""
+    rows = [[a.id, a.width, a.height, a.small_width, a.small_height, a.alt, a.blurhash, a.size]
             for a in items]  # fmt: skip
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":")) if rows else ""
 
@@ -105,7 +110,7 @@ def decode_media(value: str | None) -> tuple[Attachment, ...]:
         rows = json.loads(value)
         return tuple(
             Attachment(str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]),
-                       str(r[6]))
+                       str(r[6]), int(r[7]) if len(r) > 7 else 0)
             for r in rows
             if valid_token(str(r[0]))
         )  # fmt: skip
@@ -132,6 +137,7 @@ class AttachmentStore(RepositoryBase):
         ts = now() if at is None else at
         sizes = " ".join(f"{v.name}:{v.width}x{v.height}" for v in variants)
         size = sum(len(v.data) for v in variants)
+        full_bytes = next((len(v.data) for v in variants if v.name == FULL), 0)
         alt = alt[: keys.MEDIA_ALT_MAX]
         media.save(KIND, token, variants)
         try:
@@ -139,7 +145,8 @@ class AttachmentStore(RepositoryBase):
             pipe.hset(
                 keys.image(token),
                 mapping={"owner": owner_id, "kind": KIND, "state": UNATTACHED, "sizes": sizes,
-                         "bytes": size, "time": ts, "alt": alt, "blurhash": blurhash},
+                         "bytes": size, "time": ts, "alt": alt, "blurhash": blurhash,
+                 "full_bytes": full_bytes},
             )  # fmt: skip
             pipe.zadd(keys.media_unattached(), {token: ts})
             pipe.zadd(keys.user_media(owner_id), {token: ts})
@@ -147,7 +154,7 @@ class AttachmentStore(RepositoryBase):
         except Exception:
             media.delete(KIND, token)
             raise
-        item = attachment_from(token, sizes, alt, blurhash)
+        item = attachment_from(token, sizes, alt, blurhash, str(full_bytes))
         return Upload(item, owner_id, UNATTACHED, None, size, ts)
 
     def get(self, token: str) -> Upload | None:
@@ -158,7 +165,10 @@ class AttachmentStore(RepositoryBase):
         owner = as_int(h.get("owner"))
         if h.get("kind") != KIND or owner is None:
             return None
-        item = attachment_from(token, h.get("sizes", ""), h.get("alt", ""), h.get("blurhash", ""))
+        item = attachment_from(
+            token, h.get("sizes", ""), h.get("alt", ""), h.get("blurhash", ""),
+            h.get("full_bytes", "0"),
+        )  # fmt: skip
         return Upload(
             item,
             owner,

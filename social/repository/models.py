@@ -127,6 +127,7 @@ class Attachment:
     small_height: int
     alt: str = ""
     blurhash: str = ""
+    size: int = 0  # bytes of the full size's file
 
 
 @dataclass(frozen=True)

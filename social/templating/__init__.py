@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from jinja2 import Environment
 
+from social import media
 from social.forms import PostForm
 from social.staff.nav import open_report_count
 from social.templating.cards import PostCards, card_actions
@@ -112,7 +113,7 @@ def environment(**options) -> Environment:
     env.globals.update(open_report_count=open_report_count)
     env.globals.update(
         avatar=avatar, user_avatar=user_avatar, bio=bio, display_name=display_name,
-        header_url=header_url, person=person,
+        header_url=header_url, person=person, media_url=media.url,
     )  # fmt: skip
     layout = Layout(env, settings.RETWIS_PART_CACHE_SIZE)
     env.globals.update(
