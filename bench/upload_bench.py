@@ -41,7 +41,9 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from http_bench import parse_wrk  # noqa: E402
-from login_bench import ROOT, Client, RedisServer, free_port, serve  # noqa: E402
+from login_bench import ROOT, Client, RedisServer, serve  # noqa: E402
+
+from tests.redis_server import port_is_free  # noqa: E402
 
 MAX_BYTES = 10 * 1024 * 1024
 DROPPED: list[float] = []  # uploads whose connection the server closed unanswered
@@ -51,6 +53,17 @@ CSRF_RE = b'name="csrfmiddlewaretoken" value="'
 def say(message: str) -> None:
     """Print progress on stderr."""
     print(f"[upload_bench] {message}", file=sys.stderr, flush=True)
+
+
+def quiet_port() -> int:
+    """Return a free port below the ephemeral range whose next port is free too: a port
+    free_port() picks can be taken as an outgoing connection's own before the site binds
+    it (the streaming server on PORT + 1 then fails, and scripts/launch.py stops the
+    site: seen on this busy machine)."""
+    while True:
+        port = random.randrange(20000, 32000)
+        if port_is_free(port) and port_is_free(port + 1):
+            return port
 
 
 def noise_png() -> bytes:
@@ -158,7 +171,7 @@ def main() -> None:
         )  # fmt: skip
         say("making the pictures")
         pictures = {"PNG 1900x1830 noise": noise_png(), "JPEG 7200x5000": big_jpeg()}
-        port = free_port()
+        port = quiet_port()
         say(f"serving the site on port {port}")
         site = serve(server.url, port, log_dir / "upload-site.log")
         _, auth = Client(port).login()

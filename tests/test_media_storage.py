@@ -15,7 +15,8 @@ import boto3
 import pytest
 from django.core.management import call_command
 
-from social import keys, media
+from social import keys
+from tests.api import Api, token_for
 from tests.s3_server import S3Server
 from tests.test_images import picture
 from tests.test_profiles import SETTINGS, upload
@@ -122,18 +123,21 @@ def test_replacing_and_removing_pictures_deletes_their_objects(bucket, alice_cli
 def test_a_post_picture_in_the_bucket_is_read_back_and_goes_with_its_post(
     bucket, s3_server, alice, repo, r
 ):
-    upload = uploaded(repo, alice, alt="a red square")
-    post_id = repo.posts.create_post(alice.id, "look", media=[upload.id])
-    names = [f"posts/{upload.id}-1600.webp", f"posts/{upload.id}-640.webp"]
+    api = Api(token_for(repo, alice))
+    media_id = api.post("/api/v2/media", {"file": upload(picture("PNG", (800, 600)))}).json()["id"]
+    names = [f"posts/{media_id}-1600.webp", f"posts/{media_id}-640.webp"]
     assert objects(bucket) == names
-    url = media.url("post", upload.id, "1600")
-    assert url == f"{s3_server.url}/{BUCKET}/{names[0]}"
-    status, headers, body = fetch(url)
-    assert status == 200 and headers["Content-Type"] == "image/webp" and body[:4] == b"RIFF"
+    status = api.post("/api/v1/statuses", {"status": "look", "media_ids[]": [media_id]}).json()
+    (shown,) = status["media_attachments"]
+    assert shown["url"] == f"{s3_server.url}/{BUCKET}/{names[0]}"  # the bucket's, not /media/
+    assert shown["preview_url"] == f"{s3_server.url}/{BUCKET}/{names[1]}"
+    code, headers, body = fetch(shown["url"])
+    assert code == 200 and headers["Content-Type"] == "image/webp" and body[:4] == b"RIFF"
+    assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
 
-    repo.posts.delete_own_post(alice.id, post_id)
+    assert api.delete(f"/api/v1/statuses/{status['id']}").status_code == 200
 
-    assert objects(bucket) == [] and not r.exists(keys.image(upload.id))
+    assert objects(bucket) == [] and not r.exists(keys.image(media_id))
 
 
 def test_repair_finds_orphans_in_the_bucket(bucket, alice, repo, r):
