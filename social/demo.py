@@ -439,3 +439,58 @@ def _draws(rng: random.Random, n: int, cum_weights: list[float]) -> Iterator[int
     """Yield indexes below n drawn by cum_weights, forever (drawn a thousand at a time)."""
     while True:
         yield from rng.choices(range(n), cum_weights=cum_weights, k=1000)
+
+
+# Pictures in posts (issue 26): drawn here with Pillow (no downloads), a small pool
+# processed once and stored anew for each post that shows one (files are never shared).
+PICTURED_EVERY = 8  # one post in this many, among the newest PICTURED_NEWEST, has pictures
+PICTURED_NEWEST = 2000
+PICTURE_POOL = 8
+SKIES = (((255, 183, 94), (255, 94, 98)), ((120, 180, 255), (200, 230, 255)),
+         ((40, 40, 90), (120, 80, 160)), ((255, 220, 170), (255, 160, 120)))  # fmt: skip
+HILLS = ((46, 125, 80), (90, 140, 60), (60, 90, 120), (150, 110, 70))
+SKY_NAMES = ("a sunset", "a clear blue sky", "a violet dusk", "a peach morning")
+HILL_NAMES = ("green hills", "olive hills", "blue mountains", "brown dunes")
+
+
+def drawn_pictures(seed: int, n: int = PICTURE_POOL) -> list[tuple[bytes, str]]:
+    """Return n landscapes drawn with Pillow (PNG bytes, small: seeding stays fast) and
+    their alt text."""
+    import io
+
+    from PIL import Image, ImageDraw, ImageOps
+
+    rng = random.Random(seed + 26)
+    out = []
+    for i in range(n):
+        width, height = rng.choice(((720, 480), (480, 600), (600, 600), (800, 450)))
+        sky, hill = i % len(SKIES), rng.randrange(len(HILLS))
+        gradient = Image.linear_gradient("L").resize((width, height))
+        image = ImageOps.colorize(gradient, SKIES[sky][0], SKIES[sky][1])
+        draw = ImageDraw.Draw(image)
+        sun = rng.randint(height // 12, height // 6)
+        cx, cy = rng.randint(sun, width - sun), rng.randint(sun, height // 2)
+        draw.ellipse([cx - sun, cy - sun, cx + sun, cy + sun], fill=(255, 240, 200))
+        for layer in range(3):
+            base = height * (0.55 + 0.12 * layer)
+            points = [(0, height)] + [
+                (x, base - rng.randint(0, height // 6)) for x in range(0, width + 120, 120)
+            ] + [(width, height)]  # fmt: skip
+            shade = tuple(max(0, c - 25 * layer) for c in HILLS[hill])
+            draw.polygon(points, fill=shade)
+        buffer = io.BytesIO()
+        image.save(buffer, "PNG", compress_level=1)
+        out.append((buffer.getvalue(), f"A drawing of {HILL_NAMES[hill]} under {SKY_NAMES[sky]}."))
+    return out
+
+
+def pictured_posts(count: int, seed: int) -> list[tuple[int, list[int]]]:
+    """Return (post index, pool indices) for the posts that show pictures: one in
+    PICTURED_EVERY of the newest PICTURED_NEWEST, with one to four pictures (mostly one)."""
+    rng = random.Random(seed + 27)
+    chosen = []
+    for index in range(max(0, count - PICTURED_NEWEST), count):
+        if rng.randrange(PICTURED_EVERY) == 0:
+            k = rng.choices((1, 2, 3, 4), weights=(6, 2, 1, 1))[0]
+            chosen.append((index, rng.sample(range(PICTURE_POOL), k)))
+    return chosen

@@ -354,3 +354,43 @@ def test_mastodon_py_updates_the_profile_and_reads_it_back(site, person, repo, r
         client.account_update_credentials(display_name="Changed", avatar=str(fake))
     assert r.hget(keys.user(alice.id), "display_name") == "Alice 🌷"
     assert r.hget(keys.user(alice.id), "avatar") == token
+
+
+def test_mastodon_py_posts_pictures_with_alt_text_and_a_warning(site, person, repo, r, tmp_path):
+    """media_post (v2), media_update, status_post(media_ids=..., spoiler_text=...), the
+    status read back with its media_attachments, the files served; a 5th picture and an
+    SVG are Mastodon's 422 and post nothing."""
+    from tests.test_images import picture
+
+    alice = person("alice")
+    client = app_and_login(site, "alice")
+    assert client.instance()["configuration"]["statuses"]["max_media_attachments"] == 4
+    photo = tmp_path / "dunes.jpg"
+    photo.write_bytes(picture("JPEG", (2400, 1200)))
+    first = client.media_post(str(photo), mime_type="image/jpeg", description="Dunes at noon")
+    second = client.media_post(str(photo), mime_type="image/jpeg")
+    client.media_update(second, description="The same dunes")
+    assert first["meta"]["original"]["width"] == 1600 and first["blurhash"]
+    status = client.status_post(
+        "Desert walk", media_ids=[first, second], spoiler_text="Very bright"
+    )
+    assert [m["id"] for m in status["media_attachments"]] == [first["id"], second["id"]]
+    assert status["media_attachments"][1]["description"] == "The same dunes"
+    assert status["spoiler_text"] == "Very bright" and status["sensitive"] is True
+    assert r.hget(keys.image(first["id"]), "post") == str(status["id"])
+    fetched = requests.get(status["media_attachments"][0]["url"], timeout=10)
+    assert fetched.status_code == 200 and fetched.headers["Content-Type"] == "image/webp"
+    (home,) = client.timeline_home()
+    assert home["media_attachments"][0]["description"] == "Dunes at noon"
+
+    five = [client.media_post(str(photo), mime_type="image/jpeg") for _ in range(5)]
+    with pytest.raises(mastodon.MastodonAPIError, match="Cannot attach more than 4 files"):
+        client.status_post("too many", media_ids=five)
+    with pytest.raises(mastodon.MastodonAPIError, match="already attached"):
+        client.status_post("again", media_ids=[first])
+    svg = tmp_path / "x.svg"
+    svg.write_bytes(b"<svg xmlns='http://www.w3.org/2000/svg'><script>1</script></svg>")
+    with pytest.raises(mastodon.MastodonAPIError, match="not a PNG"):
+        client.media_post(str(svg), mime_type="image/svg+xml")
+    assert r.llen(keys.own_posts(alice.id)) == 1
+    assert r.zcard(keys.media_unattached()) == 5

@@ -626,3 +626,31 @@ def test_negative_reposts_are_refused(r):
     with pytest.raises(CommandError, match="--reposts must not be negative"):
         seed(**SMALL, reposts=-1)
     assert r.dbsize() == 0
+
+
+def test_a_share_of_the_newest_posts_get_pictures_drawn_here(r, repo):
+    """Issue 26: pictures drawn with Pillow, stored as uploads are (files, attached image
+    hashes, the post's `media`), on one post in eight of the newest."""
+    import json
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from social.demo import PICTURED_EVERY
+
+    seed(**SMALL)
+    pictured = [
+        (post_id, json.loads(media))
+        for post_id in range(1, SMALL["posts"] + 1)
+        if (media := r.hget(keys.post(post_id), "media"))
+    ]
+    assert SMALL["posts"] / PICTURED_EVERY / 2 < len(pictured) < SMALL["posts"] / PICTURED_EVERY * 2
+    for post_id, rows in pictured:
+        assert 1 <= len(rows) <= 4
+        for token, width, height, *_rest in rows:
+            image = r.hgetall(keys.image(token))
+            assert image["state"] == "attached" and image["post"] == str(post_id)
+            assert image["owner"] == r.hget(keys.post(post_id), "user_id")
+            assert image["alt"].startswith("A drawing of ")
+            assert Path(settings.MEDIA_ROOT, f"posts/{token}-1600.webp").is_file()
+            assert max(width, height) <= 800

@@ -250,3 +250,37 @@ class AttachmentStore(RepositoryBase):
         its body), and return the storage names of their files."""
         forget(self, [item.id for item in items])
         return [name for item in items for name in media.file_names(KIND, item.id)]
+
+    def attach_seeded(
+        self,
+        rows: Sequence[tuple[int, int, Sequence[tuple[Sequence[Variant], str, str]]]],
+        at: int,
+        batch: int = 50,
+    ) -> int:
+        """Give posts pictures as if posted with them (manage.py seed): each row is (post
+        id, its author, [(variants, alt, blurhash), ...]). Files first, then one pipeline a
+        batch of posts for the image hashes (attached), user_media and the posts' `media`.
+        Returns the pictures stored."""
+        stored = 0
+        for start in range(0, len(rows), batch):
+            pipe = self._pipe()
+            for post_id, owner, pictures in rows[start : start + batch]:
+                items = []
+                for variants, alt, blurhash in pictures:
+                    token = media.new_token()
+                    media.save(KIND, token, variants)
+                    sizes = " ".join(f"{v.name}:{v.width}x{v.height}" for v in variants)
+                    full = next((len(v.data) for v in variants if v.name == FULL), 0)
+                    pipe.hset(
+                        keys.image(token),
+                        mapping={"owner": owner, "kind": KIND, "state": ATTACHED,
+                                 "post": post_id, "sizes": sizes,
+                                 "bytes": sum(len(v.data) for v in variants), "time": at,
+                                 "alt": alt, "blurhash": blurhash, "full_bytes": full},
+                    )  # fmt: skip
+                    pipe.zadd(keys.user_media(owner), {token: at})
+                    items.append(attachment_from(token, sizes, alt, blurhash, str(full)))
+                pipe.hset(keys.post(post_id), "media", encode_media(items))
+                stored += len(items)
+            pipe.execute()
+        return stored

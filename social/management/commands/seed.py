@@ -19,15 +19,34 @@ import gc
 import time
 from bisect import bisect_right
 from collections.abc import Callable
-from functools import partial
+from functools import cache, partial
 
 from django.contrib.auth.hashers import make_password
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from social import images
 from social.demo import DEMO_FOLLOWS as DEMO_FOLLOWS  # re-exported: tests import it from here
-from social.demo import DEMO_PASSWORD, DEMO_USERNAME, DemoData, Plan, choose_seed
+from social.demo import (
+    DEMO_PASSWORD,
+    DEMO_USERNAME,
+    DemoData,
+    Plan,
+    choose_seed,
+    drawn_pictures,
+    pictured_posts,
+)
 from social.redis_client import UNAVAILABLE
 from social.repository import Repository, RepositoryError, User, get_repository
+
+
+@cache
+def picture_pool() -> list[tuple[list[images.Variant], str, str]]:
+    """The demo's pictures processed as uploads are: (variants, blurhash, alt), once per
+    process (the same few for every --seed, which picks the posts that show them)."""
+    return [
+        (*images.process_with_blurhash(data, images.POST_SIZES), alt)
+        for data, alt in drawn_pictures(0)
+    ]
 
 
 class Command(BaseCommand):
@@ -137,8 +156,10 @@ class Command(BaseCommand):
         gc.freeze()
         gc.disable()
         try:
-            self._write(repo, users, follows, posts, likes, logins, reposts)
+            ids = self._write(repo, users, follows, posts, likes, logins, reposts)
             self._stage("profiles", len(profiles), lambda p: repo.bulk.set_profiles_bulk(profiles))
+            chosen = pictured_posts(len(posts), plan.seed)
+            self._stage("pictures", len(chosen), lambda p: self._pictures(repo, posts, ids, chosen))
         finally:
             gc.unfreeze()
             if collecting:
@@ -148,8 +169,9 @@ class Command(BaseCommand):
 
     def _write(
         self, repo: Repository, users, follows, posts, likes, logins, reposts: int = 0
-    ) -> None:
-        """Write the generated data after the users, stage by stage, and rebuild the feeds."""
+    ) -> list[int]:
+        """Write the generated data after the users, stage by stage, and rebuild the feeds;
+        return the posts' ids (by their index in posts)."""
         self._stage(
             "follows", len(follows), lambda p: repo.bulk.add_follows_bulk(follows, progress=p)
         )
@@ -180,6 +202,20 @@ class Command(BaseCommand):
         )
         if reposts:
             self._say(f"  {reposted.done:,} reposts")
+        return ids
+
+    def _pictures(self, repo: Repository, posts, ids, chosen: list) -> int:
+        """Give the chosen posts (demo.pictured_posts: a share of the newest) pictures
+        drawn here (demo.drawn_pictures), each processed once as an upload is and stored
+        anew for every post showing it."""
+        if not chosen:
+            return 0
+        pool = picture_pool()
+        rows = [
+            (ids[index], posts[index][0], [(pool[k][0], pool[k][2], pool[k][1]) for k in picks])
+            for index, picks in chosen
+        ]
+        return repo.attachments.attach_seeded(rows, at=int(time.time()))
 
     @staticmethod
     def _repost_pauses(
