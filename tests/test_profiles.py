@@ -387,3 +387,5 @@ def test_profile_saves_are_limited_per_user_on_the_page_and_in_the_api(
     refused = patch(client, token_for(repo, alice), {"display_name": "A3"})
     assert refused.status_code == 429 and "error" in refused.json()
     assert r.hget(keys.user(alice.id), "display_name") == "A1"
+    nothing = patch(client, token_for(repo, alice), {"locked": "false"})  # changes nothing
+    assert nothing.status_code == 200  # not counted, so not refused
