@@ -389,3 +389,22 @@ def test_profile_saves_are_limited_per_user_on_the_page_and_in_the_api(
     assert r.hget(keys.user(alice.id), "display_name") == "A1"
     nothing = patch(client, token_for(repo, alice), {"locked": "false"})  # changes nothing
     assert nothing.status_code == 200  # not counted, so not refused
+
+
+def test_a_picture_is_refused_at_once_while_every_processing_slot_is_taken(
+    alice_client, alice, client, repo, r, settings
+):
+    from social.images import processing_slot
+
+    settings.IMAGE_SLOTS = 1
+    with processing_slot():  # another request processing a picture on this machine
+        busy = alice_client.post(SETTINGS, {"display_name": "A", "avatar": upload(picture())})
+        api = patch(client, token_for(repo, alice), {}, {"avatar": io.BytesIO(picture())})
+
+    assert busy.status_code == 400 and "try again in a moment" in busy.content.decode()
+    assert 'value="A"' in busy.content.decode()  # what was typed is kept
+    assert api.status_code == 422 and "try again in a moment" in api.json()["error"]
+    assert r.hget(keys.user(alice.id), "avatar") is None and image_keys(r) == []
+    assert stored_files() == []
+    assert alice_client.post(SETTINGS, {"avatar": upload(picture())}).status_code == 302
+    assert len(stored_files()) == 2  # the slot free again
