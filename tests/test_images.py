@@ -144,3 +144,16 @@ def test_it_refuses_just_over_forty_megapixels_and_a_file_over_ten_megabytes():
     images.open_checked(png_claiming(8000, 5000))  # exactly 40 MP: read (not decoded)
     with pytest.raises(images.ImageRefused, match="over 10 MB"):
         images.process(b"\x89PNG" + b"\x00" * images.MAX_BYTES, images.AVATAR_SIZES)
+
+
+def test_a_posts_large_jpeg_is_decoded_scaled_down_upright_and_without_exif():
+    variants, blurhash = images.process_with_blurhash(
+        jpeg_with_exif(size=(3400, 1000), orientation=6), images.POST_SIZES
+    )
+    assert [(v.name, v.width, v.height) for v in variants] == [
+        ("1600", 471, 1600), ("640", 188, 640)
+    ]  # fmt: skip
+    assert len(blurhash) == 28
+    for variant in variants:
+        kept = Image.open(io.BytesIO(variant.data))
+        assert kept.format == "WEBP" and not kept.getexif()

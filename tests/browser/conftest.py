@@ -233,6 +233,33 @@ class SiteTour:
             ],
         )
         repo.profiles.update(ada.id, display_name="Ada 爱达")
+        # Pictures in posts (issue 26): bob's two described pictures, carol's one behind a
+        # content warning, and a sensitive one carol did not describe.
+        from social.images import POST_SIZES, process_with_blurhash
+
+        def uploads(owner, *looks):
+            made = []
+            for size, colour, alt in looks:
+                variants, blurhash = process_with_blurhash(picture("PNG", size, colour), POST_SIZES)
+                made.append(
+                    repo.attachments.upload(owner.id, variants, alt=alt, blurhash=blurhash).id
+                )
+            return made
+
+        self.pictured = posts.create_post(
+            bob.id, "Two views of the harbour",
+            media=uploads(bob, ((900, 600), (40, 110, 170), "Boats in a blue harbour"),
+                          ((600, 900), (200, 150, 60), "A lighthouse at dusk")),
+        )  # fmt: skip
+        self.warned = posts.create_post(
+            carol.id, "The encore, from the balcony",
+            media=uploads(carol, ((800, 500), (120, 40, 90), "A stage in purple light")),
+            spoiler_text="Concert photos, loud colours",
+        )  # fmt: skip
+        self.sensitive = posts.create_post(
+            carol.id, "Marked sensitive", media=uploads(carol, ((500, 500), (180, 30, 30), "")),
+            sensitive=True,
+        )  # fmt: skip
 
     def pages(self, audience: str) -> list[tuple[str, object]]:
         if audience == "visitor":
@@ -257,6 +284,8 @@ class SiteTour:
         if audience == "reader":
             return [
                 ("home with posts and a repost", self.home_with_a_repost),
+                ("home with the composer's pictures opened", self.home_opened),
+                ("timeline with a warning and a sensitive picture opened", self.timeline_opened),
                 ("timeline", "/timeline/"),
                 ("own profile", "/u/ada/"),
                 ("other profile, with a repost", "/u/bob/"),
@@ -304,6 +333,21 @@ class SiteTour:
         line = card.locator(".reposted-by")
         assert "reposted by @bob · " in line.inner_text()  # and when (issue 27)
         assert line.locator("time[datetime]").count() == 1
+
+    def home_opened(self, page, base: str) -> None:
+        """The reader's home with the composer's pictures and warning open, bob's pictures
+        in his card."""
+        assert page.goto(base + "/").status == 200
+        page.locator("details.compose-extra > summary").click()
+        assert page.locator("#id_alt_4").is_visible()
+        assert page.locator(f"#post-{self.pictured} img[alt='A lighthouse at dusk']").count()
+
+    def timeline_opened(self, page, base: str) -> None:
+        """The timeline with carol's content warning and sensitive picture opened."""
+        assert page.goto(base + "/timeline/").status == 200
+        page.locator(f"#post-{self.warned} details.cw > summary").click()
+        page.locator(f"#post-{self.sensitive} details.sensitive-media > summary").click()
+        assert page.locator(f"#post-{self.warned} img[alt='A stage in purple light']").is_visible()
 
     def consent_page(self, page, base: str) -> None:
         """The consent page of an app asking to read and write for the reader."""
