@@ -14,7 +14,8 @@ Usage (from the repository root):  .venv/bin/python bench/upload_bench.py [--upl
 3. Alone: `--uploads` sequential `POST /settings/profile/` of each as the avatar, timed
    from sending to the 302 (decode, re-encode to two sizes, store, one Redis pipeline).
 4. Load: wrk on the logged-in home page (2 connections, `--seconds`), first alone, then
-   while `--concurrent` clients upload the JPEG back to back; the home page's p50/p99.
+   while `--concurrent` clients upload the JPEG back to back (one refused as busy, every
+   processing slot taken, tries again a second later); the home page's p50/p99.
 Prints markdown; progress on stderr. Stops the site and Redis at the end.
 """
 
