@@ -224,6 +224,8 @@ RETWIS_LIMIT_LIKES = envrate("RETWIS_LIMIT_LIKES", "200/1h")  # likes + unlikes,
 RETWIS_LIMIT_RESET_ADDRESS = envrate("RETWIS_LIMIT_RESET_ADDRESS", "10/1h")
 RETWIS_LIMIT_RESET_EMAIL = envrate("RETWIS_LIMIT_RESET_EMAIL", "3/1h")
 RETWIS_LIMIT_EMAIL = envrate("RETWIS_LIMIT_EMAIL", "5/1h")
+# Profile saves (each may store two pictures), per user: pages and client API alike.
+RETWIS_LIMIT_PROFILE = envrate("RETWIS_LIMIT_PROFILE", "30/1h")
 # The request header a reverse proxy puts the client's address in (e.g. X-Forwarded-For,
 # its last entry is used, or X-Real-IP). Off by default: REMOTE_ADDR is the client. Set it
 # only when every request comes through a proxy that sets or appends it.
@@ -374,6 +376,9 @@ MEDIA_URL = os.environ.get("MEDIA_URL", "/media/")
 if not MEDIA_URL.endswith("/"):
     raise ImproperlyConfigured("MEDIA_URL must end with /")
 MEDIA_CACHE_CONTROL = "public, max-age=31536000, immutable"  # names are never reused
+# Pictures processed at once on this machine (social/images.py); 0: one fewer than the web
+# workers, at least one. More uploads than that are refused at once ("try again").
+IMAGE_SLOTS = int(os.environ.get("IMAGE_SLOTS", "0") or 0)
 if MEDIA_STORAGE == "s3":
     # django-storages reads these (its S3 settings); boto3 reads the credentials from
     # AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an instance role) itself.

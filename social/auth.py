@@ -165,6 +165,11 @@ def reset_limits(ip: str, email: str) -> list[Check]:
     ]
 
 
+def profile_limits(user_id: int) -> list[Check]:
+    """Return what saving a profile counts against (pages and client API): the user."""
+    return [(limit("profile_user", "RETWIS_LIMIT_PROFILE"), str(int(user_id)))]
+
+
 def email_limits(user_id: int) -> list[Check]:
     """Return what asking to confirm a new e-mail address counts against: the user."""
     return [(limit("email_user", "RETWIS_LIMIT_EMAIL"), str(int(user_id)))]

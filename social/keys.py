@@ -304,8 +304,9 @@ def rate_limit(scope: str, subject: str) -> str:
     200 likes and unlikes per user id per 10 minutes, hour, hour, hour, hour, hour;
     "reset_ip" 10 and "reset_email" 3 password reset links asked for per address and per
     e-mail address (its digest) an hour, "email_user" 5 confirmation links per user id an
-    hour; "media_user" 60 pictures uploaded for posts per user id per 10 minutes. An
-    address is an IPv4 address or an IPv6 /64.
+    hour, "profile_user" 30 profile saves per user id an hour; "media_user" 60 pictures
+    uploaded for posts per user id per 10 minutes. An address is an IPv4 address or an
+    IPv6 /64.
     `subject` is built by the caller from validated, length-limited parts.
     """
     if not scope.replace("_", "").isalpha():
@@ -584,6 +585,9 @@ def image(token: str) -> str:
     if not re.fullmatch(IMAGE_TOKEN_RE, token):
         raise ValueError(f"not an image token: {token!r}")
     return f"image:{token}"
+
+
+IMAGE_PATTERN = "image:*"  # SCAN's match for every image hash (manage.py repair)
 
 
 MEDIA_PER_POST = 4

@@ -8,6 +8,8 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext
 from django.views.generic import FormView
 
+from social import auth
+from social.email_views import throttled
 from social.http import AuthenticatedHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.profile_forms import ProfileForm
@@ -30,6 +32,12 @@ class ProfileSettingsView(LoginNextMixin, RepositoryMixin, FormView):
         return self.render_to_response(self.get_context_data(form=form), status=400)
 
     def form_valid(self, form: ProfileForm) -> HttpResponse:
+        too_many = gettext("Too many changes. Try again in %(wait)s.")
+        refused = throttled(
+            self, self.repo, form, auth.profile_limits(self.request.user.id), too_many
+        )
+        if refused is not None:
+            return refused
         self.repo.profiles.update(self.request.user.id, **form.changes())
         messages.success(self.request, gettext("Your profile is saved."))
         return redirect("social:profile_settings")

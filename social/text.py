@@ -15,6 +15,10 @@ import unicodedata
 MENTION_RE = re.compile(r"(?<![\w@/.])@([A-Za-z0-9_]{1,30})(?![\w@])")
 # #tag: letters (any script), digits, underscore. Not inside a word or after "&" (&#39;).
 TAG_RE = re.compile(r"(?<![\w&#/])#(\w{1,50})(?!\w)")
+# A bare web address (http or https), linked where shown; trailing punctuation is the
+# sentence's, not the address's ("see https://example.com." links https://example.com).
+URL_RE = re.compile(r"(?<![\w/])https?://[^\s<>\"'`]+[^\s<>\"'`.,;:!?)\]}]")
+URL_MAX = 500  # characters of one address that are linked; a longer one stays text
 MAX_MENTIONS = 10  # per post: the first ten distinct names are mentions, the rest text
 MAX_TAGS = 10
 

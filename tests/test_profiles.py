@@ -176,7 +176,9 @@ def test_the_media_view_serves_a_picture_as_webp_for_a_year_and_nothing_else(
     assert response.status_code == 200
     assert response["Content-Type"] == "image/webp"
     assert response["X-Content-Type-Options"] == "nosniff"
-    assert "max-age=31536000" in response["Cache-Control"]
+    assert response["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert response["Content-Disposition"] == "inline"
+    assert response["Content-Security-Policy"] == "default-src 'none'; sandbox"
     assert b"".join(response.streaming_content)[:4] == b"RIFF"
     for bad in ("avatars/../../secret_key", f"avatars/{token}-96.html", "x.webp"):
         assert client.get(f"/media/{bad}").status_code == 404
@@ -344,3 +346,65 @@ def test_atom_feeds_name_authors_by_display_name_and_handle(client, alice, repo)
         entry = root.find(f"{atom}entry")
         assert entry is not None
         assert entry.findtext(f"{atom}author/{atom}name") == "Alice <& Co> (@alice)"
+
+
+# --- Leftovers: links in bios, the rate limit on profile saves ------------------------
+
+
+def test_bare_addresses_in_a_bio_are_linked_as_in_posts(client, alice, repo):
+    repo.profiles.update(alice.id, note='See https://example.com/a?b=1&c=2. Or "http://x.y/#z"')
+    page = client.get(reverse("social:profile", args=["alice"])).content.decode()
+
+    assert (
+        'See <a class="url" href="https://example.com/a?b=1&amp;c=2" '
+        'rel="nofollow noopener noreferrer">https://example.com/a?b=1&amp;c=2</a>. Or &#34;'
+        '<a class="url" href="http://x.y/#z" rel="nofollow noopener noreferrer">http://x.y/#z</a>'
+        "&#34;"
+    ) in page
+    repo.posts.create_post(alice.id, "read https://example.org/ now")
+    assert 'href="https://example.org/" rel="nofollow' in client.get("/u/alice/").content.decode()
+
+
+def test_addresses_that_are_not_web_links_stay_text(client, alice, repo):
+    repo.profiles.update(alice.id, note="javascript://x ftp://a.b https://<b>x</b>")
+    page = client.get(reverse("social:profile", args=["alice"])).content.decode()
+
+    assert 'class="url"' not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_profile_saves_are_limited_per_user_on_the_page_and_in_the_api(
+    client, alice_client, alice, repo, r, settings
+):
+    settings.RETWIS_LIMIT_PROFILE = (2, 3600)
+
+    answers = [alice_client.post(SETTINGS, {"display_name": f"A{i}"}) for i in range(3)]
+
+    assert [a.status_code for a in answers] == [302, 302, 429]
+    assert "Too many changes" in answers[2].content.decode()
+    assert 'value="A2"' in answers[2].content.decode()  # what was typed is kept
+    assert r.hget(keys.user(alice.id), "display_name") == "A1"
+    assert r.get(keys.rate_limit("profile_user", str(alice.id))) == "2"  # refused: given back
+    refused = patch(client, token_for(repo, alice), {"display_name": "A3"})
+    assert refused.status_code == 429 and "error" in refused.json()
+    assert r.hget(keys.user(alice.id), "display_name") == "A1"
+    nothing = patch(client, token_for(repo, alice), {"locked": "false"})  # changes nothing
+    assert nothing.status_code == 200  # not counted, so not refused
+
+
+def test_a_picture_is_refused_at_once_while_every_processing_slot_is_taken(
+    alice_client, alice, client, repo, r, settings
+):
+    from social.images import processing_slot
+
+    settings.IMAGE_SLOTS = 1
+    with processing_slot():  # another request processing a picture on this machine
+        busy = alice_client.post(SETTINGS, {"display_name": "A", "avatar": upload(picture())})
+        api = patch(client, token_for(repo, alice), {}, {"avatar": io.BytesIO(picture())})
+
+    assert busy.status_code == 400 and "try again in a moment" in busy.content.decode()
+    assert 'value="A"' in busy.content.decode()  # what was typed is kept
+    assert api.status_code == 422 and "try again in a moment" in api.json()["error"]
+    assert r.hget(keys.user(alice.id), "avatar") is None and image_keys(r) == []
+    assert stored_files() == []
+    assert alice_client.post(SETTINGS, {"avatar": upload(picture())}).status_code == 302
+    assert len(stored_files()) == 2  # the slot free again

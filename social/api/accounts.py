@@ -13,6 +13,7 @@ from social.keys import RELATIONS_CAP
 from social.numbers import whole_number
 from social.profile_forms import ProfileForm
 from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts
+from social.repository.profiles import TEXT_FIELDS
 
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
@@ -233,7 +234,14 @@ class UpdateCredentialsView(EntityView):
                 f"{name}: {error}" for name, errs in form.errors.items() for error in errs
             )
             raise invalid(errors)
-        self.repo.profiles.update(me.id, **form.changes())
+        changes = form.changes()
+        headers = {}
+        if any(name in changes for name in TEXT_FIELDS) or changes["pictures"] or changes["remove"]:
+            headers = self.enforce(  # a PATCH that changes nothing is not counted
+                auth.profile_limits(me.id),
+                gettext("You have changed your profile a lot in a short time."),
+            )
+        self.repo.profiles.update(me.id, **changes)
         me = self.repo.users.get_user(me.id) or me
         render = self.render(user_ids=[me.id])
-        return json_response(render.account(me.id, me, source=True))
+        return json_response(render.account(me.id, me, source=True), headers=headers)

@@ -15,7 +15,8 @@ shapes, the process cache and the other stores it uses, nothing more.
   streaming listener reads for its reader, live.py), `repo.api_reads` (positions in
   lists); accounts and relationships in bulk are `repo.users`'.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
-  `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.backup`, `repo.limits`.
+  `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.media_files` (the
+  pictures' lifecycle), `repo.backup`, `repo.limits`.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from .limits import LimitStore
 from .live import LiveStore
 from .loading import PostLoader
 from .markers import MarkerStore
+from .media_files import MediaFileStore
 from .models import (
     AnonymousUser,
     Counts,
@@ -174,6 +176,7 @@ class Repository:
         )
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
+        self.media_files = MediaFileStore(client, **config)
         self.oauth = OAuthStore(client, audit=self.audit, **config)
         self.emails = EmailStore(client, audit=self.audit, **config)
         self.accounts = AccountStore(

@@ -35,6 +35,7 @@ from .base import (
 )
 from .emails import EmailStore
 from .errors import NotAllowed, UserNotFound
+from .media_files import forget_account
 from .models import User
 from .oauth import OAuthStore
 from .posts import queue_post_deletion
@@ -173,6 +174,7 @@ class AccountStore(RepositoryBase):
                 continue
             self._cut_ties(user_id)
             self.profiles.forget_pictures(user_id)  # the files too (social/media.py)
+            forget_account(self, user_id)  # its posts' pictures and uploads, files too
             while posts := self.r.lrange(keys.own_posts(user_id), 0, BATCH - 1):
                 pipe = self._pipe()
                 for post_id in posts:

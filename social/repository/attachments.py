@@ -24,6 +24,7 @@ from social.images import Variant
 
 from .base import RepositoryBase, as_int, decode_hash, now
 from .errors import RepositoryError
+from .media_files import forget
 from .models import Attachment, Upload
 
 KIND = "post"
@@ -244,9 +245,10 @@ class AttachmentStore(RepositoryBase):
             media.delete(KIND, upload.id)
 
     def post_deleted(self, post_id: int, items: Sequence[Attachment]) -> list[str]:
-        """The one hook a post's deletion calls for its pictures: return the storage names
-        of their files (the file lifecycle deletes them; the post hash keeps `media` for
-        the record, as it keeps its body)."""
+        """The one hook a post's deletion calls for its pictures: delete them, hashes and
+        files (media_files.forget; the post hash keeps `media` for the record, as it keeps
+        its body), and return the storage names of their files."""
+        forget(self, [item.id for item in items])
         return [name for item in items for name in media.file_names(KIND, item.id)]
 
     def attach_seeded(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any, Generic, TypeAlias, TypedDict, TypeVar, cast, overload
 
 import redis
@@ -147,6 +148,13 @@ def page_bounds(number: int, per_page: int) -> tuple[int, int]:
     """Return the LRANGE start and stop for page `number`, one extra item to detect more."""
     start = (max(1, number) - 1) * per_page
     return start, start + per_page  # inclusive stop: per_page + 1 items
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Yield lists of up to size items (itertools.batched is Python 3.12+)."""
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 def now() -> int:

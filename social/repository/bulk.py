@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, islice
+from itertools import chain
 from typing import TypeVar, Unpack, cast
 
 from social import keys
@@ -29,6 +29,7 @@ from .base import (
     Members,
     RepositoryBase,
     StoreSettings,
+    batched,
     queue_visibility_version,
     utc_day,
 )
@@ -47,13 +48,6 @@ POST_BATCH = 5000  # posts per INCRBY + pipeline
 LIKE_BATCH = 200_000  # likes grouped into one pipeline of ZADDs (a user's: one per batch)
 FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
 FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
-
-
-def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Yield lists of up to size items (itertools.batched is Python 3.12+)."""
-    it = iter(items)
-    while batch := list(islice(it, size)):
-        yield batch
 
 
 BulkPost = tuple[int, str, int] | tuple[int, str, int, int | None]

@@ -23,6 +23,7 @@ from django.utils.translation import gettext, gettext_noop
 
 from social import keys
 
+from .attachments import decode_media
 from .audit import REASON_MAX, AuditDraft, AuditStore
 from .base import (
     STATUS_DELETED,
@@ -40,6 +41,7 @@ from .base import (
     user_from_hash,
 )
 from .errors import NotAllowed, UserNotFound
+from .media_files import forget
 from .models import User
 from .posts import PostStore
 from .profiles import ProfileStore
@@ -438,13 +440,16 @@ class ModerationStore(RepositoryBase):
         ids = list(dict.fromkeys(int(i) for i in post_ids))
         pipe = self._pipe()
         for post_id in ids:
-            pipe.hmget(keys.post(post_id), ["user_id", "deleted", "body"])
+            pipe.hmget(keys.post(post_id), ["user_id", "deleted", "body", "media"])
             pipe.hgetall(keys.post_reports(post_id))
         replies = pipe.execute() if ids else []
-        found = []
-        for post_id, (author, deleted, body), claims in zip(ids, replies[0::2], replies[1::2]):
+        found, pictures = [], {}
+        for post_id, (author, deleted, body, items), claims in zip(
+            ids, replies[0::2], replies[1::2]
+        ):
             if (author_id := as_int(author)) is not None and s(deleted) != "1":
                 found.append((post_id, author_id, s(body) or "", decode_hash(claims)))
+                pictures[post_id] = decode_media(s(items))
         authors = self._users_by_ids(a for _, a, _, _ in found)
         found = [f for f in found if f[1] in authors]
         drafts = [
@@ -460,4 +465,6 @@ class ModerationStore(RepositoryBase):
         if found:
             self.audit.run_audited(drafts, queue, at=at)
             self.reports.forget_open_count()
+            # Their pictures go, files too (two round trips more when there are any).
+            forget(self, [item.id for p, _, _, _ in found for item in pictures[p]])
         return [p for p, _, _, _ in found]

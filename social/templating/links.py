@@ -15,7 +15,7 @@ from django.urls import get_script_prefix, reverse
 from markupsafe import Markup, escape
 
 from social.repository.users import name_has_url
-from social.text import MENTION_RE, TAG_RE, normal_tag
+from social.text import MENTION_RE, TAG_RE, URL_MAX, URL_RE, normal_tag
 
 _local = threading.local()
 
@@ -80,18 +80,24 @@ def tag_url(tag: str) -> str:
 
 def post_text(post) -> Markup:
     """Return post's body as HTML: escaped, with its @mentions of existing users linked to
-    their profiles and its #tags linked to their pages.
+    their profiles, its #tags linked to their pages and its bare http(s) addresses linked
+    (rel="nofollow noopener noreferrer": a link someone typed is not the site's word).
 
     Only what the repository found when the post was written is linked (post.mentions,
     matched ignoring case, and post.tags), so rendering looks nothing up. Every piece of
     text, a name or tag included, goes through escaping: nothing typed can become markup.
     """
     body = post.body
-    if not (post.mentions or post.tags):
+    if not (post.mentions or post.tags or "://" in body):
         return escape(body)
     mentioned = {name.lower() for name, _ in post.mentions}
     tags = set(post.tags)
     links = [
+        (m.start(), m.end(), web_link(m.group(0)))
+        for m in URL_RE.finditer(body)
+        if len(m.group(0)) <= URL_MAX
+    ]
+    links += [
         (m.start(), m.end(), at_link(m.group(1), profile_url(m.group(1)), "mention"))
         for m in MENTION_RE.finditer(body)
         if m.group(1).lower() in mentioned
@@ -103,12 +109,19 @@ def post_text(post) -> Markup:
     ]
     parts, done = [], 0
     for start, end, html in sorted(links, key=lambda link: link[0]):
-        if start < done:  # overlapping matches (none today): the first one wins
+        if start < done:  # overlapping matches (a #fragment in an address): the first wins
             continue
         parts += [escape(body[done:start]), html]
         done = end
     parts.append(escape(body[done:]))
     return Markup("").join(parts)
+
+
+def web_link(address: str) -> Markup:
+    """Return a typed web address as a link to itself (escaped: it is only ever text)."""
+    return Markup('<a class="url" href="{}" rel="nofollow noopener noreferrer">{}</a>').format(
+        address, address
+    )
 
 
 def querystring(request: HttpRequest, **changes) -> str:

@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
 from social.repository.backup import BATCH
+from social.repository.media_files import copy_out
 
 
 def _text_writer(path: str, *, gz: bool) -> TextIO:
@@ -58,6 +59,11 @@ class Command(BaseCommand):
             default=10_000,
             help="report progress on stderr every N keys (default 10000)",
         )
+        parser.add_argument(
+            "--with-files",
+            metavar="DIR",
+            help="also copy every picture file from the storage (local or bucket) into DIR",
+        )
 
     def handle(self, *args, **options) -> None:
         if options["batch_size"] < 1 or options["progress_every"] < 1:
@@ -80,6 +86,10 @@ class Command(BaseCommand):
         except UNAVAILABLE as exc:
             raise CommandError(f"Redis is unreachable ({exc}); check REDIS_URL.") from exc
         keys, records = counts
+        if options["with_files"]:
+            folder = Path(options["with_files"])
+            folder.mkdir(parents=True, exist_ok=True)
+            self._say(f"Copied {copy_out(folder):,} picture file(s) to {folder}.")
         self._say(
             f"Exported {keys:,} keys in {records:,} records to {output}{size} "
             f"in {time.monotonic() - self.started:.1f}s."

@@ -26,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
 from social.repository.backup import BATCH, BadBackup, TargetNotEmpty
+from social.repository.media_files import copy_in
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -58,6 +59,12 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--dry-run", action="store_true", help="read and check the whole file, write nothing"
+        )
+        parser.add_argument(
+            "--with-files",
+            metavar="DIR",
+            help="also store the picture files under DIR (`export --with-files DIR` wrote "
+            "them) that the storage lacks",
         )
 
     def handle(self, *args, **options) -> None:
@@ -95,6 +102,12 @@ class Command(BaseCommand):
         finally:
             if stream is not options.get("stdin", sys.stdin):
                 stream.close()
+        files = options["with_files"]
+        if files and not Path(files).is_dir():
+            raise CommandError(f"No such directory: {files}")
+        if files and not dry_run:
+            copied, present = copy_in(Path(files))
+            self._say(f"Stored {copied:,} picture file(s) from {files} ({present:,} were there).")
         verb = "Checked" if dry_run else "Imported"
         self._say(
             f"{verb} {summary.keys:,} keys in {summary.records:,} records from {source} "

@@ -27,6 +27,9 @@ Why it exists: two kinds of damage have no other way back.
    between a like and its counter. Set from the lists.
 9. Accounts their owners deleted more than keys.DELETED_ACCOUNT_GRACE_DAYS ago are purged:
    the posts' text, the account's lists and the name go (docs/data-layout.md).
+10. Pictures (social/repository/media_files.py): uploads left out of any post for over a
+   day are deleted; files no `image:` hash names (older than --file-grace seconds) and
+   hashes whose files are gone are reported and deleted.
 
 --dry-run only reports. Safe to run on a live site.
 """
@@ -36,14 +39,15 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 
 from social.repository import get_repository
+from social.repository.media_files import ORPHAN_FILE_GRACE
 
 
 class Command(BaseCommand):
     help = (
         "Free username claims whose account does not exist, add posts missing from their "
         "author's own-posts list, index legacy usernames, recount follows, finish "
-        "interrupted fan-outs, mend posts' reply and like counters, list usernames no URL "
-        "can hold "
+        "interrupted fan-outs, mend posts' reply and like counters, delete day-old unattached "
+        "uploads and orphan pictures, list usernames no URL can hold "
         "(--dry-run reports only)."
     )
 
@@ -60,6 +64,13 @@ class Command(BaseCommand):
             type=int,
             default=60,
             help="finish only fan-outs begun at least this many seconds ago (default 60)",
+        )
+        parser.add_argument(
+            "--file-grace",
+            type=int,
+            default=ORPHAN_FILE_GRACE,
+            help="delete only orphan picture files at least this many seconds old "
+            f"(default {ORPHAN_FILE_GRACE}: an upload may be being named)",
         )
 
     def handle(self, *args, **options) -> None:
@@ -106,6 +117,22 @@ class Command(BaseCommand):
             repo.repair.index_tags(tags)
         if not dry_run:  # the staff's "contains" search index, caught up in one run
             repo.directory.index_new_names(limit=None)
+        if dry_run:
+            stale = repo.media_files.unattached_due(limit=100_000)
+        else:
+            stale = repo.media_files.sweep_unattached()
+        strays = repo.media_files.orphans(grace=options["file_grace"])
+        if not dry_run:
+            repo.media_files.mend_orphans(strays)
+        if verbosity >= 1:
+            for name in strays.files:
+                self.stdout.write(f"  file {name}: no image hash names it")
+            for token in strays.hashes:
+                self.stdout.write(f"  image:{token}: its files are gone")
+        pictures = (
+            f"{len(stale)} upload(s) unattached for over a day, {len(strays.files)} "
+            f"orphan picture file(s), {len(strays.hashes)} picture(s) without files"
+        )
         odd = repo.repair.names_without_url()
         if verbosity < 1:
             return
@@ -120,7 +147,8 @@ class Command(BaseCommand):
                 f"{sum(map(len, missing.values()))} unlisted post(s), "
                 f"{len(unindexed)} unindexed username(s), "
                 f"{len(fanouts)} interrupted fan-out(s), {len(purged)} deleted account(s) "
-                f"to purge, {len(wrong)} post(s) with wrong counters; nothing changed."
+                f"to purge, {len(wrong)} post(s) with wrong counters, {pictures}; "
+                "nothing changed."
             )
         else:
             self.stdout.write(
@@ -129,7 +157,8 @@ class Command(BaseCommand):
                     f"added {added} post(s) to own-posts lists; "
                     f"indexed {indexed} username(s); finished {len(fanouts)} "
                     f"interrupted fan-out(s); purged {len(purged)} deleted account(s); "
-                    f"mended the counters of {mended} post(s); {follows} follow(s) in all."
+                    f"mended the counters of {mended} post(s); {follows} follow(s) in all; "
+                    f"deleted {pictures}."
                 )
             )
         if odd:
