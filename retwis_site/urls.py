@@ -11,8 +11,9 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", include("social.urls")),  # names: social:home, social:profile, ...
     path("staff/", include("social.staff.urls")),
 ]
-# Local pictures (social/media.py); a bucket serves its own.
-if settings.MEDIA_STORAGE == "local" and settings.MEDIA_URL.startswith("/"):
+# Local pictures (social/media.py); a bucket serves its own (media.serve answers 404 unless
+# MEDIA_STORAGE is local, asked per request: the URLconf outlives a settings change).
+if settings.MEDIA_URL.startswith("/"):
     urlpatterns.append(path(f"{settings.MEDIA_URL[1:]}<path:name>", media.serve, name="media"))
 
 handler400 = "social.errors.bad_request"
