@@ -45,6 +45,7 @@ from .errors import (
 )
 from .fanout import FanoutStore
 from .filters import FilterStore
+from .front import FrontStore
 from .graph import GraphStore
 from .likes import LikeStore
 from .limits import LimitStore
@@ -148,6 +149,7 @@ class Repository:
             client, reports=self.reports, reader=self.reader, **config
         )
         self.stats = StatsStore(client, **config)
+        self.front = FrontStore(client, **config)
         self.directory = DirectoryStore(client, **config)
         self.search = SearchStore(client, directory=self.directory, users=self.users, **config)
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
