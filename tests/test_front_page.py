@@ -86,6 +86,32 @@ def test_a_visitor_is_answered_from_memory_with_a_token_and_cookie_of_their_own(
     assert cookies[0][0].split(";")[1:] and cookies[0][0][:42] != cookies[1][0][:42]
 
 
+def test_a_database_flushed_under_the_process_is_never_answered_from_memory(
+    repo, alice, r, django_calls
+):
+    repo.posts.create_post(alice.id, "hello from alice", at=T0)
+    assert "hello from alice" in get()[2]
+    r.flushdb()
+    bob = make_user(repo, "bob")
+    repo.posts.create_post(bob.id, "news from bob", at=T0)  # one post again
+
+    html = get()[2]
+
+    assert "news from bob" in html and "hello from alice" not in html
+    assert len(django_calls) == 2
+
+
+def test_a_database_without_a_visibility_version_is_never_answered_from_memory(
+    repo, alice, r, django_calls
+):
+    repo.posts.create_post(alice.id, "hello from alice", at=T0)
+    r.delete(keys.visibility_version())  # as the reference Retwis leaves a database
+    get()
+    get()
+
+    assert len(django_calls) == 2
+
+
 def test_its_token_logs_in(repo, alice):
     get()  # remembered
     _, headers, html = get()
@@ -171,13 +197,16 @@ def test_a_cards_age_moving_renders_it_again(repo, alice, django_calls, monkeypa
     ],
 )
 def test_other_requests_go_to_django(repo, alice, django_calls, request_):
+    repo.posts.create_post(alice.id, "hello from alice", at=T0)
     get()
     get(**request_)
+    get()
 
-    assert len(django_calls) == 2
+    assert len(django_calls) == 2  # the last from memory
 
 
 def test_each_language_has_its_own_page(repo, alice, django_calls):
+    repo.posts.create_post(alice.id, "hello from alice", at=T0)
     get()
     chinese = get(ACCEPT_LANGUAGE="zh-hans")[2]
     again = get(ACCEPT_LANGUAGE="zh-hans")[2]
