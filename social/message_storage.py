@@ -13,7 +13,7 @@ class CookieStorage(cookie.CookieStorage):
     """Django's CookieStorage, its signer built when a message is first read from or
     written to the cookie, not for every request: MessageMiddleware makes a storage for
     each one, and the signer (settings read through the lazy object, the backend imported
-    by name, the key derived) was a few percent of a page that shows no message."""
+    by name, the key derived) cost about 1 % of a page that shows no message."""
 
     def __init__(self, request, *args, **kwargs) -> None:
         BaseStorage.__init__(self, request, *args, **kwargs)
