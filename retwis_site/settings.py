@@ -182,7 +182,7 @@ CACHES: dict[str, dict[str, Any]] = {
 }
 
 # Messages travel in a signed cookie: there is no session store.
-MESSAGE_STORAGE = "django.contrib.messages.storage.cookie.CookieStorage"
+MESSAGE_STORAGE = "social.message_storage.CookieStorage"
 
 # The password hash lives in the user's Redis hash; Django's hashers make and check it.
 AUTH_PASSWORD_VALIDATORS = [

@@ -117,6 +117,14 @@ def visibility_version() -> str:
     return "visibility_version"
 
 
+def front_version() -> str:
+    """String: a counter moved by every write that changes what the latest posts show (a
+    post or reply, a like, a repost, their undoing, a repair of counters): with
+    visibility_version, what a visitor's front page was rendered at (social/front.py). Not
+    written on a cluster, where the front page is not remembered."""
+    return "front_version"
+
+
 def celebrities() -> str:
     """Sorted set: ids of accounts whose posts are merged into followers' home pages when
     read instead of copied into every follower's feed (fan-out on read), scored by the unix

@@ -13,6 +13,7 @@ when the fingerprint is new. Bounded (RETWIS_PAGE_CACHE_SIZE), oldest first out.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Hashable
 
 from django.conf import settings
@@ -28,6 +29,10 @@ from social.templating.filters import age
 
 # Where a remembered page's CSRF token goes: random per process, so no text can forge it.
 CSRF_SLOT = f"csrf-slot-{secrets.token_hex(16)}"
+# Set in the environ by social/front.py when it would remember the page whole, and by
+# render_to_response to offer it: (the body with the slot, when it stops being right).
+WANTED = "retwis.front.wanted"
+OFFERED = "retwis.front.page"
 PAGES: BoundedCache[tuple, tuple[bytes, str]] = BoundedCache(settings.RETWIS_PAGE_CACHE_SIZE)
 
 
@@ -53,6 +58,11 @@ class RememberedPageMixin:
     def remembered_fingerprint(self, context: dict) -> Hashable | None:
         raise NotImplementedError
 
+    def remembered_until(self, context: dict, now: float) -> float | None:
+        """When the page stops being right by the clock alone (a card's shown age), for
+        social/front.py to answer it until then; None: not offered."""
+        return None
+
     def render_to_response(self, context: dict, **response_kwargs) -> HttpResponse:
         request = self.request
         if (
@@ -61,6 +71,7 @@ class RememberedPageMixin:
             or (shown := self.remembered_fingerprint(context)) is None
         ):
             return super().render_to_response(context, **response_kwargs)  # type: ignore[misc]
+        now = time.time()
         key = (request.get_host(), request.get_full_path(), get_language(), shown)
         found = PAGES.get(key)
         if found is None:
@@ -75,5 +86,7 @@ class RememberedPageMixin:
             found = (response.content, response["Content-Type"])
             PAGES.put(key, found)
         body, content_type = found
+        if request.META.get(WANTED) and (until := self.remembered_until(context, now)):
+            request.META[OFFERED] = (body, until)
         token = get_token(request).encode()  # masked afresh; sets the cookie when new
         return HttpResponse(body.replace(CSRF_SLOT.encode(), token), content_type=content_type)

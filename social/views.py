@@ -45,6 +45,7 @@ from social.repository import (
     Viewer,
 )
 from social.repository.reports import AlreadyReported
+from social.templating.filters import age_changes_at
 from social.text import normal_tag
 
 REPLIES_PAGE_SIZE = 20  # replies under a permalink, oldest first
@@ -90,6 +91,11 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
         """A visitor's welcome page shows its latest posts and nothing else that changes."""
         latest = context.get("latest")
         return None if latest is None else posts_fingerprint(latest, time.time())
+
+    def remembered_until(self, context: dict, now: float) -> float | None:
+        """The welcome page changes by the clock when one of its cards' ages does."""
+        latest = context["latest"]
+        return min((age_changes_at(post.time, now) for post in latest.items), default=now + 900)
 
 
 class ConversationMixin(RepositoryMixin):

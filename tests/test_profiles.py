@@ -195,6 +195,19 @@ def test_cards_show_the_authors_name_and_avatar_and_change_with_the_profile(clie
     assert '<bdi class="display-name">Alice Liddell</bdi>' in after
 
 
+def test_emoji_in_names_and_posts_are_references_so_pages_stay_two_bytes_a_character(
+    client, alice, repo
+):
+    repo.posts.create_post(alice.id, "coffee \u2615 and a bike \U0001f6b2")
+    repo.profiles.update(alice.id, display_name="Alice \U0001f33f")
+
+    html = client.get("/timeline/").content.decode()
+
+    assert '<bdi class="display-name">Alice &#127807;</bdi>' in html
+    assert "coffee \u2615 and a bike &#128690;" in html  # beyond U+FFFF only
+    assert max(html) <= "\uffff"
+
+
 def test_generated_avatars_differ_by_account():
     from social.templating.faces import avatar
 

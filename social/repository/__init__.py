@@ -50,6 +50,7 @@ from .errors import (
 )
 from .fanout import FanoutStore
 from .filters import FilterStore
+from .front import FrontStore
 from .graph import GraphStore
 from .likes import LikeStore
 from .limits import LimitStore
@@ -170,6 +171,7 @@ class Repository:
             client, reports=self.reports, reader=self.reader, **config
         )
         self.stats = StatsStore(client, **config)
+        self.front = FrontStore(client, **config)
         self.directory = DirectoryStore(client, **config)
         self.search = SearchStore(
             client, directory=self.directory, users=self.users, accounts=accounts, **config

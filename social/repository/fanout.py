@@ -8,6 +8,7 @@ from typing import cast
 from social import keys
 
 from .base import Members, RepositoryBase, as_int, now
+from .front import queue_front_change
 
 
 class FanoutStore(RepositoryBase):
@@ -39,6 +40,9 @@ class FanoutStore(RepositoryBase):
                 self._insert_missing(keys.home_feed(author_id), post_id, self.home_feed_cap)
                 if repost_of is None:  # a repost is never in the timeline
                     self._insert_missing(keys.timeline(), post_id, self.timeline_cap)
+                    pipe = self._pipe()
+                    queue_front_change(pipe)
+                    pipe.execute()
                 if self.r.zscore(keys.celebrities(), author_id) is None:
                     self._finish_followers(author_id, post_id)
             self.r.zrem(keys.fanouts_in_progress(), post_id)

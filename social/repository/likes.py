@@ -11,6 +11,7 @@ from social import keys
 from .account_reader import AccountReader, AccountSource
 from .base import Client, RepositoryBase, StoreSettings, as_int, now
 from .errors import Refused
+from .front import queue_front_change
 from .models import FollowEntry, Page
 from .notifications import queue_notification, queue_notification_claim
 from .targets import Target, check_target, queue_target_checks, read_target
@@ -66,6 +67,7 @@ class LikeStore(RepositoryBase):
         if added:
             pipe = self._pipe()
             pipe.hincrby(keys.post(post_id), "likes", 1)
+            queue_front_change(pipe)
             if claimed and claimed[0]:
                 queue_notification(pipe, author, "like", user_id, post_id, ts)
             self.send(pipe)
@@ -91,7 +93,10 @@ class LikeStore(RepositoryBase):
         pipe.zrem(keys.likes(post_id), user_id)
         _, removed = pipe.execute()
         if removed:
-            self.r.hincrby(keys.post(post_id), "likes", -1)
+            pipe = self._pipe()
+            pipe.hincrby(keys.post(post_id), "likes", -1)
+            queue_front_change(pipe)
+            pipe.execute()
         return bool(removed)
 
     def _target(self, post_id: int, user_id: int) -> Target:

@@ -28,6 +28,7 @@ from .base import (
 )
 from .bus import DELETE, UPDATE, queue_event
 from .errors import NotAllowed, PostNotFound, PostPending, Refused
+from .front import queue_front_change
 from .loading import HIDDEN_STATUSES
 from .models import User
 from .notices import NoticeStore
@@ -223,6 +224,7 @@ class PostStore(RepositoryBase):
         pipe.ltrim(keys.home_feed(author_id), 0, self.home_feed_cap - 1)
         pipe.lpush(keys.timeline(), post_id)
         pipe.ltrim(keys.timeline(), 0, self.timeline_cap - 1)
+        queue_front_change(pipe)  # after the post, its parent's count and the timeline
         self._count_event(pipe, "posts", ts)
         self._mark_active(pipe, author_id, ts)
         queue_event(pipe, UPDATE, post_id=post_id, author_id=author_id, tags=tags)  # once

@@ -16,6 +16,7 @@ from social import keys
 
 from .base import RepositoryBase, as_int, s
 from .bulk import batched
+from .front import queue_front_change
 from .loading import COUNT_FIELDS
 from .users import name_has_url
 
@@ -230,6 +231,7 @@ class RepairStore(RepositoryBase):
             for i, (post_id, *_) in enumerate(batch):
                 recounted = counts[i * len(COUNT_FIELDS) : (i + 1) * len(COUNT_FIELDS)]
                 pipe.hset(keys.post(post_id), mapping=dict(zip(COUNT_FIELDS, recounted)))
+            queue_front_change(pipe)
             pipe.execute()
         return len(wrong)
 

@@ -35,6 +35,7 @@ from .base import (
 )
 from .bus import DELETE, UPDATE, queue_event
 from .errors import NotAllowed, PostNotFound, Refused
+from .front import queue_front_change
 from .models import FollowEntry, Page
 from .notifications import queue_notification, queue_notification_claim, unqueue_notification
 from .targets import check_target, queue_target_checks, read_target
@@ -136,6 +137,7 @@ class RepostStore(RepositoryBase):
             pipe.ltrim(keys.home_feed(user_id), 0, self.home_feed_cap - 1)
         pipe.zadd(keys.reposts(original), {str(user_id): repost_id})
         pipe.hincrby(keys.post(original), "reposts", 1)
+        queue_front_change(pipe)
         if tells:
             queue_notification(pipe, author_id, "repost", user_id, original, ts)
         self._count_event(pipe, "reposts", ts)
@@ -204,6 +206,7 @@ class RepostStore(RepositoryBase):
         pipe = self._pipe()
         if removed:
             pipe.hincrby(keys.post(post_id), "reposts", -1)
+            queue_front_change(pipe)
         if as_int(shared) == post_id:  # the hash is the repost's (never another post)
             pipe.delete(keys.post(repost_id))
             if (author_id := as_int(author)) is not None and (when := as_int(ts)) is not None:

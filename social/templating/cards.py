@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from social.repository.cache import BoundedCache
 from social.repository.models import PostCounts
+from social.templating.faces import narrow
 from social.templating.filters import age_at
 from social.templating.links import script_prefix
 
@@ -160,6 +161,8 @@ class PostCards:
         self, post, user, counts, report_form, shown, exact_time, repost, shared_by
     ) -> Markup:
         reposter, _, repost_age = shared_by or ("", None, "")
-        return self.macro()(
-            post, user, counts, report_form, shown, exact_time, reposter, repost, repost_age
+        return narrow(
+            self.macro()(
+                post, user, counts, report_form, shown, exact_time, reposter, repost, repost_age
+            )
         )

@@ -9,6 +9,7 @@ URL comes from the storage (social/media.py).
 from __future__ import annotations
 
 import functools
+import re
 from types import SimpleNamespace
 
 from markupsafe import Markup, escape
@@ -17,6 +18,8 @@ from social import media
 from social.templating.links import post_text
 
 HUES = 12
+# Characters beyond the Basic Multilingual Plane: most emoji.
+ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 # Each size a page shows an avatar at (CSS pixels), and the stored size that serves it.
 SIZES = {"small": (48, "96"), "large": (120, "400")}
 
@@ -64,10 +67,21 @@ def header_url(user) -> str:
     return media.url("header", user.header, "1500") if user.header else ""
 
 
+def narrow(html: Markup) -> Markup:
+    """Return html with its characters beyond the Basic Multilingual Plane (most emoji) as
+    character references, which show the same. One such character makes Python hold the
+    whole page at 4 bytes a character instead of 2 (or 1): every copy of the page and its
+    encoding then cost twice as much (docs/benchmarks.md). For what is rendered once and
+    remembered: cards, names."""
+    if html.isascii() or not ASTRAL.search(html):
+        return html
+    return Markup(ASTRAL.sub(lambda found: f"&#{ord(found.group())};", html))
+
+
 def display_name(name: str) -> Markup:
     """Return a display name as the pages show it (escaped; isolated from the text around
-    it, so a right-to-left name does not reorder its neighbours)."""
-    return Markup('<bdi class="display-name">{}</bdi>').format(name) if name else Markup("")
+    it, so a right-to-left name does not reorder its neighbours; emoji as references)."""
+    return narrow(Markup('<bdi class="display-name">{}</bdi>').format(name)) if name else Markup("")
 
 
 def bio(user) -> Markup:

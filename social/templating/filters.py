@@ -98,6 +98,21 @@ def age_at(ts: float, value: datetime, now: float, language: str | None) -> str:
     return _day(value, datetime.fromtimestamp(now, tz).year, tz, language)
 
 
+def age_changes_at(ts: float, now: float) -> float:
+    """The first unix time after now when age_at() of a post written at ts may show
+    something else: the next minute or hour it shows, a day after ts (its date from then),
+    or within a quarter of an hour for a date (which changes only when the local year
+    does, at a quarter hour in every time zone)."""
+    seconds = now - ts
+    if seconds < 60:
+        return ts + 60
+    if seconds < 3600:
+        return ts + 60 * (seconds // 60 + 1)
+    if seconds < 86400:
+        return ts + 3600 * (seconds // 3600 + 1)
+    return now + 900 - now % 900
+
+
 def _recent_age(bucket: int) -> str:
     """The shown age of a bucket: 0 "now", minutes (positive), hours (negative)."""
     if bucket == 0:  # a clock a little ahead of the post's author included
