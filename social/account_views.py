@@ -15,7 +15,7 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from social import auth
-from social.forms import (
+from social.account_forms import (
     CurrentPasswordForm,
     DeleteAccountForm,
     LoginForm,

@@ -18,8 +18,8 @@ from django.views import View
 from django.views.generic import FormView
 
 from social import auth, mail
+from social.account_forms import EmailForm, ForgotPasswordForm, RemoveEmailForm, ResetPasswordForm
 from social.account_views import AccountFormView
-from social.forms import EmailForm, ForgotPasswordForm, RemoveEmailForm, ResetPasswordForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import RepositoryMixin
 from social.repository import AnonymousUser, EmailTaken, Repository

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from social import images
-from social.forms import shows_something
+from social.post_forms import shows_something
 from social.repository.profiles import DISPLAY_NAME_MAX, NOTE_MAX, Picture
 
 # What a browser may send at most before we normalise (a paste of a book is refused whole).

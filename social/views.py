@@ -19,17 +19,12 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from social import auth
+from social.account_forms import LoginForm, RegisterForm
 from social.answers import answer
-from social.forms import (
-    LoginForm,
-    PostForm,
-    RegisterForm,
-    ReplyForm,
-    ReportPostForm,
-    SearchForm,
-)
+from social.forms import SearchForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
+from social.post_forms import PostForm, ReplyForm, ReportPostForm
 from social.redis_client import ping_within
 from social.remembered import RememberedPageMixin, posts_fingerprint
 from social.repository import (

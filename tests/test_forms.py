@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from social.forms import LoginForm, PostForm, RegisterForm
+from social.account_forms import LoginForm, RegisterForm
+from social.post_forms import PostForm
 from tests.conftest import PASSWORD
 
 GOOD_PASSWORD = "correct horse battery"

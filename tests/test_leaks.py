@@ -12,7 +12,7 @@ from django.views.debug import SafeExceptionReporterFilter
 
 from social import views
 from social.debug import mask_url_passwords
-from social.forms import PostForm
+from social.post_forms import PostForm
 from social.repository.moderation import SYSTEM_ACTOR
 
 T0 = 1_700_000_000

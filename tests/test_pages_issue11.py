@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 
 from social import keys
-from social.forms import POST_MAX
+from social.post_forms import POST_MAX
 
 
 class Page(HTMLParser):

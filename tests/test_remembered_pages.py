@@ -8,7 +8,7 @@ import re
 import pytest
 from django.test import Client
 
-from social import forms, remembered
+from social import account_forms, remembered
 from tests.conftest import PASSWORD, make_user
 
 T0 = 1_700_000_000
@@ -126,8 +126,8 @@ def test_the_remembered_welcome_page_builds_no_forms_until_it_renders(repo, post
 
         monkeypatch.setattr(form_class, "__init__", init)
 
-    counted(forms.RegisterForm)
-    counted(forms.LoginForm)
+    counted(account_forms.RegisterForm)
+    counted(account_forms.LoginForm)
 
     first = Client().get("/").content.decode()
     built_first = sorted(built)

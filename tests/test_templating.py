@@ -13,7 +13,8 @@ from django.test import RequestFactory
 from django.utils import timezone
 from markupsafe import Markup
 
-from social.forms import LoginForm, PostForm, ReplyForm
+from social.account_forms import LoginForm
+from social.post_forms import PostForm, ReplyForm
 from social.repository import AnonymousUser, Post, User
 from social.repository.models import PostCounts
 from social.templating import cards, fields, filters, links

@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
-from social.forms import POST_MAX, RAW_POST_MAX, SPOILER_MAX, post_body
 from social.keys import MEDIA_PER_POST
 from social.numbers import id_number, whole_number
+from social.post_forms import POST_MAX, RAW_POST_MAX, SPOILER_MAX, post_body
 from social.repository.oauth import NAME_MAX, REDIRECT_URI_MAX, REDIRECT_URIS_MAX, WEBSITE_MAX
 
 from . import redirect_uris

@@ -8,9 +8,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.templatetags.static import static
 
-from social.forms import POST_MAX
 from social.images import MAX_BYTES, MAX_PIXELS, MIME_TYPES
 from social.keys import MEDIA_ALT_MAX, MEDIA_PER_POST
+from social.post_forms import POST_MAX
 
 from .base import json_response
 from .common import EntityView

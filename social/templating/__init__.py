@@ -18,7 +18,7 @@ from django.conf import settings
 from jinja2 import Environment
 
 from social import media
-from social.forms import PostForm
+from social.post_forms import PostForm
 from social.staff.nav import open_report_count
 from social.templating.cards import PostCards, card_actions
 from social.templating.faces import (

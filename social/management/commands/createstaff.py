@@ -22,7 +22,7 @@ from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from social.forms import RegisterForm, UsernameField
+from social.account_forms import RegisterForm, UsernameField
 from social.repository import NotAllowed, Repository, UsernameTaken, get_repository
 from social.repository.moderation import SYSTEM_ACTOR
 
