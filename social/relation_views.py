@@ -1,7 +1,7 @@
-"""Blocking and muting an account (POST from its profile or a card; to the page's script,
-JSON: social/answers.py), the reader's lists of the
-accounts they block and mute (/settings/blocks/, /settings/mutes/), and their word
-filters (/settings/filters/)."""
+"""Following, blocking and muting an account: follow and unfollow, the followers,
+following and mutuals lists; block and mute (POST from its profile or a card; to the
+page's script, JSON: social/answers.py), the lists of accounts the reader blocks and mutes
+(/settings/blocks/, /settings/mutes/), and their word filters (/settings/filters/)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,102 @@ from django.views.generic import FormView, TemplateView
 from social import auth
 from social.answers import answer
 from social.forms import FILTER_PLACES, FilterForm
-from social.http import AuthenticatedHttpRequest
+from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.keys import FILTERS_CAP, RELATIONS_CAP
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
-from social.repository import NotAllowed, UserNotFound
+from social.repository import CannotFollowSelf, NotAllowed, UserNotFound, Viewer
+
+
+class FollowListView(UserPageMixin, TemplateView):
+    """/u/<username>/followers/ and /following/: paged, newest first. A logged-in reader
+    gets a Follow or Unfollow button on every row but their own (it comes back to this
+    page), and "Follows you" on the people who follow them."""
+
+    request: SiteHttpRequest
+
+    template_name = "social/follow_list.html"
+    which = "followers"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        viewer = self.request.user
+        context["owner"] = self.target_user
+        context["which"] = self.which
+        context["entries"] = self.checked_page(
+            self.repo.graph.follow_list(
+                self.target_id,
+                self.which,
+                self.page_number(),
+                settings.RETWIS_LIST_PAGE_SIZE,
+                viewer=Viewer.of(viewer),
+            )
+        )
+        return context
+
+
+class MutualsView(LoginNextMixin, UserPageMixin, TemplateView):
+    """/u/<username>/followers/you-follow/: the people the reader follows who follow this
+    account (a profile's "…and 15 more"), paged, in the followers list's template."""
+
+    request: AuthenticatedHttpRequest
+
+    template_name = "social/follow_list.html"
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        owner, entries = self.repo.graph.mutuals(
+            self.target_id,
+            Viewer.of(self.request.user),
+            self.page_number(),
+            settings.RETWIS_LIST_PAGE_SIZE,
+        )
+        if owner is None:  # absent, or hidden from this reader: as its profile
+            raise Http404("No such user.")
+        context.update(owner=owner, which="mutuals", entries=self.checked_page(entries))
+        return context
+
+
+class FollowView(LoginNextMixin, UserPageMixin, View):
+    """POST /u/<username>/follow/ and /unfollow/: change the graph, go back."""
+
+    request: AuthenticatedHttpRequest
+
+    http_method_names = ["post"]
+    action = "follow"
+
+    def login_next(self) -> str:
+        return reverse("social:profile", args=[self.kwargs["username"]])
+
+    def post(self, request: AuthenticatedHttpRequest, username: str) -> HttpResponse:
+        back = self.safe_back_url(reverse("social:profile", args=[username]))
+        target = self.target_user  # 404 for a suspended account, as its profile
+        limits = auth.follow_limits(request.user.id)
+        self.repo.limits.enforce(
+            limits, gettext("You have followed and unfollowed a lot in a short time.")
+        )
+        name = {"name": target.username}
+        said, level = "", messages.SUCCESS
+        try:
+            if self.action == "follow":
+                if self.repo.graph.follow(request.user.id, target.id):
+                    said = gettext("You are now following @%(name)s.") % name
+            elif self.repo.graph.unfollow(request.user.id, target.id):
+                said = gettext("You unfollowed @%(name)s.") % name
+        except CannotFollowSelf:
+            said, level = gettext("You cannot follow yourself."), messages.ERROR
+        except NotAllowed as error:  # across a block
+            said, level = gettext(str(error)), messages.ERROR
+        except UserNotFound:
+            raise Http404("No such user.") from None
+        follows = self.action == "follow"
+        control = {  # what the button becomes (to the page's script: social/answers.py)
+            "action": reverse("social:unfollow" if follows else "social:follow", args=[username]),
+            "label": gettext("Unfollow") if follows else gettext("Follow"),
+            "name": (gettext("Unfollow @%(name)s") if follows else gettext("Follow @%(name)s"))
+            % name,
+            "pressed": follows,
+        }
+        return answer(request, back, said, level=level, control=control)
 
 
 class RelationView(LoginNextMixin, UserPageMixin, View):

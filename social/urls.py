@@ -3,13 +3,16 @@
 from django.urls import path, register_converter
 from django.views.i18n import set_language
 
-from social import account_views, email_views, feeds, post_actions, views
+from social import account_views, email_views, feeds, post_actions, post_views, views
 from social.forms import TAG_NAME_RE, is_tag
 from social.profile_views import ProfileSettingsView
 from social.relation_views import (
     BlockView,
     FilterDeleteView,
     FilterView,
+    FollowListView,
+    FollowView,
+    MutualsView,
     RelationListView,
     RelationView,
 )
@@ -39,34 +42,32 @@ urlpatterns = [
     path("register/", account_views.RegisterView.as_view(), name="register"),
     path("login/", account_views.LoginView.as_view(), name="login"),
     path("logout/", account_views.LogoutView.as_view(), name="logout"),
-    path("post/", views.PostCreateView.as_view(), name="post"),
+    path("post/", post_views.PostCreateView.as_view(), name="post"),
     path("notices/dismiss/", account_views.DismissNoticesView.as_view(), name="dismiss_notices"),
     path("timeline/", views.TimelineView.as_view(), name="timeline"),
     path("timeline/feed/", feeds.TimelineFeed(), name="timeline_feed"),
     path("u/<str:username>/", views.ProfileView.as_view(), name="profile"),
     path("u/<str:username>/feed/", feeds.ProfileFeed(), name="profile_feed"),
-    path("u/<str:username>/follow/", views.FollowView.as_view(action="follow"), name="follow"),
-    path(
-        "u/<str:username>/unfollow/", views.FollowView.as_view(action="unfollow"), name="unfollow"
-    ),
+    path("u/<str:username>/follow/", FollowView.as_view(action="follow"), name="follow"),
+    path("u/<str:username>/unfollow/", FollowView.as_view(action="unfollow"), name="unfollow"),
     path(
         "u/<str:username>/followers/",
-        views.FollowListView.as_view(which="followers"),
+        FollowListView.as_view(which="followers"),
         name="followers",
     ),
     path(
         "u/<str:username>/followers/you-follow/",
-        views.MutualsView.as_view(),
+        MutualsView.as_view(),
         name="mutuals",
     ),
     path(
         "u/<str:username>/following/",
-        views.FollowListView.as_view(which="following"),
+        FollowListView.as_view(which="following"),
         name="following",
     ),
-    path("p/<int:post_id>/", views.PostDetailView.as_view(), name="post_detail"),
+    path("p/<int:post_id>/", post_views.PostDetailView.as_view(), name="post_detail"),
     path("healthz", views.HealthView.as_view(), name="healthz"),
-    path("p/<int:post_id>/report/", views.ReportPostView.as_view(), name="report_post"),
+    path("p/<int:post_id>/report/", post_views.ReportPostView.as_view(), name="report_post"),
     path("p/<int:post_id>/like/", post_actions.LikeView.as_view(action="like"), name="like"),
     path("p/<int:post_id>/unlike/", post_actions.LikeView.as_view(action="unlike"), name="unlike"),
     path(
@@ -79,7 +80,7 @@ urlpatterns = [
         post_actions.RepostView.as_view(action="unrepost"),
         name="unrepost",
     ),
-    path("p/<int:post_id>/delete/", views.DeletePostView.as_view(), name="delete_post"),
+    path("p/<int:post_id>/delete/", post_views.DeletePostView.as_view(), name="delete_post"),
     path("mentions/", views.MentionsView.as_view(), name="mentions"),
     path("search/", views.SearchView.as_view(), name="search"),
     path("notifications/", views.NotificationsView.as_view(), name="notifications"),
