@@ -3,7 +3,7 @@
 from django.urls import path
 
 from social.repository.reports import RESOLVED
-from social.staff import views
+from social.staff import report_views, views
 
 app_name = "staff"
 
@@ -48,18 +48,22 @@ urlpatterns = [
     ),
     path("posts/", views.PostListView.as_view(), name="posts"),
     path("posts/delete/", views.DeletePostsView.as_view(), name="delete_posts"),
-    path("reports/", views.ReportListView.as_view(), name="reports"),
+    path("reports/", report_views.ReportListView.as_view(), name="reports"),
     path(
-        "reports/resolved/", views.ReportListView.as_view(status=RESOLVED), name="reports_resolved"
+        "reports/resolved/",
+        report_views.ReportListView.as_view(status=RESOLVED),
+        name="reports_resolved",
     ),
-    path("reports/<int:report_id>/resolve/", views.ResolveReportView.as_view(), name="resolve"),
+    path(
+        "reports/<int:report_id>/resolve/", report_views.ResolveReportView.as_view(), name="resolve"
+    ),
     *[
         path(
             f"reports/<int:report_id>/{action}/",
-            views.ReportActionView.as_view(action=action),
+            report_views.ReportActionView.as_view(action=action),
             name=f"report_{action}",
         )
-        for action in views.REPORT_ACTIONS
+        for action in report_views.REPORT_ACTIONS
     ],
     path("log/", views.AuditLogView.as_view(), name="log"),
 ]
