@@ -1,4 +1,4 @@
-"""`manage.py export` and `manage.py import` (social/repository/backup.py).
+"""`manage.py export` and `manage.py import` (social/repository/backup.py, backup_format.py).
 
 A round trip from the suite's server into a second redis-server of our own reproduces the
 database: every key, its type, its value byte for byte and its TTL (give or take the seconds
@@ -22,7 +22,8 @@ from django.core.management.base import CommandError
 
 from social import keys
 from social.repository import Repository, get_repository
-from social.repository.backup import BadBackup, Record, TargetNotEmpty, decode_blob, encode_blob
+from social.repository.backup import TargetNotEmpty
+from social.repository.backup_format import BadBackup, Record, decode_blob, encode_blob
 from social.repository.filters import LEGACY_CONTEXT, FilterDraft
 from social.repository.limits import Limit
 from tests.conftest import CLUSTER, cache_settings, raw_client

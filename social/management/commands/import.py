@@ -25,7 +25,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
-from social.repository.backup import BATCH, BadBackup, TargetNotEmpty
+from social.repository.backup import BATCH, TargetNotEmpty
+from social.repository.backup_format import BadBackup
 from social.repository.media_files import copy_in
 
 GZIP_MAGIC = b"\x1f\x8b"
