@@ -22,7 +22,8 @@ from social.repository.attachments import FULL, KIND, SMALL
 from social.repository.filters import FilterHit, Keyword, WordFilter
 from social.repository.markers import Marker
 from social.repository.models import Attachment, Counts
-from social.repository.notifications import MASTODON_TYPES, Event, NotificationGroup, group_key
+from social.repository.notification_events import MASTODON_TYPES, Event, group_key
+from social.repository.notifications import NotificationGroup
 from social.repository.users import AccountRow, Relationship
 from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url

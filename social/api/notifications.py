@@ -18,10 +18,8 @@ from django.http import HttpRequest, HttpResponse
 
 from social.numbers import id_number
 from social.repository.markers import TIMELINES
+from social.repository.notification_events import GROUPED, KINDS, MASTODON_TYPES
 from social.repository.notifications import (
-    GROUPED,
-    KINDS,
-    MASTODON_TYPES,
     GroupPage,
     NotificationGroup,
     Query,

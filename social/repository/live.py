@@ -32,7 +32,8 @@ from .base import (
 from .bus import KINDS, NOTIFICATION
 from .filters import active
 from .models import Post, PostCounts
-from .notifications import Event, NotificationGroup, NotificationStore, event_from, grouped
+from .notification_events import Event, event_from, grouped
+from .notifications import NotificationGroup, NotificationStore
 from .reader import PageReader
 from .sources import HOME, PUBLIC
 from .visibility import NO_RELATIONS, Relations, Viewer

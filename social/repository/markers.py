@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from social import keys
 
 from .base import RepositoryBase, as_int, decode_hash
-from .notifications import events_from, queue_marker_save, unread_events
+from .notification_events import events_from, unread_events
+from .notifications import queue_marker_save
 
 TIMELINES = ("home", "notifications")
 
