@@ -173,7 +173,7 @@ def test_rebuilding_feeds_leaves_stars_posts_to_the_read(fan_repo, any_r):
     theirs = fan_repo.posts.create_post(star, "star post", at=T0 + 1)
     friends = fan_repo.posts.create_post(friend, "friend post", at=T0 + 2)
 
-    fan_repo.bulk.rebuild_home_feeds([f1, f2, f3])
+    fan_repo.fanouts.rebuild_home_feeds([f1, f2, f3])
 
     assert feed(any_r, f1) == [friends]
     assert home_ids(fan_repo, f1) == [friends, theirs]

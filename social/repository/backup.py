@@ -20,8 +20,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from .backup_format import FORMAT, VERSION, BadBackup, Pair, Record, parse_line
-from .base import NamedReads, Pipe, RepositoryBase, s
-from .bulk import batched
+from .base import NamedReads, Pipe, RepositoryBase, batched, s
 from .errors import RepositoryError
 
 BATCH = 500  # keys per SCAN and per pipeline, on export; records per pipeline, on import

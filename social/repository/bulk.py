@@ -18,15 +18,13 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
-from typing import TypeVar, Unpack, cast
+from typing import TypeVar, Unpack
 
 from social import keys
 from social.text import encode_mentions, hashtags, mentioned_names
 
 from .base import (
     Client,
-    Members,
     RepositoryBase,
     StoreSettings,
     batched,
@@ -46,8 +44,6 @@ FOLLOW_BATCH = 250_000  # follow pairs grouped into one pipeline of ZADDs (one p
 ZADD_CHUNK = 1000  # members per ZADD, so one command never gets huge
 POST_BATCH = 5000  # posts per INCRBY + pipeline
 LIKE_BATCH = 200_000  # likes grouped into one pipeline of ZADDs (a user's: one per batch)
-FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
-FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
 
 
 BulkPost = tuple[int, str, int] | tuple[int, str, int, int | None]
@@ -130,7 +126,7 @@ class _PostBatches:
 
 
 class BulkStore(RepositoryBase):
-    """Batched writes for seeding, and the rebuild of every home feed from the graph.
+    """Batched writes for seeding (home feeds are rebuilt after: FanoutStore.rebuild_home_feeds).
 
     Given the users and posts stores: their queue_user_writes, queue_post_writes and
     queue_conversation are the one definition of what an account and a post are made of.
@@ -194,7 +190,7 @@ class BulkStore(RepositoryBase):
         """Add (follower, followee, time) pairs to both sorted sets; return how many were new.
 
         ZADD NX on both sides as follow() does; self-follows are skipped. Home feeds are not
-        touched: call rebuild_home_feeds afterwards. Raise UserNotFound (before writing that
+        touched: call fanouts.rebuild_home_feeds afterwards. Raise UserNotFound (before writing that
         batch) if an id has no user hash.
         """
         added = done = 0
@@ -315,7 +311,7 @@ class BulkStore(RepositoryBase):
         than per post; a trending hour expires when it would have had its posts been written
         live (TRENDING_HOUR_TTL after its last one, so older hours are gone at once). The
         global timeline gets the newest timeline_cap. There is no per-post fan-out: call
-        rebuild_home_feeds afterwards. Parents are not checked for deletion or suspension,
+        fanouts.rebuild_home_feeds afterwards. Parents are not checked for deletion or suspension,
         as create_post does: this is for seeding a quiet database.
 
         pauses: {i: call}: once the posts before index i are written, call(their ids); what
@@ -451,57 +447,3 @@ class BulkStore(RepositoryBase):
                 )
             pipe.execute()
         return len(profiles)
-
-    # --- Home feeds ------------------------------------------------------------------------
-
-    def rebuild_home_feeds(
-        self, user_ids: Iterable[int], *, progress: Progress | None = None
-    ) -> int:
-        """Recompute each user's home feed from the follow graph; return the ids written.
-
-        posts:<id> becomes the newest home_feed_cap ids of the user's own posts and their
-        followees' (from the own-posts lists; not those of keys.celebrities, which home pages
-        merge in when read), newest first, written as DEL + RPUSH in
-        pipelines of FEED_BATCH users: three round trips per batch. Not atomic: a reader may
-        see an empty feed for a moment, and a post fanned out to a feed between its read and
-        its rewrite is dropped from that feed only (the post stays in the timeline and on the
-        profile). Run it on a quiet site, or run it again.
-        """
-        cache: dict[int, list[int]] = {}
-        written = done = 0
-        # Fan-out-on-read authors' posts are merged in when a home page is read: not copied.
-        read_fanout = {int(i) for i in cast(Members, self.r.zrange(keys.celebrities(), 0, -1))}
-        for batch in batched(user_ids, FEED_BATCH):
-            pipe = self._pipe()
-            for user_id in batch:
-                pipe.zrange(keys.following(user_id), 0, -1)
-            followees = {
-                uid: [int(f) for f in fs if int(f) != uid and int(f) not in read_fanout]
-                for uid, fs in zip(batch, pipe.execute())
-            }
-            if sum(map(len, cache.values())) > FEED_CACHE_IDS:
-                cache.clear()
-            self._load_own_posts(cache, chain(batch, *followees.values()))
-            pipe = self._pipe()
-            for user_id in batch:
-                lists = [cache[user_id], *(cache[f] for f in followees[user_id])]
-                # Authors are distinct, so are their posts: one sort, no de-duplication.
-                feed = sorted(chain.from_iterable(lists), reverse=True)[: self.home_feed_cap]
-                pipe.delete(keys.home_feed(user_id))
-                if feed:
-                    pipe.rpush(keys.home_feed(user_id), *feed)
-                written += len(feed)
-            pipe.execute()
-            done += len(batch)
-            if progress:
-                progress(done)
-        return written
-
-    def _load_own_posts(self, cache: dict[int, list[int]], authors: Iterable[int]) -> None:
-        """Fill cache with the newest home_feed_cap own-post ids of authors not yet in it."""
-        missing = [a for a in dict.fromkeys(authors) if a not in cache]
-        pipe = self._pipe()
-        for author_id in missing:
-            pipe.lrange(keys.own_posts(author_id), 0, self.home_feed_cap - 1)
-        for author_id, ids in zip(missing, pipe.execute() if missing else []):
-            cache[author_id] = [int(i) for i in ids]

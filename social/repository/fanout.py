@@ -1,18 +1,25 @@
-"""Finishing fan-outs that a dead process or a lost Redis left half done
-(`manage.py repair`; keys.fanouts_in_progress records them)."""
+"""Home feeds outside posting: finishing fan-outs that a dead process or a lost Redis left
+half done (`manage.py repair`; keys.fanouts_in_progress records them), and rebuilding every
+home feed from the follow graph (`manage.py rebuild_feeds`, `seed`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from itertools import chain
 from typing import cast
 
 from social import keys
 
-from .base import Members, RepositoryBase, as_int, now
+from .base import Members, RepositoryBase, as_int, batched, now
 from .front import queue_front_change
+
+FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
+FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
 
 
 class FanoutStore(RepositoryBase):
-    """The record of fan-outs in progress, and finishing the interrupted ones."""
+    """The record of fan-outs in progress, finishing the interrupted ones, and the rebuild of
+    every home feed."""
 
     def interrupted_fanouts(self, older_than: int = 60, *, at: int | None = None) -> list[int]:
         """Return the ids of posts whose fan-out began more than older_than seconds ago
@@ -78,3 +85,55 @@ class FanoutStore(RepositoryBase):
             return new if cap is None else new[:cap]
 
         self._rewrite_list(key, merged)
+
+    def rebuild_home_feeds(
+        self, user_ids: Iterable[int], *, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Recompute each user's home feed from the follow graph; return the ids written.
+
+        posts:<id> becomes the newest home_feed_cap ids of the user's own posts and their
+        followees' (from the own-posts lists; not those of keys.celebrities, which home pages
+        merge in when read), newest first, written as DEL + RPUSH in
+        pipelines of FEED_BATCH users: three round trips per batch. Not atomic: a reader may
+        see an empty feed for a moment, and a post fanned out to a feed between its read and
+        its rewrite is dropped from that feed only (the post stays in the timeline and on the
+        profile). Run it on a quiet site, or run it again.
+        """
+        cache: dict[int, list[int]] = {}
+        written = done = 0
+        # Fan-out-on-read authors' posts are merged in when a home page is read: not copied.
+        read_fanout = {int(i) for i in cast(Members, self.r.zrange(keys.celebrities(), 0, -1))}
+        for batch in batched(user_ids, FEED_BATCH):
+            pipe = self._pipe()
+            for user_id in batch:
+                pipe.zrange(keys.following(user_id), 0, -1)
+            followees = {
+                uid: [int(f) for f in fs if int(f) != uid and int(f) not in read_fanout]
+                for uid, fs in zip(batch, pipe.execute())
+            }
+            if sum(map(len, cache.values())) > FEED_CACHE_IDS:
+                cache.clear()
+            self._load_own_posts(cache, chain(batch, *followees.values()))
+            pipe = self._pipe()
+            for user_id in batch:
+                lists = [cache[user_id], *(cache[f] for f in followees[user_id])]
+                # Authors are distinct, so are their posts: one sort, no de-duplication.
+                feed = sorted(chain.from_iterable(lists), reverse=True)[: self.home_feed_cap]
+                pipe.delete(keys.home_feed(user_id))
+                if feed:
+                    pipe.rpush(keys.home_feed(user_id), *feed)
+                written += len(feed)
+            pipe.execute()
+            done += len(batch)
+            if progress:
+                progress(done)
+        return written
+
+    def _load_own_posts(self, cache: dict[int, list[int]], authors: Iterable[int]) -> None:
+        """Fill cache with the newest home_feed_cap own-post ids of authors not yet in it."""
+        missing = [a for a in dict.fromkeys(authors) if a not in cache]
+        pipe = self._pipe()
+        for author_id in missing:
+            pipe.lrange(keys.own_posts(author_id), 0, self.home_feed_cap - 1)
+        for author_id, ids in zip(missing, pipe.execute() if missing else []):
+            cache[author_id] = [int(i) for i in ids]

@@ -14,8 +14,7 @@ from typing import cast
 
 from social import keys
 
-from .base import RepositoryBase, as_int, s
-from .bulk import batched
+from .base import RepositoryBase, as_int, batched, s
 from .front import queue_front_change
 from .loading import COUNT_FIELDS
 from .users import name_has_url

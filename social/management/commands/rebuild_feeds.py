@@ -41,7 +41,7 @@ class Command(BaseCommand):
                 last = time.monotonic()
                 self.stdout.write(f"  {done:,}/{len(user_ids):,} feeds")
 
-        written = repo.bulk.rebuild_home_feeds(user_ids, progress=progress)
+        written = repo.fanouts.rebuild_home_feeds(user_ids, progress=progress)
         if verbosity >= 1:
             self.stdout.write(
                 self.style.SUCCESS(

@@ -198,7 +198,7 @@ class Command(BaseCommand):
         self._stage(
             "home feeds",
             len(user_ids),
-            lambda p: repo.bulk.rebuild_home_feeds(user_ids, progress=p),
+            lambda p: repo.fanouts.rebuild_home_feeds(user_ids, progress=p),
         )
         if reposts:
             self._say(f"  {reposted.done:,} reposts")
