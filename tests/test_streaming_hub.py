@@ -6,12 +6,15 @@ connections are counted."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 import pytest
 import redis
 
 from social import keys
 from social.repository import get_repository
+from social.streaming import hub as hub_module
 from social.streaming.app import StreamingApp
 from social.streaming.deliver import Listener
 from social.streaming.hub import Connection, Hub
@@ -239,3 +242,34 @@ def test_connecting_while_redis_is_away_is_answered_503(
     start, body = in_new_loop(run())
     assert start["status"] == 503
     assert body["body"] == b'{"error": "Service Unavailable"}'
+
+
+def test_the_collector_freezes_survivors_and_still_frees_their_cycles_in_time(monkeypatch):
+    """keep_collections_short: survivors are frozen out of the collector's sight (a full
+    collection of 10,000 connections stalls every event), and a cycle frozen while alive
+    and dropped later is still freed at the next full collection."""
+    monkeypatch.setattr(hub_module, "FREEZE_EVERY", 0.02)
+    monkeypatch.setattr(hub_module, "FULL_GC_EVERY", 5)
+
+    class Node:
+        pass
+
+    async def run() -> list[bool]:
+        cycle = Node()
+        cycle.self = cycle  # type: ignore[attr-defined]
+        gone = weakref.ref(cycle)
+        collector = asyncio.ensure_future(hub_module.keep_collections_short())
+        await asyncio.sleep(0.05)
+        frozen = gc.get_freeze_count() > 0
+        del cycle  # garbage now, but frozen: only a full collection frees it
+        for _ in range(100):  # a full collection comes after 5 periods (0.1 s)
+            if gone() is None:
+                break
+            await asyncio.sleep(0.02)
+        collector.cancel()
+        return [frozen, gone() is None]
+
+    try:
+        assert in_new_loop(run()) == [True, True]
+    finally:
+        gc.unfreeze()

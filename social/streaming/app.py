@@ -29,7 +29,7 @@ from social.repository import get_repository
 from .cookies import authenticate_cookie, check_origin, cookie_secret, cors_headers
 from .deliver import Listener, authenticate
 from .errors import BadRequest, Refused
-from .hub import Connection, Hub
+from .hub import Connection, Hub, keep_collections_short
 from .streams import PATHS, Stream, stream_from
 
 log = logging.getLogger(__name__)
@@ -109,6 +109,7 @@ class StreamingApp:
 
     def __init__(self) -> None:
         self.hub: Hub | None = None
+        self._collector: asyncio.Future | None = None
 
     def _hub(self) -> Hub:
         if self.hub is None:
@@ -129,8 +130,11 @@ class StreamingApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 self._hub()
+                self._collector = asyncio.ensure_future(keep_collections_short())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._collector is not None:
+                    self._collector.cancel()
                 if self.hub is not None:
                     await self.hub.stop()
                 await send({"type": "lifespan.shutdown.complete"})

@@ -77,6 +77,7 @@ class Told:
     """What one event tells: (subscription key, event name, payload) in order."""
 
     messages: list[tuple[int, str, str]] = field(default_factory=list)
+    took: tuple[float, float] = (0.0, 0.0)  # monotonic begin and end (the hub's log)
 
 
 def tell(
