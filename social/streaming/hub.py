@@ -231,6 +231,10 @@ class Hub:
         for connection, holds in zip(connections, holding):
             if not holds:
                 connection.closed.set()
+        log.info(
+            "%d connections (%d subscriptions) checked, %d closed",
+            len(connections), len(self.subs), holding.count(False),
+        )  # fmt: skip
 
     async def run(self) -> None:
         """Read the bus for ever, from the newest event on, and deliver each in order."""
