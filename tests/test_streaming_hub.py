@@ -1,6 +1,6 @@
 """The streaming process's hub in this process (social/streaming/hub.py): a Redis outage is
 ridden out (the bus is read again from the last id handed out, so nothing the stream holds
-is missed), a client that never reads is dropped at its bounded queue, and an address's
+is missed), a client that never reads is dropped at its bounded buffer, and an address's
 connections are counted."""
 
 from __future__ import annotations
