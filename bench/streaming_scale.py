@@ -453,6 +453,7 @@ def main() -> None:
             say(report[-1])
         if "e" not in args.skip:
             report += throughput(repo, a, web1, clients, opened, args)
+            report.append(f"| RSS after (e) | | {streaming.rss_mib():.0f} MiB |")
     finally:
         for group in (clients, small):
             if group is not None:

@@ -12,14 +12,17 @@ rather than pub/sub: docs/architecture.md, "The live bus".
 
 from __future__ import annotations
 
+import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Unpack, cast
 
 from social import keys
 
 from .base import (
+    STATUS_DELETED,
+    STATUS_SUSPENDED,
     Client,
     NamedReads,
     Replies,
@@ -34,9 +37,20 @@ from .filters import active
 from .models import Post, PostCounts
 from .notification_events import Event, event_from, grouped
 from .notifications import NotificationGroup, NotificationStore
+from .oauth import digest
 from .reader import PageReader
 from .sources import HOME, PUBLIC
 from .visibility import NO_RELATIONS, Relations, Viewer
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What a connection proved who it listens as by: an API token, or (the site's pages)
+    the `auth` cookie's secret, and the user it stood for."""
+
+    user_id: int
+    token: str = ""
+    secret: str = ""
 
 
 @dataclass(frozen=True)
@@ -230,6 +244,29 @@ class LiveStore(RepositoryBase):
             if found is not None:
                 told[viewer, home] = found
         return told
+
+    def holding(self, credentials: Sequence[Credential]) -> list[bool]:
+        """Whether each credential still stands for its user (the token not revoked, the
+        secret still the user's, the account neither suspended nor deleted): one round trip
+        for all of a streaming process's connections."""
+        reads = self.reads()
+        users = sorted({c.user_id for c in credentials})
+        for uid in users:
+            reads.hmget(f"u{uid}", keys.user(uid), ["username", "status", "auth"])
+        for n, c in enumerate(credentials):
+            if c.token:
+                reads.hget(f"t{n}", keys.oauth_token(digest(c.token)), "user_id")
+        got = reads.execute() if users else {}
+        found = []
+        for n, c in enumerate(credentials):
+            name, status, auth = map(s, cast(list, got[f"u{c.user_id}"]))
+            holds = bool(name) and status not in (STATUS_SUSPENDED, STATUS_DELETED)
+            if c.token:
+                holds = holds and as_int(s(cast("bytes | None", got[f"t{n}"]))) == c.user_id
+            else:
+                holds = holds and secrets.compare_digest((auth or "").encode(), c.secret.encode())
+            found.append(holds)
+        return found
 
     def notification_for(
         self, viewer: Viewer, event: Event

@@ -23,19 +23,13 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.http.request import validate_host
 
+from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
 
-from .cookies import (
-    SECRETS,
-    authenticate_cookie,
-    check_origin,
-    cookie_secret,
-    cors_headers,
-    credential_holds,
-)
+from .cookies import authenticate_cookie, check_origin, cookie_secret, cors_headers
 from .deliver import Listener, authenticate
 from .errors import BadRequest, Refused
-from .hub import Connection, Hub
+from .hub import Connection, Hub, keep_collections_short
 from .streams import PATHS, Stream, stream_from
 
 log = logging.getLogger(__name__)
@@ -47,9 +41,10 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 PREFIX = "/api/v1/streaming"
 TOO_MANY = "Too many connections from this address"
 MALFORMED = "Error parsing message"
+UNAVAILABLE_NOW = "Service Unavailable"  # Redis is away: the client is to connect again
 MESSAGE_MAX = 4096  # characters of one client message read
 SUBSCRIPTIONS_MAX = 32  # streams one WebSocket may hold
-RECHECK_EVERY = 4  # heartbeat periods between checks that the token still holds
+LEAVE_WAIT = 1  # seconds a closing connection's tasks are given to end
 
 
 def headers_of(scope: Scope) -> dict[str, str]:
@@ -114,6 +109,7 @@ class StreamingApp:
 
     def __init__(self) -> None:
         self.hub: Hub | None = None
+        self._collector: asyncio.Future | None = None
 
     def _hub(self) -> Hub:
         if self.hub is None:
@@ -134,8 +130,11 @@ class StreamingApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 self._hub()
+                self._collector = asyncio.ensure_future(keep_collections_short())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._collector is not None:
+                    self._collector.cancel()
                 if self.hub is not None:
                     await self.hub.stop()
                 await send({"type": "lifespan.shutdown.complete"})
@@ -161,7 +160,7 @@ class StreamingApp:
             if path == PREFIX + "/public" and query.get("local") in ("true", "1"):
                 name = "public:local"
             stream = stream_from(name, query)
-            connection = await self.connect(scope, headers, query, sse_message)
+            connection = await self.connect(scope, headers, query, sse_message, ":thump\n\n")
         except Refused as refused:
             await respond_error(send, refused.status, refused.message)
             return
@@ -181,12 +180,14 @@ class StreamingApp:
             )
             await send({"type": "http.response.body", "body": b":)\n\n", "more_body": True})
 
-            async def write(text: str) -> None:
-                await send({"type": "http.response.body", "body": text.encode(), "more_body": True})
+            async def write(texts: list[str]) -> None:
+                body = "".join(texts).encode()
+                await send({"type": "http.response.body", "body": body, "more_body": True})
 
-            await self.pump(connection, write, receive, "http.disconnect", ":thump\n\n")
-            with contextlib.suppress(Exception):
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await self.pump(connection, write, receive, "http.disconnect")
+            end = {"type": "http.response.body", "body": b"", "more_body": False}
+            with contextlib.suppress(Exception):  # a client that is gone may never take it
+                await asyncio.wait_for(send(end), LEAVE_WAIT)
         finally:
             hub.leave(connection)
 
@@ -196,17 +197,22 @@ class StreamingApp:
         headers: dict[str, str],
         query: dict[str, str],
         encode: Callable[[Stream, str, str], str],
+        heartbeat: str | None = None,
     ) -> Connection:
         """Authenticate the request and admit its connection; raise Refused."""
         base = base_of(scope, headers)
         token, _ = token_of(headers, query)
         secret = "" if token else cookie_secret(headers)
         listener: Listener
-        if secret:  # a page of the site's own, from one of its origins
-            check_origin(headers, base)
-            listener = await asyncio.to_thread(authenticate_cookie, get_repository(), secret)
-        else:
-            listener = await asyncio.to_thread(authenticate, get_repository(), token)
+        try:
+            if secret:  # a page of the site's own, from one of its origins
+                check_origin(headers, base)
+                listener = await asyncio.to_thread(authenticate_cookie, get_repository(), secret)
+            else:
+                listener = await asyncio.to_thread(authenticate, get_repository(), token)
+        except (*UNAVAILABLE, OSError) as error:
+            log.warning("streaming connection refused, Redis unavailable (%s)", error)
+            raise Refused(503, UNAVAILABLE_NOW) from error
         connection = Connection(
             listener,
             token,
@@ -214,9 +220,9 @@ class StreamingApp:
             base,
             buffer=settings.RETWIS_STREAMING_BUFFER,
             encode=encode,
+            secret=secret,
+            heartbeat=heartbeat,
         )
-        if secret:
-            SECRETS[connection] = secret
         if not self._hub().admit(connection, settings.RETWIS_STREAMING_PER_ADDRESS):
             raise Refused(429, TOO_MANY)
         return connection
@@ -224,32 +230,22 @@ class StreamingApp:
     async def pump(
         self,
         connection: Connection,
-        write: Callable[[str], Awaitable[None]],
+        write: Callable[[list[str]], Awaitable[None]],
         receive: Receive,
         gone: str,
-        heartbeat: str | None,
         on_message: Callable[[dict], Awaitable[None]] | None = None,
     ) -> None:
-        """Send connection's messages (and heartbeats) until the client goes, the queue
-        overflows, or the token no longer holds."""
+        """Send connection's messages (the hub also buffers its heartbeats) until the client
+        goes, the hub closes it (buffer full, a write stuck, the credential no longer
+        holds) or a write fails."""
+        loop = asyncio.get_running_loop()
 
         async def sending() -> None:
-            every = settings.RETWIS_STREAMING_HEARTBEAT
-            loop = asyncio.get_running_loop()
-            checked = loop.time()
             while True:
-                text: str | None
-                try:
-                    text = await asyncio.wait_for(connection.queue.get(), every)
-                except TimeoutError:
-                    text = heartbeat
-                if loop.time() - checked >= every * RECHECK_EVERY:  # revoked, suspended?
-                    holds = await asyncio.to_thread(credential_holds, get_repository(), connection)
-                    if not holds:
-                        return
-                    checked = loop.time()
-                if text is not None:
-                    await write(text)
+                texts = await connection.taken()
+                connection.writing_since = loop.time()
+                await write(texts)
+                connection.writing_since = None
 
         async def receiving() -> None:
             while True:
@@ -267,9 +263,11 @@ class StreamingApp:
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            connection.closed.set()  # nothing more is buffered for it
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # A write to a client that is gone may not end when cancelled: bounded.
+            await asyncio.wait(tasks, timeout=LEAVE_WAIT)
 
     # --- WebSocket ------------------------------------------------------------------------
 
@@ -295,16 +293,17 @@ class StreamingApp:
             if query.get("stream"):
                 await self.subscribe(connection, send, query.get("stream"), query)
 
-            async def write(text: str) -> None:
-                await send({"type": "websocket.send", "text": text})
+            async def write(texts: list[str]) -> None:
+                for text in texts:
+                    await send({"type": "websocket.send", "text": text})
 
             async def on_message(message: dict) -> None:
                 await self.on_ws_message(connection, send, message)
 
-            await self.pump(connection, write, receive, "websocket.disconnect", None, on_message)
+            await self.pump(connection, write, receive, "websocket.disconnect", on_message)
             with contextlib.suppress(Exception):
                 code = 1008 if connection.dropped else 1000
-                await send({"type": "websocket.close", "code": code})
+                await asyncio.wait_for(send({"type": "websocket.close", "code": code}), LEAVE_WAIT)
         finally:
             hub.leave(connection)
 

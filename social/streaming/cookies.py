@@ -8,7 +8,6 @@ names that origin for CORS with credentials. A token's request is answered to an
 
 from __future__ import annotations
 
-import weakref
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -16,15 +15,13 @@ from django.http.cookie import parse_cookie
 
 from social.repository import Repository
 
-from .deliver import INVALID_TOKEN, Listener, still_valid
+from .deliver import INVALID_TOKEN, Listener
 from .errors import Refused
 from .hub import Connection
 
 FOREIGN_ORIGIN = "Origin not allowed"
 # A cookie's listener reads as a browser session does: everything the pages show.
 COOKIE_SCOPES = ("read",)
-# The cookie secret of each connection it authenticated (checked again with the heartbeat).
-SECRETS: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 
 
 def cookie_secret(headers: dict[str, str]) -> str:
@@ -65,23 +62,11 @@ def authenticate_cookie(repo: Repository, secret: str) -> Listener:
     return Listener(user, COOKIE_SCOPES)
 
 
-def credential_holds(repo: Repository, connection: Connection) -> bool:
-    """Whether the connection's token, or cookie secret, still stands for a listener."""
-    secret = SECRETS.get(connection)
-    if secret is None:
-        return still_valid(repo, connection.token)
-    try:
-        authenticate_cookie(repo, secret)
-    except Refused:
-        return False
-    return True
-
-
 def cors_headers(headers: dict[str, str], connection: Connection) -> list[tuple[bytes, bytes]]:
     """CORS for an answer that streams: a cookie's connection is answered to its page's own
     origin, with credentials; a token's to any origin."""
     origin = headers.get("origin", "")
-    if connection in SECRETS and origin:
+    if connection.secret and origin:
         return [
             (b"access-control-allow-origin", origin.encode("latin-1")),
             (b"access-control-allow-credentials", b"true"),

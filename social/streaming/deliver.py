@@ -17,7 +17,6 @@ from functools import cached_property
 from social.api import entities
 from social.api.common import render_for
 from social.api.scopes import covers
-from social.redis_client import UNAVAILABLE
 from social.repository import Repository, User, Viewer
 from social.repository.bus import DELETE, FILTERS_CHANGED, NOTIFICATION, UPDATE
 from social.repository.live import ListenerFilters, LiveEvent
@@ -63,19 +62,6 @@ def authenticate(repo: Repository, token: str) -> Listener:
     return Listener(user, stored.scopes)
 
 
-def still_valid(repo: Repository, token: str) -> bool:
-    """Whether token still stands for an account that may listen (revoked or suspended
-    since: the connection is closed). While Redis is away it is taken to (checked again
-    at the next turn): an outage closes no connection."""
-    try:
-        authenticate(repo, token)
-    except Refused:
-        return False
-    except (*UNAVAILABLE, OSError):
-        return True
-    return True
-
-
 @dataclass(frozen=True)
 class Audience:
     """One subscription of one connection, as the delivery sees it."""
@@ -91,6 +77,7 @@ class Told:
     """What one event tells: (subscription key, event name, payload) in order."""
 
     messages: list[tuple[int, str, str]] = field(default_factory=list)
+    took: tuple[float, float] = (0.0, 0.0)  # monotonic begin and end (the hub's log)
 
 
 def tell(

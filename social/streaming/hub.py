@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import logging
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from django.conf import settings
 
 from social.redis_client import UNAVAILABLE, get_async_redis
 from social.repository import get_repository
 from social.repository.bus import FILTERS_CHANGED, NOTIFICATION, UPDATE
-from social.repository.live import ListenerFilters, LiveBus, LiveEvent
+from social.repository.live import Credential, ListenerFilters, LiveBus, LiveEvent
 
-from .deliver import Audience, Listener, tell
+from .deliver import Audience, Listener, Told, tell
 from .streams import Stream
 
 log = logging.getLogger(__name__)
@@ -30,11 +34,17 @@ log = logging.getLogger(__name__)
 BLOCK_MS = 5000  # the longest one XREAD waits for an event
 RECONNECT_WAIT = (0.1, 0.5, 1, 2, 5)  # seconds between attempts while Redis is away
 SLOW = 0.5  # seconds: an event that takes longer to hand out is logged
+RECHECK_EVERY = 4  # heartbeat periods between checks that the credentials still hold
+WRITE_STUCK = 2  # heartbeat periods a write may stay unfinished before the client is dropped
+FREEZE_EVERY = 15  # seconds between moves of the surviving objects out of the collector's sight
+FULL_GC_EVERY = 40  # of those periods between full collections (10 minutes)
 
 
 class Connection:
-    """One client's connection: its listener, its subscriptions and a bounded queue of
-    messages to send. A client that does not read fills the queue and is dropped."""
+    """One client's connection: its listener, its subscriptions and a bounded buffer of
+    messages to send (its pump takes them all at each wake-up). A client that does not
+    read fills the buffer, or leaves a write unfinished for WRITE_STUCK heartbeats, and is
+    dropped."""
 
     def __init__(
         self,
@@ -45,26 +55,78 @@ class Connection:
         *,
         buffer: int,
         encode: Callable[[Stream, str, str], str],
+        secret: str = "",
+        heartbeat: str | None = None,
     ) -> None:
         self.listener = listener
         self.token = token
+        self.secret = secret  # the `auth` cookie's, for the site's own pages (cookies.py)
         self.address = address
         self.base = base
         self.encode = encode
-        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=buffer)
+        self.heartbeat = heartbeat  # what an idle connection is sent each period (SSE)
+        self.buffer = buffer
+        self.pending: deque[str] = deque()
+        self.wake = asyncio.Event()
+        self.quiet = True  # nothing sent since the hub's last heartbeat tick
+        self.writing_since: float | None = None  # loop time of the unfinished write
         self.closed = asyncio.Event()
         self.dropped = False
         self.subscriptions: dict[Stream, int] = {}
 
+    @property
+    def credential(self) -> Credential:
+        return Credential(self.listener.user.id, self.token, self.secret)
+
     def put(self, stream: Stream, event: str, payload: str) -> None:
-        """Queue a message; drop the connection when its queue is full."""
+        """Buffer a message (encoded for this connection's protocol)."""
+        self.put_text(self.encode(stream, event, payload))
+
+    def put_text(self, text: str) -> None:
+        """Buffer an encoded message; drop the connection when its buffer is full."""
         if self.closed.is_set():
             return
-        try:
-            self.queue.put_nowait(self.encode(stream, event, payload))
-        except asyncio.QueueFull:
-            self.dropped = True
-            self.closed.set()
+        if len(self.pending) >= self.buffer:
+            self.drop()
+            return
+        self.pending.append(text)
+        self.quiet = False
+        self.wake.set()
+
+    def drop(self) -> None:
+        self.dropped = True
+        self.closed.set()
+
+    async def taken(self) -> list[str]:
+        """Wait for messages, and take every one buffered."""
+        await self.wake.wait()
+        self.wake.clear()
+        texts = list(self.pending)
+        self.pending.clear()
+        return texts
+
+
+async def keep_collections_short() -> None:
+    """Keep Python's cyclic collector off the process's long-lived objects (tens of
+    thousands a connection): a full collection of 10,000 connections' heap takes 1.5 s
+    here, the events it delays as long. Every FREEZE_EVERY seconds young cycles are
+    collected and the survivors frozen (gc.freeze); every FULL_GC_EVERY periods all are
+    thawed and collected once. Started by the server's lifespan (app.py), never in tests."""
+    for n in itertools.count(1):
+        await asyncio.sleep(FREEZE_EVERY)
+        if n % FULL_GC_EVERY == 0:
+            gc.unfreeze()
+            gc.collect()
+        else:
+            gc.collect(1)
+        gc.freeze()
+
+
+def timed_tell(*args: Any) -> Told:
+    begun = time.monotonic()
+    told = tell(*args)
+    told.took = (begun, time.monotonic())
+    return told
 
 
 class Hub:
@@ -76,6 +138,7 @@ class Hub:
         self.per_address: Counter[str] = Counter()
         self._keys = itertools.count(1)
         self._task: asyncio.Task | None = None
+        self._ticker: asyncio.Task | None = None
         self.connected = asyncio.Event()  # the bus reader reads (tests wait for it)
         self.stopping = False
         self.filters = ListenerFilters()  # the listeners' word filters as last read
@@ -84,12 +147,17 @@ class Hub:
         self._deciding = ThreadPoolExecutor(1, thread_name_prefix="live-deliver")
 
     def start(self) -> None:
-        """Start the bus reader, once."""
+        """Start the bus reader and the heartbeat, once."""
+        loop = asyncio.get_running_loop()
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self.run())
+            self._task = loop.create_task(self.run())
+        if self._ticker is None or self._ticker.done():
+            self._ticker = loop.create_task(self.tick())
 
     async def stop(self) -> None:
         self.stopping = True  # a cancelled read may surface as a ConnectionError: run() ends
+        if self._ticker is not None:
+            self._ticker.cancel()
         if self._task is not None:
             self._task.cancel()  # redis-py ends a blocked XREAD only when it returns: bounded
             await asyncio.wait([self._task], timeout=2)
@@ -127,6 +195,46 @@ class Hub:
         key = connection.subscriptions.pop(stream, None)
         if key is not None:
             self.subs.pop(key, None)
+
+    async def tick(self) -> None:
+        """Each heartbeat period: a heartbeat to each connection that was sent nothing, a
+        client whose write has been stuck for WRITE_STUCK periods dropped; every
+        RECHECK_EVERY periods, every connection's credential checked at once (check)."""
+        every = settings.RETWIS_STREAMING_HEARTBEAT
+        loop = asyncio.get_running_loop()
+        for n in itertools.count(1):
+            await asyncio.sleep(every)
+            now = loop.time()
+            for connection in list(self.connections):
+                stuck = connection.writing_since
+                if stuck is not None and now - stuck > every * WRITE_STUCK:
+                    connection.drop()
+                elif connection.quiet and connection.heartbeat and not connection.pending:
+                    connection.put_text(connection.heartbeat)
+                connection.quiet = True
+            if n % RECHECK_EVERY == 0:
+                await self.check()
+
+    async def check(self) -> None:
+        """Close each connection whose token was revoked, whose cookie secret changed or
+        whose account was suspended or deleted since it connected: one round trip for all.
+        While Redis is away every one is taken to hold (checked again next time)."""
+        connections = list(self.connections)
+        if not connections:
+            return
+        credentials = [c.credential for c in connections]
+        try:
+            holding = await asyncio.to_thread(get_repository().live.holding, credentials)
+        except (*UNAVAILABLE, OSError) as error:
+            log.warning("credentials not checked, Redis unavailable (%s)", error)
+            return
+        for connection, holds in zip(connections, holding):
+            if not holds:
+                connection.closed.set()
+        log.info(
+            "%d connections (%d subscriptions) checked, %d closed",
+            len(connections), len(self.subs), holding.count(False),
+        )  # fmt: skip
 
     async def run(self) -> None:
         """Read the bus for ever, from the newest event on, and deliver each in order."""
@@ -179,7 +287,7 @@ class Hub:
             return
         try:
             told = await asyncio.get_running_loop().run_in_executor(
-                self._deciding, tell, get_repository(), event, audience, self.filters
+                self._deciding, timed_tell, get_repository(), event, audience, self.filters
             )
         except (*UNAVAILABLE, OSError):
             raise  # run() waits for Redis and delivers this event again
@@ -187,14 +295,21 @@ class Hub:
             log.exception("live event %s not delivered", event.id)
             return
         decided = time.monotonic()
+        encoded: dict[tuple[object, Stream, str, str], str] = {}  # each distinct message once
         for key, name, payload in told.messages:
             found = self.subs.get(key)
             if found is not None:
                 connection, stream = found
-                connection.put(stream, name, payload)
+                memo = (connection.encode, stream, name, payload)
+                text = encoded.get(memo)
+                if text is None:
+                    text = encoded[memo] = connection.encode(stream, name, payload)
+                connection.put_text(text)
         done = time.monotonic()
         if done - begun > SLOW:
             log.warning(
-                "live event %s: %d subscriptions decided in %.2f s, %d messages queued in %.2f s",
-                event.id, len(audience), decided - begun, len(told.messages), done - decided,
+                "live event %s: %d subscriptions decided in %.2f s (%.2f s in tell, begun after "
+                "%.2f s), %d messages queued in %.2f s",
+                event.id, len(audience), decided - begun, told.took[1] - told.took[0],
+                told.took[0] - begun, len(told.messages), done - decided,
             )  # fmt: skip
