@@ -273,3 +273,44 @@ def test_the_collector_freezes_survivors_and_still_frees_their_cycles_in_time(mo
         assert in_new_loop(run()) == [True, True]
     finally:
         gc.unfreeze()
+
+
+def test_the_collector_frees_closed_connections_soon_after_many_leave(monkeypatch):
+    """Objects frozen while their connection was open are freed by a full collection as
+    soon as CHURN_COLLECT connections (and a quarter of those open) have left, not only
+    every FULL_GC_EVERY periods: a crowd reconnecting must not grow the process."""
+    monkeypatch.setattr(hub_module, "FREEZE_EVERY", 0.02)
+    monkeypatch.setattr(hub_module, "FULL_GC_EVERY", 10_000)  # never, in this test
+    monkeypatch.setattr(hub_module, "CHURN_COLLECT", 3)
+
+    class Node:
+        pass
+
+    class Crowd:  # what keep_collections_short reads of the hub
+        def __init__(self) -> None:
+            self.left = 0
+            self.connections = {object() for _ in range(8)}  # a quarter of 8 is 2 < 3
+
+    async def run() -> list[bool]:
+        crowd = Crowd()
+        cycle = Node()
+        cycle.self = cycle  # type: ignore[attr-defined]
+        gone = weakref.ref(cycle)
+        collector = asyncio.ensure_future(hub_module.keep_collections_short(crowd))  # type: ignore[arg-type]
+        await asyncio.sleep(0.1)
+        del cycle  # garbage, but frozen
+        crowd.left = 2  # fewer than CHURN_COLLECT left: no full collection
+        await asyncio.sleep(0.1)
+        kept = gone() is not None
+        crowd.left = 3
+        for _ in range(100):
+            if gone() is None:
+                break
+            await asyncio.sleep(0.02)
+        collector.cancel()
+        return [kept, gone() is None]
+
+    try:
+        assert in_new_loop(run()) == [True, True]
+    finally:
+        gc.unfreeze()

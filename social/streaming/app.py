@@ -129,8 +129,7 @@ class StreamingApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                self._hub()
-                self._collector = asyncio.ensure_future(keep_collections_short())
+                self._collector = asyncio.ensure_future(keep_collections_short(self._hub()))
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self._collector is not None:

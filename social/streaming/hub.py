@@ -38,6 +38,10 @@ RECHECK_EVERY = 4  # heartbeat periods between checks that the credentials still
 WRITE_STUCK = 2  # heartbeat periods a write may stay unfinished before the client is dropped
 FREEZE_EVERY = 15  # seconds between moves of the surviving objects out of the collector's sight
 FULL_GC_EVERY = 40  # of those periods between full collections (10 minutes)
+# ...or sooner once this many connections (and at least a quarter of those open) have closed
+# since the last: their objects were frozen while open, so only a full collection frees them
+# (10,000 clients reconnecting four times took RSS from 662 MiB to 1,172 MiB before).
+CHURN_COLLECT = 1000
 
 
 class Connection:
@@ -106,15 +110,20 @@ class Connection:
         return texts
 
 
-async def keep_collections_short() -> None:
+async def keep_collections_short(hub: Hub | None = None) -> None:
     """Keep Python's cyclic collector off the process's long-lived objects (tens of
     thousands a connection): a full collection of 10,000 connections' heap takes 1.5 s
     here, the events it delays as long. Every FREEZE_EVERY seconds young cycles are
-    collected and the survivors frozen (gc.freeze); every FULL_GC_EVERY periods all are
-    thawed and collected once. Started by the server's lifespan (app.py), never in tests."""
+    collected and the survivors frozen (gc.freeze); every FULL_GC_EVERY periods, or once
+    CHURN_COLLECT connections of hub (and a quarter of those open) have left since the
+    last, all are thawed and collected once. Started by the server's lifespan (app.py)."""
+    left_at_full = 0
     for n in itertools.count(1):
         await asyncio.sleep(FREEZE_EVERY)
-        if n % FULL_GC_EVERY == 0:
+        churn = 0 if hub is None else hub.left - left_at_full
+        many = hub is not None and churn >= max(CHURN_COLLECT, len(hub.connections) // 4)
+        if n % FULL_GC_EVERY == 0 or many:
+            left_at_full = 0 if hub is None else hub.left
             gc.unfreeze()
             gc.collect()
         else:
@@ -136,6 +145,7 @@ class Hub:
         self.subs: dict[int, tuple[Connection, Stream]] = {}
         self.connections: set[Connection] = set()
         self.per_address: Counter[str] = Counter()
+        self.left = 0  # connections that have left, ever (keep_collections_short)
         self._keys = itertools.count(1)
         self._task: asyncio.Task | None = None
         self._ticker: asyncio.Task | None = None
@@ -178,6 +188,7 @@ class Hub:
         if connection not in self.connections:
             return
         self.connections.discard(connection)
+        self.left += 1
         for key in connection.subscriptions.values():
             self.subs.pop(key, None)
         connection.subscriptions.clear()
