@@ -99,6 +99,17 @@ def percentile(values: list[float], p: float) -> float:
     return 1000 * ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
+def seed_small(redis_url: str) -> None:
+    """Seed the Redis at redis_url with the small demo data set (200 users, fixed seed)."""
+    say("seeding 200 users")
+    subprocess.run(
+        [sys.executable, "manage.py", "seed", "--users", "200", "--follows", "2000",
+         "--posts", "3000", "--seed", "1"],
+        cwd=ROOT, env={**os.environ, "REDIS_URL": redis_url, "DEBUG": "true"}, check=True,
+        capture_output=True,
+    )  # fmt: skip
+
+
 def serve(redis_url: str, port: int, log: Path) -> subprocess.Popen:
     """Start scripts/launch.py (the production way) and wait for /healthz."""
     env = {**os.environ, "PORT": str(port), "REDIS_URL": redis_url, "ALLOWED_HOSTS": "127.0.0.1"}
@@ -188,13 +199,7 @@ def main() -> None:
     server = RedisServer().start("--save", "", "--appendonly", "no")
     site = None
     try:
-        env = {**os.environ, "REDIS_URL": server.url, "DEBUG": "true"}
-        say("seeding 200 users")
-        subprocess.run(
-            [sys.executable, "manage.py", "seed", "--users", "200", "--follows", "2000",
-             "--posts", "3000", "--seed", "1"],
-            cwd=ROOT, env=env, check=True, capture_output=True,
-        )  # fmt: skip
+        seed_small(server.url)
         r = redis.Redis.from_url(server.url, decode_responses=True)
 
         def hasher() -> str:

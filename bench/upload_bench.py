@@ -42,7 +42,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from http_bench import parse_wrk  # noqa: E402
-from login_bench import ROOT, Client, RedisServer, serve  # noqa: E402
+from login_bench import ROOT, Client, RedisServer, seed_small, serve  # noqa: E402
 
 from tests.redis_server import port_is_free  # noqa: E402
 
@@ -166,13 +166,7 @@ def main() -> None:
     server = RedisServer().start("--save", "", "--appendonly", "no")
     site = None
     try:
-        env = {**os.environ, "REDIS_URL": server.url, "DEBUG": "true"}
-        say("seeding 200 users")
-        subprocess.run(
-            [sys.executable, "manage.py", "seed", "--users", "200", "--follows", "2000",
-             "--posts", "3000", "--seed", "1"],
-            cwd=ROOT, env=env, check=True, capture_output=True,
-        )  # fmt: skip
+        seed_small(server.url)
         say("making the pictures")
         pictures = {"PNG 1900x1830 noise": noise_png(), "JPEG 7200x5000": big_jpeg()}
         port = quiet_port()
