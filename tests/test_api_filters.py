@@ -5,6 +5,7 @@ none where it hides; every bad input refused with a 422 (or 404) having written 
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import time
@@ -195,7 +196,7 @@ def test_a_warning_filter_made_in_an_app_folds_on_the_site_and_marks_the_status(
     assert result["keyword_matches"] == ["Dragon"]
     assert result["filter"]["id"] == "1" and "keywords" not in result["filter"]
     page = login(Client(), repo, alice).get("/").content.decode()
-    assert "Hidden: it contains “Dragon”, which you filter. Show it" in page
+    assert "Hidden: it contains “Dragon”, which you filter. Show it" in html.unescape(page)
     # Not in the public timeline: the filter acts only where it says.
     assert repo.pages.timeline(Viewer(alice.id)).posts.counts[dragon].folded == ""
 

@@ -3,6 +3,7 @@ fold in conversations, in any case and script, until the filter expires."""
 
 from __future__ import annotations
 
+import html
 import time
 
 import pytest
@@ -143,7 +144,7 @@ def test_a_filter_that_warns_folds_the_post_on_the_home_page_naming_the_word(rep
     )
     assert expires == float("inf")
     home = client.get("/").content.decode()
-    assert "Hidden: it contains “redis”, which you filter. Show it" in home
+    assert "Hidden: it contains “redis”, which you filter. Show it" in html.unescape(home)
     assert home.count('<details class="folded">') == 2
     assert "more REDIS spoilers" in home  # one click away, not gone
     feed = repo.pages.home(alice.id).feed
@@ -152,7 +153,7 @@ def test_a_filter_that_warns_folds_the_post_on_the_home_page_naming_the_word(rep
     # Only where it was told: the timeline lists it unfolded.
     assert repo.pages.timeline(Viewer(alice.id)).posts.counts[spoiler].folded == ""
     listed = client.get("/settings/filters/").content.decode()
-    assert "Folded in: Home ·" in listed
+    assert "Folded in: Home ·" in html.unescape(listed)
 
 
 def test_a_filter_for_profiles_hides_there_and_not_in_the_timeline(repo, reader):

@@ -5,8 +5,9 @@ faster than with Django's template engine (docs/benchmarks.md has the figures). 
 modules here are the template vocabulary, registered as globals and filters by
 environment(): `links` (url(), static(), querystring(), post_text()...), `filters` (Django's
 built-in filters of the same names, tuned for feeds, and age()), `fields` (form rows),
-`cards` (post_card(), post_cards()), `layout` (the layout's parts, pagers, page_part()) and
-`translation` (_() and kin, once per language).
+`cards` (post_card(), post_cards()), `layout` (the layout's parts, pagers, page_part()),
+`translation` (_() and kin, once per language) and `ascii` (pages kept in ASCII, and
+encoded piece by piece where not).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from jinja2 import Environment
 from social import media
 from social.post_forms import PostForm
 from social.staff.nav import open_report_count
+from social.templating.ascii import AsciiTemplateText, SiteTemplate, charrefs
 from social.templating.cards import PostCards, card_actions
 from social.templating.faces import (
     avatar,
@@ -77,6 +79,8 @@ class SiteEnvironment(Environment):
     load, as Jinja2 asks; environment() sets them all at once.
     """
 
+    template_class = SiteTemplate  # a page keeps its pieces for encoding (ascii.py)
+
     def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         return {**self.globals, **(d or {})}
 
@@ -94,7 +98,7 @@ def environment(**options) -> Environment:
     {{ ngettext("%(num)d post", "%(num)d posts", n) }}. Newstyle: every message is a
     %-format, so a literal percent sign is written %%. scripts/messages extracts them.
     """
-    options["extensions"] = [*options.get("extensions", ()), "jinja2.ext.i18n"]
+    options["extensions"] = [*options.get("extensions", ()), "jinja2.ext.i18n", AsciiTemplateText]
     env = SiteEnvironment(**options)
     env.install_gettext_callables(  # type: ignore[attr-defined]
         page_gettext,
@@ -137,5 +141,6 @@ def environment(**options) -> Environment:
         pluralize=pluralize,
         truncatechars=truncatechars,
         linebreaksbr=linebreaksbr,
+        charrefs=charrefs,
     )
     return env

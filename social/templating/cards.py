@@ -84,9 +84,11 @@ class PostCards:
         return self.card(post, user, counts, report_form, exact_time)
 
     @pass_context
-    def many(self, context: Context, posts, user, counts) -> Markup:
+    def many(self, context: Context, posts, user, counts) -> list[Markup]:
         """post_cards(posts, user, counts): the cards of a feed, in one call (one per post
-        costs a template function call each, which a 50-post timeline feels)."""
+        costs a template function call each, which a 50-post timeline feels). A list, which
+        the page writes card by card: each card a piece of the page of its own, so one
+        card's emoji does not make the others' text costly to encode (ascii.py)."""
         if user.is_authenticated and posts:
             _cards_shown(context)
         return self.cards_of(posts, user, counts)
@@ -98,12 +100,10 @@ class PostCards:
             post, user, self._counts(post, counts), report_form, now, get_language(), exact_time
         )
 
-    def cards_of(self, posts, user, counts) -> Markup:
+    def cards_of(self, posts, user, counts) -> list[Markup]:
         """Return the cards of posts."""
         now, language = time.time(), get_language()  # once per feed, not per card
-        return Markup("").join(
-            [self._card(p, user, self._counts(p, counts), None, now, language) for p in posts]
-        )
+        return [self._card(p, user, self._counts(p, counts), None, now, language) for p in posts]
 
     @staticmethod
     def _counts(post, counts) -> PostCounts:

@@ -3,10 +3,15 @@ page's language read from its context (page_gettext and kin)."""
 
 from __future__ import annotations
 
+import unicodedata
+from functools import lru_cache
+
 from django.conf import settings
 from django.utils.translation import get_language, trans_real
 from jinja2 import pass_context
 from jinja2.runtime import Context
+
+from social.templating.ascii import references
 
 
 def language_code() -> str:
@@ -49,26 +54,44 @@ def _translated(language: str, msgctxt: str, message: str) -> str:
     return found
 
 
+@lru_cache(maxsize=4096)
+def _punctuation_as_references(text: str) -> str:
+    """text with its characters beyond ASCII as references when none of them is a letter or
+    a digit (an English message's ’ — “ ”: social/templating/ascii.py); else as it is (a
+    Chinese message: references would only make it longer)."""
+    if any(unicodedata.category(c)[0] in "LN" for c in text if not c.isascii()):
+        return text
+    return references(text)
+
+
+def _for_page(context: Context, text: str) -> str:
+    """A translated message as an HTML page shows it (see _punctuation_as_references)."""
+    if text.isascii() or not context.eval_ctx.autoescape:
+        return text
+    return _punctuation_as_references(text)
+
+
 @pass_context
 def page_gettext(context: Context, message: str) -> str:
     """gettext for templates: the page's language from its context (LANGUAGE_CODE, set
     once per page by a context processor) and each message translated once per process.
     Django's own gettext looks the active language up on every call, which a page with
     thirty messages felt (docs/benchmarks.md)."""
-    return _translated(page_language(context), "", message)
+    return _for_page(context, _translated(page_language(context), "", message))
 
 
 @pass_context
 def page_pgettext(context: Context, msgctxt: str, message: str) -> str:
     """pgettext for templates (see page_gettext)."""
-    return _translated(page_language(context), msgctxt, message)
+    return _for_page(context, _translated(page_language(context), msgctxt, message))
 
 
 @pass_context
 def page_ngettext(context: Context, singular: str, plural: str, number: int) -> str:
     """ngettext for templates: the page's language's catalogue, no look-up of the active
     language (plural forms depend on the number, so they are not remembered)."""
-    return trans_real.translation(page_language(context)).ngettext(singular, plural, number)
+    catalogue = trans_real.translation(page_language(context))
+    return _for_page(context, catalogue.ngettext(singular, plural, number))
 
 
 @pass_context
@@ -77,5 +100,5 @@ def page_npgettext(context: Context, msgctxt: str, singular: str, plural: str, n
     catalogue = trans_real.translation(page_language(context))
     found = catalogue.ngettext(in_context(msgctxt, singular), in_context(msgctxt, plural), number)
     if CONTEXT_SEPARATOR in found:
-        return singular if number == 1 else plural
-    return found
+        found = singular if number == 1 else plural
+    return _for_page(context, found)
