@@ -22,6 +22,7 @@ import pytest
 import redis
 from django.contrib.auth.hashers import make_password
 from django.test import Client
+from django.utils import translation
 from redis.cluster import RedisCluster
 
 from social.repository import PROCESS_CACHE, Repository, User, get_repository
@@ -91,7 +92,10 @@ def redis_url(redis_server, settings, tmp_path_factory):
     # Uploaded pictures go to a directory of the test's own (social/media.py).
     settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
     settings.CACHES = cache_settings(redis_server.url, connection_class=CountingConnection)
-    return redis_server.url
+    yield redis_server.url
+    # A page in Chinese leaves its language active in this thread (LocaleMiddleware does not
+    # deactivate it): a later test's dates and messages would be in Chinese.
+    translation.deactivate()
 
 
 @pytest.fixture

@@ -60,3 +60,17 @@ def test_a_feed_page_is_all_ascii_unless_a_post_is_not_and_shows_the_same_text(r
     assert "Coffee ☕ and 咖啡" in mixed  # a post's words as written
     assert '<option value="zh-hans" lang="zh-hans">简体中文</option>' in unescape(mixed)
     assert mixed.count('aria-hidden="true">&#9825;</span>') == 2  # each card's Like
+
+
+def test_messages_are_formatted_as_jinjas_newstyle_gettext_would():
+    page = (
+        '{{ _("100%% sure") }}|{{ _("Hi %(name)s", name=who) }}|'
+        '{{ ngettext("%(num)s post", "%(num)s posts", 3) }}|'
+        '{{ pgettext("a button", "Follow") }}|'
+        "{% trans %}Hello {{ who }}{% endtrans %}"
+    )
+
+    assert render(page, who="<b>") == "100% sure|Hi &lt;b&gt;|3 posts|Follow|Hello &lt;b&gt;"
+    assert render(page, who="<b>") == render(page, who="<b>")  # remembered: the same again
+    plain = engines["jinja2"].env.overlay(autoescape=False).from_string(page)
+    assert plain.render(who="<b>") == "100% sure|Hi <b>|3 posts|Follow|Hello <b>"

@@ -100,10 +100,13 @@ def environment(**options) -> Environment:
     """
     options["extensions"] = [*options.get("extensions", ()), "jinja2.ext.i18n", AsciiTemplateText]
     env = SiteEnvironment(**options)
-    env.install_gettext_callables(  # type: ignore[attr-defined]
-        page_gettext,
-        page_ngettext,
-        newstyle=True,
+    # The i18n extension's newstyle calling convention ({% trans %} passes its variables),
+    # with callables that format the message themselves (translation.py).
+    env.newstyle_gettext = True  # type: ignore[attr-defined]
+    env.globals.update(
+        _=page_gettext,
+        gettext=page_gettext,
+        ngettext=page_ngettext,
         pgettext=page_pgettext,
         npgettext=page_npgettext,
     )

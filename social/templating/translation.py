@@ -10,6 +10,7 @@ from django.conf import settings
 from django.utils.translation import get_language, trans_real
 from jinja2 import pass_context
 from jinja2.runtime import Context
+from markupsafe import Markup
 
 from social.templating.ascii import references
 
@@ -71,34 +72,69 @@ def _for_page(context: Context, text: str) -> str:
     return _punctuation_as_references(text)
 
 
-@pass_context
-def page_gettext(context: Context, message: str) -> str:
-    """gettext for templates: the page's language from its context (LANGUAGE_CODE, set
-    once per page by a context processor) and each message translated once per process.
-    Django's own gettext looks the active language up on every call, which a page with
-    thirty messages felt (docs/benchmarks.md)."""
-    return _for_page(context, _translated(page_language(context), "", message))
+# A message without variables as a page shows it: (language, context, message, autoescape).
+_shown: dict[tuple[str, str, str, bool], str] = {}
+
+
+def _show(context: Context, found: str, variables: dict) -> str:
+    """found (message translated) as Jinja2's newstyle gettext returns it: Markup on an
+    autoescaped page, always %-formatted (variables escaped; "%%" is "%"). A message
+    without variables is formatted once per language and process."""
+    autoescape = context.eval_ctx.autoescape
+    text = _for_page(context, found)
+    return (Markup(text) if autoescape else text) % variables
 
 
 @pass_context
-def page_pgettext(context: Context, msgctxt: str, message: str) -> str:
-    """pgettext for templates (see page_gettext)."""
-    return _for_page(context, _translated(page_language(context), msgctxt, message))
+def page_gettext(context: Context, message: str, **variables: object) -> str:
+    """_() and gettext() in templates, as Jinja2's newstyle gettext ({{ _("Hi %(name)s",
+    name=x) }}) in one call where its glue makes three: the page's language from its context
+    (LANGUAGE_CODE, set once per page by a context processor), each message translated once
+    per process, a message without variables formatted once. Django's own gettext looks
+    the active language up on every call, which a page with thirty messages felt
+    (docs/benchmarks.md)."""
+    return _message(context, "", message, variables)
 
 
 @pass_context
-def page_ngettext(context: Context, singular: str, plural: str, number: int) -> str:
-    """ngettext for templates: the page's language's catalogue, no look-up of the active
-    language (plural forms depend on the number, so they are not remembered)."""
+def page_pgettext(context: Context, msgctxt: str, message: str, **variables: object) -> str:
+    """pgettext in templates (see page_gettext)."""
+    return _message(context, msgctxt, message, variables)
+
+
+def _message(context: Context, msgctxt: str, message: str, variables: dict) -> str:
+    language = page_language(context)
+    if variables:
+        return _show(context, _translated(language, msgctxt, message), variables)
+    key = (language, msgctxt, message, context.eval_ctx.autoescape)
+    shown = _shown.get(key)
+    if shown is None:
+        shown = _show(context, _translated(language, msgctxt, message), {})
+        if len(_shown) < 20_000:
+            _shown[key] = shown
+    return shown
+
+
+@pass_context
+def page_ngettext(
+    context: Context, singular: str, plural: str, number: int, **variables: object
+) -> str:
+    """ngettext in templates (as Jinja2's newstyle: `num` is the number unless given): the
+    page's language's catalogue, no look-up of the active language (plural forms depend on
+    the number, so they are not remembered)."""
+    variables.setdefault("num", number)
     catalogue = trans_real.translation(page_language(context))
-    return _for_page(context, catalogue.ngettext(singular, plural, number))
+    return _show(context, catalogue.ngettext(singular, plural, number), variables)
 
 
 @pass_context
-def page_npgettext(context: Context, msgctxt: str, singular: str, plural: str, number: int) -> str:
-    """npgettext for templates (see page_ngettext)."""
+def page_npgettext(
+    context: Context, msgctxt: str, singular: str, plural: str, number: int, **variables: object
+) -> str:
+    """npgettext in templates (see page_ngettext)."""
+    variables.setdefault("num", number)
     catalogue = trans_real.translation(page_language(context))
     found = catalogue.ngettext(in_context(msgctxt, singular), in_context(msgctxt, plural), number)
     if CONTEXT_SEPARATOR in found:
         found = singular if number == 1 else plural
-    return _for_page(context, found)
+    return _show(context, found, variables)
