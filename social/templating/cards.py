@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from django.utils import timezone
 from django.utils.translation import get_language
 from jinja2 import Environment, pass_context
 from jinja2.runtime import Context
@@ -102,8 +103,11 @@ class PostCards:
 
     def cards_of(self, posts, user, counts) -> list[Markup]:
         """Return the cards of posts."""
-        now, language = time.time(), get_language()  # once per feed, not per card
-        return [self._card(p, user, self._counts(p, counts), None, now, language) for p in posts]
+        # Once per feed, not per card (Django's time zone is a look-up in a context-local).
+        now, language, tz = time.time(), get_language(), timezone.get_current_timezone()
+        return [
+            self._card(p, user, self._counts(p, counts), None, now, language, tz=tz) for p in posts
+        ]
 
     @staticmethod
     def _counts(post, counts) -> PostCounts:
@@ -120,6 +124,7 @@ class PostCards:
         now: float,
         language: str | None = None,
         exact_time=False,
+        tz=None,
     ) -> Markup:
         # A repost (reader.py gives it the post it shares as `original`): that post's
         # card, "reposted by" the repost's author, with when (its time exact, in a title;
@@ -130,9 +135,9 @@ class PostCards:
             shared_by = (
                 repost.author_name,
                 repost.time,
-                age_at(repost.time, repost.created, now, language),
+                age_at(repost.time, repost.created, now, language, tz),
             )
-        shown = "" if exact_time else age_at(post.time, post.created, now, language)
+        shown = "" if exact_time else age_at(post.time, post.created, now, language, tz)
         if self.env.auto_reload:
             return self._render(
                 post, user, counts, report_form, shown, exact_time, repost, shared_by

@@ -82,9 +82,10 @@ def age(value: datetime | None, now: float | None = None) -> str:
 _recent_ages: dict[tuple[int, str | None], str] = {}
 
 
-def age_at(ts: float, value: datetime, now: float, language: str | None) -> str:
+def age_at(ts: float, value: datetime, now: float, language: str | None, tz=None) -> str:
     """age() of a post written at unix time ts (value: the same as a datetime), in the
-    given language (the active one)."""
+    given language (the active one) and time zone (the current one when not given: a feed
+    looks it up once for all its cards)."""
     seconds = now - ts
     if seconds < 86400:
         bucket = (
@@ -94,7 +95,7 @@ def age_at(ts: float, value: datetime, now: float, language: str | None) -> str:
         if shown is None:
             shown = _recent_ages[(bucket, language)] = _recent_age(bucket)
         return shown
-    tz = timezone.get_current_timezone()
+    tz = tz or timezone.get_current_timezone()
     return _day(value, datetime.fromtimestamp(now, tz).year, tz, language)
 
 
