@@ -93,8 +93,9 @@ def live_url() -> str:
 def environment(**options) -> Environment:
     """Build the Jinja2 environment (settings.TEMPLATES names this function).
 
-    Templates are translated with Jinja2's i18n extension calling Django's gettext:
-    {{ _("Text") }}, {{ _("Hello %(name)s", name=x) }} (variables escaped), and
+    Templates are translated with Jinja2's i18n extension's syntax and Django's catalogues,
+    through translation.py's callables: {{ _("Text") }}, {{ _("Hello %(name)s", name=x) }}
+    (variables escaped), and
     {{ ngettext("%(num)d post", "%(num)d posts", n) }}. Newstyle: every message is a
     %-format, so a literal percent sign is written %%. scripts/messages extracts them.
     """

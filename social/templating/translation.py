@@ -78,8 +78,7 @@ _shown: dict[tuple[str, str, str, bool], str] = {}
 
 def _show(context: Context, found: str, variables: dict) -> str:
     """found (message translated) as Jinja2's newstyle gettext returns it: Markup on an
-    autoescaped page, always %-formatted (variables escaped; "%%" is "%"). A message
-    without variables is formatted once per language and process."""
+    autoescaped page, always %-formatted (variables escaped; "%%" is "%")."""
     autoescape = context.eval_ctx.autoescape
     text = _for_page(context, found)
     return (Markup(text) if autoescape else text) % variables
@@ -103,6 +102,8 @@ def page_pgettext(context: Context, msgctxt: str, message: str, **variables: obj
 
 
 def _message(context: Context, msgctxt: str, message: str, variables: dict) -> str:
+    """A message as _show formats it; one without variables formatted once per language,
+    autoescaping and process (_shown, bounded like _messages)."""
     language = page_language(context)
     if variables:
         return _show(context, _translated(language, msgctxt, message), variables)
