@@ -59,6 +59,13 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.resolved_reports(), "reports:resolved"),
         (keys.post_reports(42), "post_reports:42"),
         (keys.live_events(), "live:events"),
+        (keys.job_stream("mail"), "jobs:{mail}:ready"),
+        (keys.job_delayed("mail"), "jobs:{mail}:delayed"),
+        (keys.job_dead("media"), "jobs:{media}:dead"),
+        (keys.job_totals("media"), "jobs:{media}:totals"),
+        (keys.job_destination("deliver", "social.example"), "jobs:{deliver}:dest:social.example"),
+        (keys.job_leases("deliver", "social.example"), "jobs:{deliver}:leases:social.example"),
+        (keys.job_destinations("deliver"), "jobs:{deliver}:backoff"),
         (keys.user_reports(7), "user_reports:7"),
         (keys.audit_log(), "audit"),
         (keys.audit_by_actor(7), "audit:actor:7"),
@@ -132,3 +139,15 @@ def test_it_refuses_anything_but_a_sha256_hex_digest_in_oauth_keys(bad):
 def test_it_refuses_a_malformed_client_id(bad):
     with pytest.raises(ValueError):
         keys.oauth_app(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "Mail", "mail:x", "{mail}", "m" * 33, "1mail"])
+def test_a_queue_name_is_checked_before_it_builds_a_key(bad):
+    with pytest.raises(ValueError):
+        keys.job_stream(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "Social.Example", "a b", "x" * 256, "evil}{x"])
+def test_a_destination_is_checked_before_it_builds_a_key(bad):
+    with pytest.raises(ValueError):
+        keys.job_destination("deliver", bad)

@@ -17,6 +17,7 @@ shapes, the process cache and the other stores it uses, nothing more.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.media_files` (the
   pictures' lifecycle), `repo.backup`, `repo.limits`.
+- The worker tier (social/work/): `repo.jobs` (durable queues on Redis Streams).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from .fanout import FanoutStore
 from .filters import FilterStore
 from .front import FrontStore
 from .graph import GraphStore
+from .jobs import JobStore
 from .likes import LikeStore
 from .limits import LimitStore
 from .live import LiveStore
@@ -186,6 +188,7 @@ class Repository:
             oauth=self.oauth, emails=self.emails, profiles=self.profiles, **config,
         )  # fmt: skip
         self.backup = BackupStore(client, **config)
+        self.jobs = JobStore(client, **config)
         self.api_reads = ApiReadStore(client, reader=self.reader, **config)
         self.live = LiveStore(
             client, reader=self.reader, notifications=self.notifications, **config

@@ -1,0 +1,49 @@
+"""Which function runs each kind of job: handlers register with @work.handler(queue, kind)
+in the modules listed here, imported when a worker starts (or run_pending runs)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+Handler = Callable[[dict[str, str]], None]
+
+# Modules whose import registers handlers.
+HANDLER_MODULES: list[str] = [
+    "social.work_handlers.mail",
+    "social.work_handlers.media",
+]
+
+HANDLERS: dict[tuple[str, str], Handler] = {}
+_loaded = False
+
+
+def register(queue: str, kind: str, function: Handler) -> None:
+    key = (queue, kind)
+    if key in HANDLERS and HANDLERS[key] is not function:
+        raise ValueError(f"two handlers for {queue}/{kind}")
+    HANDLERS[key] = function
+
+
+def load() -> None:
+    """Import every handler module (once)."""
+    global _loaded
+    if _loaded:
+        return
+    for name in HANDLER_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:  # a module it imports is missing: a real error
+                raise
+    _loaded = True
+
+
+def handler_for(queue: str, kind: str) -> Handler | None:
+    load()
+    return HANDLERS.get((queue, kind))
+
+
+def queues_with_handlers() -> list[str]:
+    load()
+    return sorted({queue for queue, _ in HANDLERS})
