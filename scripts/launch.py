@@ -15,9 +15,10 @@ environment, is read from var/secret_key (made once, mode 0600). ALLOWED_HOSTS d
 Beside it, the streaming API (social/streaming/): Granian serving the ASGI app on
 127.0.0.1:$STREAMING_PORT (default PORT + 1), named to apps and the pages by
 RETWIS_STREAMING_URL; CSRF_TRUSTED_ORIGINS names the site's origin, whose pages it admits.
+And the worker tier: one `manage.py work` process (pictures, mail; social/work/).
 
 On Ctrl-C, SIGTERM or SIGHUP it stops the servers (Granian's main process and workers, or
-runserver) and the redis-server it started, and exits 0. It never touches a Redis it did not
+runserver), the worker and the redis-server it started, and exits 0. It never touches a Redis it did not
 start or was not given.
 """
 
@@ -260,10 +261,12 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def site_env(dev: bool) -> dict[str, str]:
-    """Return the environment the site runs with: DEBUG, SECRET_KEY, ALLOWED_HOSTS set, and
-    mail printed to the console unless EMAIL_BACKEND says otherwise."""
+def site_env(dev: bool, port: int = 8000) -> dict[str, str]:
+    """Return the environment the site runs with: DEBUG, SECRET_KEY, ALLOWED_HOSTS and
+    SITE_URL (http://127.0.0.1:port, the base of links in mail) set, and mail printed to the
+    console unless EMAIL_BACKEND says otherwise."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
     if dev:
         env.setdefault("DEBUG", "true")
     else:
@@ -289,9 +292,9 @@ def main() -> int:
     for taken, name in ((port, "PORT"), (streaming_port, "STREAMING_PORT")):
         if port_in_use(taken):
             sys.exit(f"Port {taken} is in use on 127.0.0.1: stop what runs there or set {name}.")
-    redis_process = server = streaming = None
+    redis_process = server = streaming = worker = None
     try:
-        env = site_env(args.dev)
+        env = site_env(args.dev, port)
         manage = [sys.executable, str(ROOT / "manage.py")]
         if args.dev:
             argv = [*manage, "runserver", f"127.0.0.1:{port}"]
@@ -329,13 +332,20 @@ def main() -> int:
             streaming_argv(streaming_port, access_log=args.access_log),
             cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
         )  # fmt: skip
+        # The worker tier (social/work/): pictures and mail, off the page workers. SIGTERM
+        # lets its running jobs finish; a job cut short runs again (docs/workers.md).
+        say("Worker: manage.py work (pictures, mail)")
+        worker = subprocess.Popen(
+            [*manage, "work", "--stop-timeout", "25"], cwd=ROOT, env=env, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
         # Own session: a Ctrl-C reaches only us; stop() then ends the whole process group
         # (Granian's main process and workers, or runserver and its autoreload child).
         server = subprocess.Popen(
             argv, cwd=ROOT, env=env, start_new_session=True, stdin=subprocess.DEVNULL
         )
-        while True:  # either server ending ends the site
-            for process in (server, streaming):
+        while True:  # any of them ending ends the site
+            for process in (server, streaming, worker):
                 if process.poll() is not None:
                     return process.returncode
             time.sleep(0.2)
@@ -350,6 +360,7 @@ def main() -> int:
             signal.signal(sig, lambda *_: say("still stopping..."))
         stop(server, "the site's server", group=True)
         stop(streaming, "the streaming server", group=True)
+        stop(worker, "the worker", group=True)
         stop(redis_process, "redis-server")
         if redis_process is not None:
             say("Redis stopped; its data stays in var/redis/.")

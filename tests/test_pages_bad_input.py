@@ -87,6 +87,8 @@ def world(repo, alice, bob, sam):
         "client_id": "c" * 43,
         "token": "t" * 43,
         "name": "no/such.png",
+        "queue": "mail",
+        "job_id": "0" * 16,
     }
 
 

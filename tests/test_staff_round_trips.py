@@ -25,6 +25,7 @@ PAGES = {
     "log": "/staff/log/",
     "log by target": "/staff/log/?target=target",
     "log by actor and action": "/staff/log/?actor=sam&action=add_note",
+    "jobs": "/staff/jobs/",
 }
 # What each page may cost: the middleware's user (2) plus the page's own reads.
 BUDGET = 8

@@ -188,7 +188,7 @@ class Repository:
             oauth=self.oauth, emails=self.emails, profiles=self.profiles, **config,
         )  # fmt: skip
         self.backup = BackupStore(client, **config)
-        self.jobs = JobStore(client, **config)
+        self.jobs = JobStore(client, audit=self.audit, **config)
         self.api_reads = ApiReadStore(client, reader=self.reader, **config)
         self.live = LiveStore(
             client, reader=self.reader, notifications=self.notifications, **config

@@ -58,6 +58,8 @@ ACTIONS: dict[str, str] = {
     "remove_note": gettext_noop("Removed bio"),
     "remove_avatar": gettext_noop("Removed avatar"),
     "remove_header": gettext_noop("Removed header image"),
+    "retry_job": gettext_noop("Sent a failed job back to its queue"),
+    "discard_job": gettext_noop("Discarded a failed job"),
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.

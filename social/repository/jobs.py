@@ -31,13 +31,16 @@ import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import cast
+from datetime import datetime
+from typing import Unpack, cast
 
 import redis
 
 from social import keys
 
-from .base import Entries, RepositoryBase, s
+from .audit import AuditDraft, AuditStore
+from .base import Client, Entries, RepositoryBase, StoreSettings, s
+from .models import User, as_datetime
 
 GROUP = "workers"
 PROMOTE_BATCH = 100  # delayed jobs moved into ready per promote call
@@ -61,6 +64,10 @@ class Job:
     entry: str = ""
     delivered: int = 1
     died: int = 0  # ms: when it became a dead letter
+
+    @property
+    def died_at(self) -> datetime | None:
+        return as_datetime(self.died // 1000) if self.died else None
 
     def encoded(self) -> str:
         """The job as it is kept in Redis (one JSON string: stream field, set member)."""
@@ -110,6 +117,14 @@ class QueueStats:
     retried: int = 0
     died: int = 0
     backoff: list[tuple[str, int]] = field(default_factory=list)  # (destination, until ms)
+
+    @property
+    def oldest(self) -> datetime | None:
+        return as_datetime(self.oldest_ms // 1000) if self.oldest_ms else None
+
+    @property
+    def waiting(self) -> int:
+        return max(0, self.ready - self.running)
 
 
 class QueueFull(Exception):
@@ -171,6 +186,10 @@ def now_ms() -> int:
 class JobStore(RepositoryBase):
     """Queues of jobs (module docstring). `limit`, `lease` and the retry schedule are the
     caller's (social/work/queues.py), given per call."""
+
+    def __init__(self, client: Client, *, audit: AuditStore, **config: Unpack[StoreSettings]):
+        super().__init__(client, **config)
+        self.audit = audit
 
     # --- Queuing ------------------------------------------------------------------------
 
@@ -362,12 +381,11 @@ class JobStore(RepositoryBase):
     # --- Staff --------------------------------------------------------------------------
 
     def stats(self, queues: list[str], *, now: int | None = None) -> list[QueueStats]:
-        """Return each queue's depth, running, delayed and dead jobs, its oldest job and its
-        totals: one round trip per queue (each queue's keys live on one slot)."""
+        """Return each queue's depth, running, delayed and dead jobs, its oldest job, its
+        totals and its destinations backing off: one round trip for all of them."""
         at = now_ms() if now is None else now
-        result = []
+        pipe = self._pipe()
         for queue in queues:
-            pipe = self._pipe()
             stream = keys.job_stream(queue)
             pipe.xlen(stream)
             pipe.zcard(keys.job_delayed(queue))
@@ -375,10 +393,13 @@ class JobStore(RepositoryBase):
             pipe.xrange(stream, count=1)
             pipe.hgetall(keys.job_totals(queue))
             pipe.zrangebyscore(keys.job_destinations(queue), at, "+inf", withscores=True)
-            pipe.xpending(stream, GROUP)  # an error when no worker has made the group yet
-            ready, delayed, dead, first, totals, backoff, pending = pipe.execute(
-                raise_on_error=False
-            )
+            pipe.xpending(stream, GROUP)  # an error until a worker has made the group
+        replies = pipe.execute(raise_on_error=False)
+        result = []
+        for number, queue in enumerate(queues):
+            ready, delayed, dead, first, totals, backoff, pending = replies[
+                7 * number : 7 * number + 7
+            ]
             oldest = None
             for _, fields in cast(Entries, first):
                 if b"job" in fields:
@@ -419,6 +440,30 @@ class JobStore(RepositoryBase):
             moved = self.r.eval(RESURRECT, 2, key, keys.job_stream(queue), raw, again.encoded())
             return bool(moved)
         return False
+
+    def staff_retry_dead(self, queue: str, job_id: str, actor: User) -> bool:
+        """retry_dead, as staff, logged in the audit log; False when it was not there."""
+        letter = self._dead_letter(queue, job_id)
+        if letter is None or not self.retry_dead(queue, job_id):
+            return False
+        self._log(actor, "retry_job", letter)
+        return True
+
+    def staff_discard_dead(self, queue: str, job_id: str, actor: User) -> bool:
+        """discard_dead, as staff, logged in the audit log; False when it was not there."""
+        letter = self._dead_letter(queue, job_id)
+        if letter is None or not self.discard_dead(queue, job_id):
+            return False
+        self._log(actor, "discard_job", letter)
+        return True
+
+    def _dead_letter(self, queue: str, job_id: str) -> Job | None:
+        raw = cast(list[bytes], self.r.lrange(keys.job_dead(queue), 0, keys.JOB_DEAD_CAP - 1))
+        return next((j for j in (Job.decoded(queue, x) for x in raw) if j.id == job_id), None)
+
+    def _log(self, actor: User, action: str, job: Job) -> None:
+        reason = f"{job.queue}/{job.kind} {job.id}: {job.error}"
+        self.audit.run_audited([AuditDraft(actor, action, reason=reason)], lambda pipe, ts: None)
 
     def discard_dead(self, queue: str, job_id: str) -> bool:
         """Delete one dead letter; False when it is not there."""

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from social.repository.reports import RESOLVED
-from social.staff import report_views, views
+from social.staff import job_views, report_views, views
 
 app_name = "staff"
 
@@ -66,4 +66,15 @@ urlpatterns = [
         for action in report_views.REPORT_ACTIONS
     ],
     path("log/", views.AuditLogView.as_view(), name="log"),
+    path("jobs/", job_views.JobsView.as_view(), name="jobs"),
+    path(
+        "jobs/<str:queue>/<str:job_id>/retry/",
+        job_views.DeadLetterActionView.as_view(action="retry"),
+        name="job_retry",
+    ),
+    path(
+        "jobs/<str:queue>/<str:job_id>/discard/",
+        job_views.DeadLetterActionView.as_view(action="discard"),
+        name="job_discard",
+    ),
 ]

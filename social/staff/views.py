@@ -17,7 +17,7 @@ from django.utils.translation import ngettext as _n
 from django.views import View
 from django.views.generic import TemplateView
 
-from social import mail
+from social import mail, work
 from social.forms import TagSearchForm
 from social.http import AuthenticatedHttpRequest
 from social.mixins import UserPageMixin
@@ -109,6 +109,7 @@ class DashboardView(StaffRequiredMixin, TemplateView):
         dashboard = self.repo.stats.dashboard()
         context["dashboard"] = dashboard
         context["charts"] = [build_chart(series) for series in dashboard.series]
+        context["queues"] = self.repo.jobs.stats(list(work.QUEUES))
         return context
 
 
@@ -225,14 +226,13 @@ class SendResetView(UserActionView):
             context = self.get_context_data(bound={self.action: form})
             return self.render_to_response(context, status=400)
         try:
-            link = self.repo.emails.staff_make_reset(self.target_id, request.user, form.value())
+            user = self.repo.emails.staff_log_reset(self.target_id, request.user, form.value())
         except UserNotFound:
             messages.error(request, gettext("This account has no confirmed e-mail address."))
             return HttpResponseRedirect(self.account_url())
         try:
-            mail.send([mail.reset(request, link.user.username, link.email, link.token)])
-        except mail.MailUnavailable:
-            self.repo.emails.drop_reset(link.token)
+            mail.queue_reset(user_id=user.id)  # the worker makes the link and mails it
+        except work.QueueFull:
             messages.error(
                 request, gettext("The mail could not be sent just now: try again later.")
             )
@@ -240,7 +240,7 @@ class SendResetView(UserActionView):
             messages.success(
                 request,
                 gettext("A password reset link is on its way to %(name)s's address.")
-                % {"name": link.user.username},
+                % {"name": user.username},
             )
         return HttpResponseRedirect(self.account_url())
 

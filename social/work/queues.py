@@ -103,6 +103,10 @@ QUEUES: dict[str, Queue] = {
 }
 
 
+# What `manage.py work` serves when not told (federation's queues join when it lands).
+DEFAULT_QUEUES = ("media", "mail")
+
+
 def queue(name: str) -> Queue:
     """Return the queue named name; raise KeyError for an unknown one."""
     return QUEUES[name]

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from social.repository import get_repository
 from social.repository.jobs import Job, JobStore, now_ms
 
-from .queues import SECOND, queue
-from .registry import handler_for
+from .queues import DEFAULT_QUEUES, SECOND, queue
+from .registry import handler_for, queues_with_handlers
 
 log = logging.getLogger("social.work")
 
@@ -125,10 +125,8 @@ def run_pending(
     """Run every job that is due now, in this process, until none is left; return how many
     ran (tests, `manage.py work --once`). Jobs of workers silent for their queue's lease (or
     reclaim_idle_ms) are taken over too."""
-    from .registry import queues_with_handlers
-
     jobs = get_repository().jobs
-    names = [queue_name] if queue_name else queues_with_handlers()
+    names = [queue_name] if queue_name else sorted({*DEFAULT_QUEUES, *queues_with_handlers()})
     ran = 0
     for name in names:
         jobs.ensure_group(name)

@@ -14,7 +14,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from social import work
-from social.work.registry import queues_with_handlers
+from social.work.queues import DEFAULT_QUEUES
 
 
 def concurrency_option(text: str) -> dict[str, int]:
@@ -35,7 +35,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--queues", default="", help="comma-separated queues (default: every queue)"
+            "--queues", default="", help="comma-separated queues (default: media,mail)"
         )
         parser.add_argument(
             "--concurrency", default="", help="jobs at once per queue, e.g. media=1,mail=4"
@@ -47,8 +47,8 @@ class Command(BaseCommand):
         )  # fmt: skip
 
     def handle(self, *args, **options) -> None:
-        known = queues_with_handlers()
-        names = [n.strip() for n in options["queues"].split(",") if n.strip()] or known
+        names = [n.strip() for n in options["queues"].split(",") if n.strip()]
+        names = names or list(DEFAULT_QUEUES)
         for name in names:
             if name not in work.QUEUES:
                 raise CommandError(f"unknown queue {name!r} (queues: {', '.join(work.QUEUES)})")
