@@ -18,8 +18,8 @@ RETWIS_STREAMING_URL; CSRF_TRUSTED_ORIGINS names the site's origin, whose pages 
 And the worker tier: one `manage.py work` process (pictures, mail; social/work/).
 
 On Ctrl-C, SIGTERM or SIGHUP it stops the servers (Granian's main process and workers, or
-runserver), the worker and the redis-server it started, and exits 0. It never touches a Redis it did not
-start or was not given.
+runserver), the worker and the redis-server it started, and exits 0. It never touches a
+Redis it did not start or was not given.
 """
 
 from __future__ import annotations
