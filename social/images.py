@@ -27,19 +27,43 @@ from pathlib import Path
 import blurhash as blurhash_codec
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageOps, PngImagePlugin, UnidentifiedImageError
 
 MAX_BYTES = 10 * 1024 * 1024  # an upload's size
 MAX_PIXELS = 40_000_000  # width x height, checked from the header before decoding
+# What decoding may cost, from the header: width x height x bands x bytes a sample. Any
+# 8-bit picture within MAX_PIXELS fits (RGBA: 4 bytes a pixel); 16-bit samples count double,
+# so a 6,300 x 6,300 16-bit RGB PNG (238 MB decoded, from a 309 KB file) is refused unread.
+MAX_DECODED_BYTES = MAX_PIXELS * 4
+# The fewest pixels one byte of a well-formed file can hold, per format (a file smaller than
+# its pixels allow is cut short or forged: refused before a decoder allocates the picture):
+# - PNG: deflate expands at most 1032 to 1 (a 258-byte match in 2 bits), so the file holds
+#   at least its raw rows (one filter byte each) / 1032: PNG_RATIO, applied to the rows.
+# - JPEG: Huffman coding spends at least one bit on every 8 x 8 block (its DC code), and the
+#   fullest component has a block per 64 pixels: at most 512 pixels a byte. (Arithmetic
+#   coding can do better; no camera or browser writes it, so such a file is refused.)
+# - WebP, lossy: each 16 x 16 macroblock codes its modes with a key frame's fixed
+#   probabilities, about 2.8 bits (about 740 pixels a byte): 2,048 leaves room. Lossless
+#   WebP has no such floor (a one-colour picture is a few hundred bytes whatever its size):
+#   only MAX_DECODED_BYTES bounds it.
+# - GIF: LZW codes are at most 12 bits and stand for at most 4,096 pixels: 4,096 (the
+#   logical screen counts: a tiny frame on a huge screen is refused too).
+PNG_RATIO = 1032
+PIXELS_A_BYTE = {"JPEG": 512, "WEBP": 2048, "GIF": 4096}
 # Only these decoders are ever tried: Pillow would otherwise guess among dozens of formats
 # (some of them with a history of decoder bugs) from the first bytes.
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
 MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")  # the same, as types
 # Pillow's own guard (DecompressionBombError past twice this) as a second line behind ours.
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+# Reading a PNG's header inflates its text chunks (up to 64 MiB by default): metadata we
+# drop anyway, so a page request reading the header pays for 2 MiB of it at most.
+PngImagePlugin.MAX_TEXT_MEMORY = 2 * 1024 * 1024
 OUTPUT_FORMAT = "WEBP"
 OUTPUT_EXTENSION = "webp"
 OUTPUT_QUALITY = 85
+TOO_BIG_TO_DECODE = _("The picture is too big to process (40 megapixels; fewer at 16 bits).")
+PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # IHDR colour type: samples a pixel
 
 
 class ImageRefused(ValueError):
@@ -82,9 +106,27 @@ def refuse(message) -> ImageRefused:
     return ImageRefused(str(message))
 
 
-def open_checked(data: bytes) -> Image.Image:
-    """Return the image in data, header read but no pixel decoded yet; raise ImageRefused
-    when it is too big, not a picture of FORMATS, or claims too many pixels."""
+@dataclass(frozen=True)
+class Header:
+    """What a picture's header says, before any pixel is decoded: its format, size, bands
+    (samples a pixel) and bits a sample."""
+
+    format: str
+    width: int
+    height: int
+    bands: int
+    bits: int = 8
+
+    @property
+    def decoded_bytes(self) -> int:
+        """The bytes its pixels take decoded (16-bit samples: two bytes each)."""
+        return self.width * self.height * self.bands * (2 if self.bits > 8 else 1)
+
+
+def opened(data: bytes) -> tuple[Image.Image, Header]:
+    """Return the image in data, header read but no pixel decoded, and its Header; raise
+    ImageRefused when the file is too big or empty, not a picture of FORMATS, claims too
+    many pixels or decoded bytes, or is smaller than its pixels allow (cut short)."""
     if len(data) > MAX_BYTES:
         raise refuse(_("The picture is over 10 MB."))
     if not data:
@@ -101,7 +143,58 @@ def open_checked(data: bytes) -> Image.Image:
     width, height = image.size
     if width < 1 or height < 1 or width * height > MAX_PIXELS:
         raise refuse(_("The picture has too many pixels (at most 40 megapixels)."))
-    return image
+    header = header_of(image, data)
+    if header.decoded_bytes > MAX_DECODED_BYTES:
+        raise refuse(TOO_BIG_TO_DECODE)
+    if len(data) < least_bytes(header, data):
+        raise refuse(_("The picture is damaged or cut short."))
+    return image, header
+
+
+def inspect(data: bytes) -> Header:
+    """Return the Header of the picture in data, decoding nothing; raise ImageRefused as
+    opened() does. Cheap (the header only): what a page request may do with an upload."""
+    return opened(data)[1]
+
+
+def open_checked(data: bytes) -> Image.Image:
+    """Return the image in data, header read but no pixel decoded yet (see opened)."""
+    return opened(data)[0]
+
+
+def header_of(image: Image.Image, data: bytes) -> Header:
+    """Return the Header of an opened image: a PNG's bands and bits from its IHDR (Pillow
+    reads 16-bit RGB as 8-bit "RGB"), the others' from Pillow's mode (8 bits a sample)."""
+    assert image.format is not None  # opened with one of FORMATS
+    width, height = image.size
+    if image.format == "PNG" and data[12:16] == b"IHDR":
+        bits, colour = data[24], data[25]
+        return Header("PNG", width, height, PNG_CHANNELS.get(colour, 4), max(1, bits))
+    return Header(image.format, width, height, len(image.getbands()))
+
+
+def least_bytes(header: Header, data: bytes) -> int:
+    """Return the fewest bytes a well-formed file of header's pixels can take (see
+    PIXELS_A_BYTE; 0 where the format has no floor)."""
+    if header.format == "PNG":
+        row = 1 + -(-header.width * header.bands * header.bits // 8)
+        return header.height * row // PNG_RATIO
+    if header.format == "WEBP" and webp_codec(data) != b"VP8 ":
+        return 0  # lossless, or an animation's frame: no floor
+    return header.width * header.height // PIXELS_A_BYTE.get(header.format, MAX_PIXELS)
+
+
+def webp_codec(data: bytes) -> bytes:
+    """Return the kind of a WebP's first image chunk: b"VP8 " (lossy), b"VP8L" (lossless),
+    b"ANMF" (an animation's frame), or b"" when there is none."""
+    at = 12
+    while at + 8 <= len(data):
+        kind = data[at : at + 4]
+        if kind in (b"VP8 ", b"VP8L", b"ANMF"):
+            return kind
+        size = int.from_bytes(data[at + 4 : at + 8], "little")
+        at += 8 + size + (size & 1)
+    return b""
 
 
 def decode(data: bytes, fit: int | None = None) -> Image.Image:

@@ -90,31 +90,42 @@ REPLY_OUT_OF_DATE = gettext_lazy("This reply form is out of date. Reload the pos
 
 
 @dataclass(frozen=True)
-class PostPicture:
-    """A post's picture as the form cleaned it: its sizes, re-encoded, and its blurhash."""
+class CheckedPicture:
+    """A post's picture whose header passed images.inspect (nothing decoded): its field,
+    its bytes, what its header says, and its description."""
 
-    variants: list[images.Variant]
-    blurhash: str
+    field: str
+    data: bytes
+    header: images.Header
+    alt: str
 
 
-class PostPictureField(forms.FileField):
-    """One picture of a post, checked and re-encoded by social/images.py (POST_SIZES):
-    cleans to a PostPicture, or None when nothing was sent."""
+def read_checked(upload: UploadedFile) -> tuple[bytes, images.Header]:
+    """Return an upload's bytes and Header; raise ValidationError (code "not_an_image")
+    with images.inspect's reason."""
+    try:
+        data = images.read_upload(upload)
+        return data, images.inspect(data)
+    except images.ImageRefused as refused:
+        raise ValidationError(str(refused), code="not_an_image") from None
+
+
+class PictureUploadField(forms.FileField):
+    """An uploaded picture, cheaply checked: cleans to the UploadedFile (its size under
+    images.MAX_BYTES; not read), or None when nothing was sent. What is in it is checked
+    once the attempt is counted (images.inspect, then the worker decodes it)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(required=False, **kwargs)
         self.widget.attrs["accept"] = ",".join(images.MIME_TYPES)
 
-    def clean(self, data: Any, initial: Any = None) -> PostPicture | None:
+    def clean(self, data: Any, initial: Any = None) -> UploadedFile | None:
         upload = super().clean(data, initial)
         if not isinstance(upload, UploadedFile):
             return None
-        try:
-            data = images.read_upload(upload)
-            variants, blurhash = images.process_with_blurhash(data, images.POST_SIZES)
-        except images.ImageRefused as refused:
-            raise ValidationError(str(refused), code="not_an_image") from None
-        return PostPicture(variants, blurhash)
+        if upload.size is None or upload.size > images.MAX_BYTES:
+            raise ValidationError(gettext("The picture is over 10 MB."), code="too_big")
+        return upload
 
 
 class PostForm(forms.Form):
@@ -202,7 +213,7 @@ class PostForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for n in range(1, MEDIA_PER_POST + 1):
-            self.fields[f"picture_{n}"] = PostPictureField(
+            self.fields[f"picture_{n}"] = PictureUploadField(
                 label=lazy_text(lambda n=n: gettext("Picture %(num)s") % {"num": n})
             )
             self.fields[f"alt_{n}"] = forms.CharField(
@@ -236,14 +247,27 @@ class PostForm(forms.Form):
         """How many files the submission carries (fields or not: a 5th is refused)."""
         return sum(1 for _ in self.files.lists()) if self.files else 0
 
-    def pictures(self) -> list[tuple[PostPicture, str]]:
-        """The cleaned pictures and their descriptions, in their slots' order."""
+    def pictures(self) -> list[tuple[str, UploadedFile, str]]:
+        """The pictures sent, (field, upload, description), in their slots' order."""
         found = []
         for n in range(1, MEDIA_PER_POST + 1):
-            picture = self.cleaned_data.get(f"picture_{n}")
-            if picture is not None:
-                found.append((picture, self.cleaned_data.get(f"alt_{n}") or ""))
+            upload = self.cleaned_data.get(f"picture_{n}")
+            if upload is not None:
+                found.append((f"picture_{n}", upload, self.cleaned_data.get(f"alt_{n}") or ""))
         return found
+
+    def checked_pictures(self) -> list[CheckedPicture] | None:
+        """Read each picture and check its header (images.inspect: nothing is decoded);
+        return them, or None after adding each refusal to its field. Called once the
+        attempt is counted: everything cheap was checked by is_valid()."""
+        checked, refused = [], False
+        for field, upload, alt in self.pictures():
+            try:
+                checked.append(CheckedPicture(field, *read_checked(upload), alt))
+            except ValidationError as error:
+                self.add_error(field, error)
+                refused = True
+        return None if refused else checked
 
     def clean_spoiler_text(self) -> str:
         text = re.sub(r"\s+", " ", self.cleaned_data.get("spoiler_text") or "").strip()

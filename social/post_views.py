@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.generic import FormView, TemplateView
 
-from social import auth
+from social import auth, images
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.post_forms import PostForm, ReplyForm, ReportPostForm
@@ -95,18 +95,26 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
 
     def form_valid(self, form: PostForm) -> HttpResponse:
         # A suspended account is logged out everywhere (its cookie stops resolving), so
-        # only an active user gets here.
+        # only an active user gets here. Everything cheap is checked (is_valid); the
+        # attempt is counted before any picture is read, and a refused picture counts.
         user_id = self.request.user.id
         limits = auth.post_limits(user_id)
         self.repo.limits.enforce(limits, gettext("You have posted a lot in a short time."))
-        pictures = form.pictures()
+        checked = form.checked_pictures()
+        if checked is None:
+            return self.form_invalid(form)
+        try:
+            pictures = [
+                (images.process_with_blurhash(p.data, images.POST_SIZES), p.alt) for p in checked
+            ]
+        except images.ImageRefused as refused:
+            form.add_error(None, str(refused))
+            return self.form_invalid(form)
         # Stored first (unattached), then claimed by the post; any refusal below deletes
         # them again: a refused post leaves no picture behind.
         tokens = [
-            self.repo.attachments.upload(
-                user_id, picture.variants, alt=alt, blurhash=picture.blurhash
-            ).id
-            for picture, alt in pictures
+            self.repo.attachments.upload(user_id, variants, alt=alt, blurhash=blurhash).id
+            for (variants, blurhash), alt in pictures
         ]
         try:
             self.repo.posts.create_post(

@@ -9,12 +9,10 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.core.files.uploadedfile import UploadedFile
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
-from social import images
-from social.post_forms import shows_something
-from social.repository.profiles import DISPLAY_NAME_MAX, NOTE_MAX, Picture
+from social.post_forms import PictureUploadField, read_checked, shows_something
+from social.repository.profiles import DISPLAY_NAME_MAX, NOTE_MAX
 
 # What a browser may send at most before we normalise (a paste of a book is refused whole).
 RAW_TEXT_MAX = 5000
@@ -42,24 +40,13 @@ def over(limit: int, length: int) -> str:
     ) % {"max": f"{limit:,}", "length": f"{length:,}"}
 
 
-class PictureField(forms.FileField):
-    """An uploaded picture, checked and re-encoded by social/images.py into the sizes of
-    `kind`: cleans to a Picture, or None when nothing was sent."""
+class PictureField(PictureUploadField):
+    """An avatar or a header (`kind`): cleans to the UploadedFile, its size checked and
+    nothing read (ProfileForm.checked_pictures reads it once the attempt is counted)."""
 
     def __init__(self, kind: str, **kwargs: Any) -> None:
         self.kind = kind
-        super().__init__(required=False, **kwargs)
-        self.widget.attrs["accept"] = ",".join(images.MIME_TYPES)
-
-    def clean(self, data: Any, initial: Any = None) -> Picture | None:
-        upload = super().clean(data, initial)
-        if not isinstance(upload, UploadedFile):
-            return None
-        try:
-            variants = images.process(images.read_upload(upload), images.SIZES[self.kind])
-        except images.ImageRefused as refused:
-            raise ValidationError(str(refused), code="not_an_image") from None
-        return Picture(self.kind, variants)
+        super().__init__(**kwargs)
 
 
 class ProfileForm(forms.Form):
@@ -119,16 +106,39 @@ class ProfileForm(forms.Form):
             raise ValidationError(over(NOTE_MAX, len(note)), code="max_length")
         return note
 
+    def checked_pictures(self) -> list[tuple[str, bytes]] | None:
+        """Read each picture sent and check its header (images.inspect: nothing decoded);
+        return (kind, bytes) for each, or None after adding each refusal to its field.
+        Called once the attempt is counted."""
+        checked, refused = [], False
+        for kind in ("avatar", "header"):
+            upload = self.cleaned_data.get(kind)
+            if upload is None:
+                continue
+            try:
+                checked.append((kind, read_checked(upload)[0]))
+            except ValidationError as error:
+                self.add_error(kind, error)
+                refused = True
+        return None if refused else checked
+
     def changes(self) -> dict[str, Any]:
-        """Return ProfileStore.update's keyword arguments for what was sent."""
+        """Return ProfileStore.update's keyword arguments for what was sent, but the
+        pictures (the caller's: checked_pictures, then processed)."""
         data = self.cleaned_data
         changed: dict[str, Any] = {
             name: data[name] for name in ("display_name", "note") if name in self.data
         }
-        changed["pictures"] = [data[kind] for kind in ("avatar", "header") if data.get(kind)]
         changed["remove"] = [
             kind
             for kind in ("avatar", "header")
             if data.get(f"remove_{kind}") and not data.get(kind)
         ]
         return changed
+
+    def changes_anything(self) -> bool:
+        """Whether the submission changes anything (one that does not is not counted)."""
+        changed = self.changes()
+        return bool(
+            changed["remove"] or any(name in changed for name in ("display_name", "note"))
+        ) or any(self.cleaned_data.get(kind) for kind in ("avatar", "header"))

@@ -8,11 +8,12 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext
 from django.views.generic import FormView
 
-from social import auth
+from social import auth, images
 from social.email_views import throttled
 from social.http import AuthenticatedHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.profile_forms import ProfileForm
+from social.repository.profiles import Picture
 
 
 class ProfileSettingsView(LoginNextMixin, RepositoryMixin, FormView):
@@ -32,12 +33,23 @@ class ProfileSettingsView(LoginNextMixin, RepositoryMixin, FormView):
         return self.render_to_response(self.get_context_data(form=form), status=400)
 
     def form_valid(self, form: ProfileForm) -> HttpResponse:
+        # Counted before any picture is read; a refused picture counts.
         too_many = gettext("Too many changes. Try again in %(wait)s.")
         refused = throttled(
             self, self.repo, form, auth.profile_limits(self.request.user.id), too_many
         )
         if refused is not None:
             return refused
-        self.repo.profiles.update(self.request.user.id, **form.changes())
+        checked = form.checked_pictures()
+        if checked is None:
+            return self.form_invalid(form)
+        try:
+            pictures = [
+                Picture(kind, images.process(data, images.SIZES[kind])) for kind, data in checked
+            ]
+        except images.ImageRefused as error:
+            form.add_error(None, str(error))
+            return self.form_invalid(form)
+        self.repo.profiles.update(self.request.user.id, pictures=pictures, **form.changes())
         messages.success(self.request, gettext("Your profile is saved."))
         return redirect("social:profile_settings")

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 from django.utils import translation
-from PIL import Image
+from PIL import Image, ImageFile
 
 from social import images
 
@@ -31,15 +31,28 @@ def picture(fmt: str = "PNG", size=(64, 48), colour=(200, 30, 30), **save) -> by
     return out.getvalue()
 
 
-def png_claiming(width: int, height: int) -> bytes:
-    """A PNG of a few dozen bytes whose header claims width x height (no pixel data)."""
+def png_claiming(
+    width: int, height: int, *, bits: int = 8, colour: int = 2, body: int = 0
+) -> bytes:
+    """A PNG whose header claims width x height (bits a sample, IHDR's colour type: 2 is
+    RGB, 6 RGBA) and whose IDAT is `body` bytes of junk (none: a few dozen bytes in all)."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+        whole = kind + data
+        return struct.pack(">I", len(data)) + whole + struct.pack(">I", zlib.crc32(whole))
 
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+    header = struct.pack(">IIBBBBB", width, height, bits, colour, 0, 0, 0)
+    idat = chunk(b"IDAT", bytes(body)) if body else b""
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + idat + chunk(b"IEND", b"")
+
+
+def jpeg_claiming(width: int, height: int, length: int) -> bytes:
+    """A JPEG cut to `length` bytes whose frame header (SOF0) says width x height: a small
+    JPEG's, rewritten, so a decoder would allocate the whole claimed picture."""
+    data = bytearray(picture("JPEG", (64, 48)))
+    sof = data.index(b"\xff\xc0")
+    data[sof + 5 : sof + 9] = struct.pack(">HH", height, width)
+    return bytes(data[:length])
 
 
 def jpeg_with_exif(size=(60, 30), orientation: int = 6) -> bytes:
@@ -141,7 +154,8 @@ def test_it_refuses_a_decompression_bomb_from_its_header_quickly():
 def test_it_refuses_just_over_forty_megapixels_and_a_file_over_ten_megabytes():
     with pytest.raises(images.ImageRefused, match="too many pixels"):
         images.open_checked(png_claiming(8000, 5001))
-    images.open_checked(png_claiming(8000, 5000))  # exactly 40 MP: read (not decoded)
+    exactly = png_claiming(8000, 5000, body=5000 * 24001 // 1032)  # 40 MP, as small as can be
+    assert images.inspect(exactly) == images.Header("PNG", 8000, 5000, 3, 8)  # nothing decoded
     with pytest.raises(images.ImageRefused, match="over 10 MB"):
         images.process(b"\x89PNG" + b"\x00" * images.MAX_BYTES, images.AVATAR_SIZES)
 
@@ -157,3 +171,61 @@ def test_a_posts_large_jpeg_is_decoded_scaled_down_upright_and_without_exif():
     for variant in variants:
         kept = Image.open(io.BytesIO(variant.data))
         assert kept.format == "WEBP" and not kept.getexif()
+
+
+@pytest.fixture
+def no_decoding(monkeypatch):
+    """Make decoding any pixel fail the test: refusals must come from the header alone."""
+
+    def load(self):
+        raise AssertionError("a picture was decoded")
+
+    monkeypatch.setattr(ImageFile.ImageFile, "load", load)
+
+
+def test_a_16_bit_picture_within_the_pixel_limit_is_refused_by_its_decoded_bytes(no_decoding):
+    # The issue's attack: 6,300 x 6,300 (39.7 MP, under 40) 16-bit RGB, 309 KB: 238 MB
+    # decoded. The same picture at 8 bits (119 MB) passes the header check.
+    deep = png_claiming(6300, 6300, bits=16, body=309 * 1024)
+    with pytest.raises(images.ImageRefused, match="too big to process"):
+        images.process(deep, images.POST_SIZES)
+    with pytest.raises(images.ImageRefused, match="too big to process"):
+        images.inspect(png_claiming(5000, 4500, bits=16, colour=6, body=200_000))
+    header = images.inspect(png_claiming(6300, 6300, bits=8, body=309 * 1024))
+    assert header.decoded_bytes == 6300 * 6300 * 3 <= images.MAX_DECODED_BYTES
+
+
+def test_a_file_smaller_than_its_pixels_allow_is_refused_before_decoding(no_decoding):
+    # The issue's 693-byte JPEG whose header says 6,300 x 6,300: decoded as 40 MP before.
+    with pytest.raises(images.ImageRefused, match="damaged or cut short"):
+        images.process(jpeg_claiming(6300, 6300, 693), images.POST_SIZES)
+    with pytest.raises(images.ImageRefused, match="damaged or cut short"):
+        images.inspect(png_claiming(6000, 6000, body=10_000))  # needs 104,657 bytes
+    screen = bytearray(picture("GIF", (4, 4)))
+    screen[6:10] = struct.pack("<HH", 6000, 6000)  # a 4 x 4 frame on a 36 MP screen
+    with pytest.raises(images.ImageRefused, match="damaged or cut short"):
+        images.inspect(bytes(screen))
+
+
+def one_colour(fmt: str, **save) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (2000, 2000), (10, 120, 200)).save(out, fmt, **save)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "fmt, save",
+    [
+        ("PNG", {"optimize": True}),
+        ("JPEG", {"optimize": True, "progressive": True, "quality": 1}),
+        ("WEBP", {"quality": 0, "method": 6}),
+        ("WEBP", {"lossless": True, "method": 6}),
+        ("GIF", {}),
+    ],
+    ids=["png", "jpeg", "webp-lossy", "webp-lossless", "gif"],
+)
+def test_the_smallest_files_encoders_write_pass_the_floor(fmt, save):
+    data = one_colour(fmt, **save)  # one colour: as well as each format compresses
+    header = images.inspect(data)
+    assert (header.format, header.width, header.height) == (fmt, 2000, 2000)
+    assert len(data) >= images.least_bytes(header, data)

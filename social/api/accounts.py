@@ -7,13 +7,13 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
-from social import auth
+from social import auth, images
 from social.images import MAX_BYTES
 from social.keys import RELATIONS_CAP
 from social.numbers import whole_number
 from social.profile_forms import ProfileForm
 from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts
-from social.repository.profiles import TEXT_FIELDS
+from social.repository.profiles import Picture
 
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
@@ -230,18 +230,29 @@ class UpdateCredentialsView(EntityView):
         files = getattr(self.request, "upload_files", None) or self.request.FILES
         form = ProfileForm(data, files)
         if not form.is_valid():
-            errors = "; ".join(
-                f"{name}: {error}" for name, errs in form.errors.items() for error in errs
-            )
-            raise invalid(errors)
+            raise invalid(self.form_errors(form))
         changes = form.changes()
         headers = {}
-        if any(name in changes for name in TEXT_FIELDS) or changes["pictures"] or changes["remove"]:
-            headers = self.enforce(  # a PATCH that changes nothing is not counted
+        if form.changes_anything():  # a PATCH that changes nothing is not counted
+            headers = self.enforce(  # before any picture is read; a refused one counts
                 auth.profile_limits(me.id),
                 gettext("You have changed your profile a lot in a short time."),
             )
-        self.repo.profiles.update(me.id, **changes)
+        checked = form.checked_pictures()
+        if checked is None:
+            raise invalid(self.form_errors(form))
+        try:
+            pictures = [
+                Picture(kind, images.process(data, images.SIZES[kind])) for kind, data in checked
+            ]
+        except images.ImageRefused as refused:
+            raise invalid(str(refused)) from None
+        self.repo.profiles.update(me.id, pictures=pictures, **changes)
         me = self.repo.users.get_user(me.id) or me
         render = self.render(user_ids=[me.id])
         return json_response(render.account(me.id, me, source=True), headers=headers)
+
+    @staticmethod
+    def form_errors(form: ProfileForm) -> str:
+        """The form's errors as one line: "field: message; ..."."""
+        return "; ".join(f"{name}: {error}" for name, errs in form.errors.items() for error in errs)

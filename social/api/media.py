@@ -50,15 +50,18 @@ class MediaView(MediaAnswer):
         upload = request.FILES.get("file")
         if upload is None:
             raise ApiError(422, "Validation failed: File can't be blank")
-        try:
-            variants, blurhash = images.process_with_blurhash(
-                images.read_upload(upload), images.POST_SIZES
-            )
-        except images.ImageRefused as refused:
-            raise ApiError(422, f"Validation failed: {refused}") from None
+        if upload.size is None or upload.size > images.MAX_BYTES:
+            raise ApiError(422, f"Validation failed: {gettext('The picture is over 10 MB.')}")
+        # Counted before a byte is read; a refused picture counts.
         headers = self.enforce(
             auth.media_limits(me.id), gettext("You have uploaded a lot in a short time.")
         )
+        try:
+            data = images.read_upload(upload)
+            images.inspect(data)
+            variants, blurhash = images.process_with_blurhash(data, images.POST_SIZES)
+        except images.ImageRefused as refused:
+            raise ApiError(422, f"Validation failed: {refused}", headers) from None
         stored = self.repo.attachments.upload(me.id, variants, alt=alt or "", blurhash=blurhash)
         return self.answer(stored, headers)
 

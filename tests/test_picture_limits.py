@@ -1,0 +1,140 @@
+"""Limits before pictures (issue 33, part 2): every upload path (the composer, the settings
+page, POST /api/v2/media, update_credentials) checks its cheap fields first, then counts the
+attempt, and only then reads a picture; a refused picture counts; over the limit, no
+picture is read at all. Redis counters and stored files asserted."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
+from django.utils import translation
+
+from social import images, keys
+from tests.api import Api, all_keys, token_for
+from tests.test_images import jpeg_claiming, picture, png_claiming
+
+HOME = "/"
+SETTINGS = "/settings/profile/"
+PATCH = "/api/v1/accounts/update_credentials"
+DEEP = png_claiming(6300, 6300, bits=16, body=309 * 1024)  # the issue's 16-bit PNG
+CUT = jpeg_claiming(6300, 6300, 693)  # the issue's truncated JPEG
+
+
+@pytest.fixture(autouse=True)
+def in_english():
+    with translation.override("en"):
+        yield
+
+
+@pytest.fixture
+def unread(monkeypatch):
+    """Fail the test if any picture is read (its header inspected or its pixels decoded)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a picture was read")
+
+    monkeypatch.setattr(images, "inspect", refuse)
+    monkeypatch.setattr(images, "opened", refuse)
+
+
+def upload(data: bytes, name: str = "p.png", content_type: str = "image/png"):
+    return SimpleUploadedFile(name, data, content_type=content_type)
+
+
+def stored_files() -> list[str]:
+    root = Path(settings.MEDIA_ROOT)
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def counted(r, scope: str, user) -> int:
+    return int(r.get(keys.rate_limit(scope, str(user.id))) or 0)
+
+
+def patch(client, token: str, files: dict):
+    body = encode_multipart(BOUNDARY, files)
+    return client.patch(
+        PATCH, body, content_type=MULTIPART_CONTENT, HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
+
+
+def test_the_composer_counts_a_refused_picture_and_not_a_cheap_mistake(
+    alice_client, alice, r, monkeypatch
+):
+    for bad in (DEEP, CUT):
+        refused = alice_client.post(HOME, {"status": "words", "picture_1": upload(bad)})
+        assert refused.status_code == 400
+    assert counted(r, "post_user", alice) == 2  # each counted, though refused
+    monkeypatch.setattr(images, "inspect", lambda data: pytest.fail("a picture was read"))
+    cheap = alice_client.post(HOME, {"status": "x" * 281, "picture_1": upload(picture())})
+    assert cheap.status_code == 400 and "Keep it to 280 characters" in cheap.content.decode()
+    long_alt = {"status": "ok", "picture_1": upload(picture()), "alt_1": "a" * 1501}
+    assert alice_client.post(HOME, long_alt).status_code == 400
+    assert counted(r, "post_user", alice) == 2  # refused before anything was counted
+    assert r.llen(keys.own_posts(alice.id)) == 0
+    assert all_keys(r, "image:*") == [] and stored_files() == []
+
+
+def test_the_composer_over_its_limit_reads_no_picture(alice_client, alice, r, settings, unread):
+    settings.RETWIS_LIMIT_POSTS = (1, 600)
+    r.set(keys.rate_limit("post_user", str(alice.id)), 1, ex=600)
+
+    response = alice_client.post(HOME, {"status": "hi", "picture_1": upload(picture())})
+
+    assert response.status_code == 429
+    assert counted(r, "post_user", alice) == 1  # the refusal given back
+    assert all_keys(r, "image:*") == [] and stored_files() == []
+
+
+def test_the_api_counts_an_upload_before_reading_it_and_a_refused_one_counts(
+    repo, alice, r, settings
+):
+    api = Api(token_for(repo, alice))
+    for bad in (DEEP, CUT):
+        response = api.post("/api/v2/media", {"file": upload(bad)})
+        assert response.status_code == 422
+        assert "X-RateLimit-Remaining" in response.headers
+    assert counted(r, "media_user", alice) == 2
+    assert api.post("/api/v2/media", {"description": "d" * 1501}).status_code == 422
+    assert counted(r, "media_user", alice) == 2  # a cheap mistake is not counted
+    assert all_keys(r, "image:*") == [] and stored_files() == []
+
+
+def test_the_api_over_its_limit_reads_no_picture(repo, alice, r, settings, unread):
+    settings.RETWIS_LIMIT_MEDIA = (1, 600)
+    r.set(keys.rate_limit("media_user", str(alice.id)), 1, ex=600)
+
+    response = Api(token_for(repo, alice)).post("/api/v2/media", {"file": upload(picture())})
+
+    assert response.status_code == 429
+    assert all_keys(r, "image:*") == [] and stored_files() == []
+
+
+def test_a_profile_save_is_counted_before_its_pictures_are_read(
+    client, alice_client, alice, repo, r
+):
+    refused = alice_client.post(SETTINGS, {"display_name": "A", "avatar": upload(DEEP)})
+    assert refused.status_code == 400 and "too big to process" in refused.content.decode()
+    assert counted(r, "profile_user", alice) == 1
+    api = patch(client, token_for(repo, alice), {"header": io.BytesIO(CUT)})
+    assert api.status_code == 422 and "damaged or cut short" in api.json()["error"]
+    assert counted(r, "profile_user", alice) == 2
+    assert r.hget(keys.user(alice.id), "display_name") is None  # nothing saved
+    assert all_keys(r, "image:*") == [] and stored_files() == []
+
+
+def test_a_profile_save_over_the_limit_reads_no_picture(
+    client, alice_client, alice, repo, r, settings, unread
+):
+    settings.RETWIS_LIMIT_PROFILE = (1, 3600)
+    r.set(keys.rate_limit("profile_user", str(alice.id)), 1, ex=3600)
+
+    page = alice_client.post(SETTINGS, {"display_name": "A", "avatar": upload(picture())})
+    api = patch(client, token_for(repo, alice), {"avatar": io.BytesIO(picture())})
+
+    assert page.status_code == 429 and api.status_code == 429
+    assert all_keys(r, "image:*") == [] and stored_files() == []
