@@ -117,7 +117,7 @@ def prepare(url: str, clients: int, follows: int) -> list[tuple[int, str, str]]:
     """Make the users (one per client) and the follow graph; return (id, name, secret)."""
     os.environ.update(
         DJANGO_SETTINGS_MODULE="retwis_site.settings", REDIS_URL=url,
-        SECRET_KEY="chaos-setup", ALLOWED_HOSTS="127.0.0.1",
+        SECRET_KEY="chaos-setup", ALLOWED_HOSTS="127.0.0.1", SITE_URL="http://127.0.0.1",
     )  # fmt: skip
     import django
 

@@ -43,6 +43,7 @@ from tests.redis_server import free_port, server_binary  # noqa: E402
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "retwis_site.settings")
 os.environ.setdefault("SECRET_KEY", "fanout-bench")
 os.environ.setdefault("ALLOWED_HOSTS", "localhost")
+os.environ.setdefault("SITE_URL", "http://localhost")
 os.environ["REDIS_URL"] = "redis://127.0.0.1:9/0"  # never used: the bench builds its own client
 
 import django  # noqa: E402

@@ -29,6 +29,7 @@ def setup_django(redis_url: str, allowed_hosts: str) -> None:
         SECRET_KEY="bench-only-secret-key",
         DEBUG="false",
         ALLOWED_HOSTS=allowed_hosts,
+        SITE_URL="http://127.0.0.1",
         REDIS_URL=redis_url,
     )
     import django

@@ -28,6 +28,7 @@ os.environ.update(
     SECRET_KEY="bench-only-secret-key",
     DEBUG="false",
     ALLOWED_HOSTS="testserver",
+    SITE_URL="http://testserver",
     REDIS_URL="redis://127.0.0.1:9/0",  # replaced below, before any connection is made
 )
 

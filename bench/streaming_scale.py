@@ -67,6 +67,7 @@ ENV = {
     "DJANGO_SETTINGS_MODULE": "retwis_site.settings",
     "SECRET_KEY": "streaming-scale-bench",
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "SITE_URL": "http://127.0.0.1",
     "DEBUG": "false",
     "RETWIS_FANOUT_READ_THRESHOLD": THRESHOLD,
     "RETWIS_STREAMING_PER_ADDRESS": "1000000",  # every client here is 127.0.0.1

@@ -209,6 +209,8 @@ LOGIN_REDIRECT_URL = "social:home"
 # per client address and per (username, address) only.
 RETWIS_LIMIT_LOGIN_ADDRESS = envrate("RETWIS_LIMIT_LOGIN_ADDRESS", "20/15m")  # failures
 RETWIS_LIMIT_LOGIN_NAME = envrate("RETWIS_LIMIT_LOGIN_NAME", "10/15m")  # failures, per address
+# Every password check from an address, right or wrong: each costs an Argon2 hash.
+RETWIS_LIMIT_LOGIN_ATTEMPTS = envrate("RETWIS_LIMIT_LOGIN_ATTEMPTS", "60/15m")
 RETWIS_LIMIT_SIGNUP = envrate("RETWIS_LIMIT_SIGNUP", "10/1h")  # new accounts per address
 RETWIS_LIMIT_APPS = envrate("RETWIS_LIMIT_APPS", "30/1h")  # client API apps per address
 RETWIS_LIMIT_POSTS = envrate("RETWIS_LIMIT_POSTS", "30/10m")  # per user
@@ -259,10 +261,17 @@ DEFAULT_FROM_EMAIL = (
 if "@" not in DEFAULT_FROM_EMAIL or "\n" in DEFAULT_FROM_EMAIL:
     raise ImproperlyConfigured(f"DEFAULT_FROM_EMAIL must be an address, not {DEFAULT_FROM_EMAIL!r}")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
-# The site's address for links in mail ("https://example.org"); empty: the request's own
-# (its Host header, which ALLOWED_HOSTS checks).
+# The site's address for links in mail ("https://example.org"). Mail is written by the
+# worker, away from any request, and a request's Host (port and all) is no address to mail
+# out, so it is required when DEBUG is off (scripts/run-site sets http://127.0.0.1:$PORT).
 SITE_URL = os.environ.get("SITE_URL", "").strip().rstrip("/")
-if SITE_URL and not re.fullmatch(r"https?://[^/?#\s]+(/[^?#\s]*)?", SITE_URL):
+if not SITE_URL and not DEBUG:
+    raise ImproperlyConfigured(
+        "Set SITE_URL, the site's address for links in mail (e.g. https://example.org), "
+        "when DEBUG is off."
+    )
+SITE_URL = SITE_URL or "http://127.0.0.1:8000"  # DEBUG: runserver's
+if not re.fullmatch(r"https?://[^/?#\s]+(/[^?#\s]*)?", SITE_URL):
     raise ImproperlyConfigured(f"SITE_URL must look like https://example.org, not {SITE_URL!r}")
 
 # The `auth` cookie carries the user's secret, as in the reference Retwis.

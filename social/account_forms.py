@@ -125,7 +125,7 @@ class LoginForm(forms.Form):
 
     # Translated when shown (ValidationError takes them lazily); compare with str().
     INVALID = gettext_lazy("That username and password do not match an account.")
-    THROTTLED = gettext_lazy("Too many failed attempts from your network. Try again in %(wait)s.")
+    THROTTLED = gettext_lazy("Too many login attempts from your network. Try again in %(wait)s.")
     SUSPENDED = gettext_lazy("This account is suspended.")
 
     def __init__(self, *args, repo: Repository | None = None, ip: str = "", **kwargs) -> None:
@@ -138,9 +138,11 @@ class LoginForm(forms.Form):
         """Authenticate, as Django's AuthenticationForm does: count the attempt first (a
         throttled one checks no password), then the password, then the account's standing.
 
-        Only failures count: a correct password takes its attempt back and clears its
-        (username, address) count, so the owner is never locked out by someone else's
-        guesses from other addresses (auth.login_limits).
+        Every attempt counts against its address (a password hash costs the same right or
+        wrong); failures count against the address and the (username, address) too. A
+        correct password takes its failure back and clears its (username, address) count,
+        so the owner is never locked out by someone else's guesses from other addresses
+        (auth.login_limits).
         """
         super().clean()
         data = self.cleaned_data
@@ -156,8 +158,7 @@ class LoginForm(forms.Form):
         user = auth.authenticate(self.repo, username, password)
         if user is None:
             raise ValidationError(self.INVALID, code="invalid_login")
-        address, name = checks
-        self.repo.limits.give_back([address], forget=[name])
+        auth.login_succeeded(self.repo, checks)
         if user.is_suspended:
             raise ValidationError(self.SUSPENDED, code="inactive")
         self.user_cache = user
@@ -178,7 +179,7 @@ class CurrentPasswordForm(forms.Form):
 
     The check counts as a login attempt (auth.login_limits, as LoginForm counts them), so a
     borrowed logged-in browser cannot be used to guess the password; a right one gives its
-    attempt back. current_field names the field that holds it.
+    failure back. current_field names the field that holds it.
     """
 
     current_field = "password"
@@ -200,8 +201,7 @@ class CurrentPasswordForm(forms.Form):
         found = auth.authenticate(self.repo, self.user.username, password)
         if found is None or found.id != self.user.id:
             raise ValidationError(self.WRONG, code="password_incorrect")
-        address, name = checks
-        self.repo.limits.give_back([address], forget=[name])
+        auth.login_succeeded(self.repo, checks)
         return password
 
     def is_throttled(self) -> bool:

@@ -99,14 +99,27 @@ def limit(scope: str, setting: str) -> Limit:
 
 
 def login_limits(ip: str, username: str) -> list[Check]:
-    """Return what a login attempt counts against: its address, and its (username,
+    """Return what a password check (a login, or a settings page asking for the current
+    password) counts against, in this order: every attempt from its address, right or wrong
+    (each costs a password hash); failures from its address; failures of its (username,
     address). Never the username alone: failures from elsewhere must not lock the owner out.
+    All are counted before the password is checked; login_succeeded() takes back what a
+    right password does not owe.
     """
     address = address_subject(ip)
     return [
+        (limit("login_attempt_ip", "RETWIS_LIMIT_LOGIN_ATTEMPTS"), address),
         (limit("login_ip", "RETWIS_LIMIT_LOGIN_ADDRESS"), address),
         (limit("login_user_ip", "RETWIS_LIMIT_LOGIN_NAME"), f"{address}|{username.lower()[:20]}"),
     ]
+
+
+def login_succeeded(repo: Repository, checks: list[Check]) -> None:
+    """Undo the failure counts of a password check that succeeded (checks: login_limits'):
+    one failure given back to its address, its (username, address)'s forgotten. The attempt
+    itself stays counted."""
+    _attempt, address, name = checks
+    repo.limits.give_back([address], forget=[name])
 
 
 def signup_limits(ip: str) -> list[Check]:

@@ -1,6 +1,8 @@
 """E-mail and account recovery: an account's address and its confirmation, "Forgot your
-password?" and the reset link. Mail goes out while the person waits (social/mail.py): when
-the mail server fails, nothing is kept and the page says to try again later (503)."""
+password?" and the reset link. Mail is queued for the worker (social/mail.py), never sent
+while the person waits: the pages answer alike whether or not an address has an account
+(or is another's) and whether or not the mail server is up. Only a full mail queue makes
+them say to try again later (503)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views import View
 from django.views.generic import FormView
 
-from social import auth, mail
+from social import auth, mail, work
 from social.account_forms import EmailForm, ForgotPasswordForm, RemoveEmailForm, ResetPasswordForm
 from social.account_views import AccountFormView
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
@@ -28,6 +30,7 @@ from social.repository.limits import Check, wait_phrase
 TRY_LATER = gettext_lazy(
     "We could not send the mail just now. Nothing was changed: try again later."
 )
+BUSY_RETRY_AFTER = 60  # seconds, when the mail queue is full
 TAKEN = gettext_lazy("This address is already in use. Use another one.")
 BAD_LINK = gettext_lazy(
     "This link does not work: it may have expired, been used already, or been replaced by "
@@ -48,17 +51,18 @@ def throttled(
     return response
 
 
-def unavailable(view: FormView, form: Form) -> HttpResponse:
-    """Return the form again with "try again later" (503): the mail was not sent."""
+def busy(view: FormView, form: Form) -> HttpResponse:
+    """Return the form again with "try again later" (503): the mail queue is full."""
     form.add_error(None, TRY_LATER)
     response = view.render_to_response(view.get_context_data(form=form), status=503)
-    response["Retry-After"] = "60"
+    response["Retry-After"] = str(BUSY_RETRY_AFTER)
     return response
 
 
 class EmailView(AccountFormView):
     """/settings/email/: the account's address; a new one is used once its link is
-    followed, and the old one is told."""
+    followed, and the old one is told. An address another account holds is answered as a
+    free one (its owner is told by mail instead), and counted all the same."""
 
     request: AuthenticatedHttpRequest
 
@@ -81,21 +85,15 @@ class EmailView(AccountFormView):
         if refused is not None:
             return refused
         old = self.repo.emails.state(user.id).email
+        email = self.repo.emails.note_pending(user.id, email)  # before the job reads it
         try:
-            token = self.repo.emails.request_change(user.id, email)
-        except EmailTaken:
+            mail.queue_confirmation(user.id, email)
+            if old and old.lower() != email.lower():
+                mail.queue_change_notice(user.username, old, email)
+        except work.QueueFull:
+            self.repo.emails.drop_pending(user.id)
             self.repo.limits.give_back(limits)
-            form.add_error("email", TAKEN)
-            return self.render_to_response(self.get_context_data(form=form), status=409)
-        mails = [mail.confirmation(self.request, user.username, email, token)]
-        if old and old.lower() != email.lower():
-            mails.append(mail.change_notice(user.username, old, email))
-        try:
-            mail.send(mails)
-        except mail.MailUnavailable:
-            self.repo.emails.cancel_change(user.id, token)
-            self.repo.limits.give_back(limits)
-            return unavailable(self, form)
+            return busy(self, form)
         messages.success(
             self.request,
             gettext("We sent a link to %(email)s: open it within 24 hours to confirm the address.")
@@ -106,7 +104,7 @@ class EmailView(AccountFormView):
 
 class RemoveEmailView(AccountFormView):
     """POST /settings/email/remove/: with the password, remove the address (the address is
-    told, when the mail server answers)."""
+    told, unless the mail queue is full)."""
 
     request: AuthenticatedHttpRequest
 
@@ -129,8 +127,8 @@ class RemoveEmailView(AccountFormView):
         user = self.request.user
         old = self.repo.emails.remove(user.id)
         if old:  # removed all the same if the notice fails: the owner asked, with the password
-            with contextlib.suppress(mail.MailUnavailable):
-                mail.send([mail.removal_notice(user.username, old)])
+            with contextlib.suppress(work.QueueFull):
+                mail.queue_removal_notice(user.username, old)
         messages.success(self.request, gettext("Your e-mail address is removed."))
         return redirect("social:email")
 
@@ -165,7 +163,8 @@ class ConfirmEmailView(RepositoryMixin, View):
 
 class ForgotPasswordView(RepositoryMixin, FormView):
     """/password/forgot/: mail a reset link to the account with that confirmed address.
-    The answer is the same whether or not one has it."""
+    The page does the same work whatever the address (counts it, queues the job), so its
+    answer and its time say nothing of whether an account has it: the worker looks."""
 
     request: SiteHttpRequest
 
@@ -180,15 +179,11 @@ class ForgotPasswordView(RepositoryMixin, FormView):
         )
         if refused is not None:
             return refused
-        user = self.repo.emails.account_for(email)
-        link = self.repo.emails.make_reset(user.id) if user and not user.is_suspended else None
-        if link is not None:
-            try:
-                mail.send([mail.reset(self.request, link.user.username, link.email, link.token)])
-            except mail.MailUnavailable:
-                self.repo.emails.drop_reset(link.token)
-                self.repo.limits.give_back(limits)
-                return unavailable(self, form)
+        try:
+            mail.queue_reset(email=email)
+        except work.QueueFull:
+            self.repo.limits.give_back(limits)
+            return busy(self, form)
         messages.success(
             self.request,
             gettext(
@@ -202,7 +197,7 @@ class ForgotPasswordView(RepositoryMixin, FormView):
 
 class ResetPasswordView(RepositoryMixin, FormView):
     """/password/reset/<token>/: a new password for the link's account. Every device is
-    logged out; the page after says which apps keep their access."""
+    logged out and every app's token revoked; the page after names the apps."""
 
     request: SiteHttpRequest
 
@@ -238,8 +233,8 @@ class ResetPasswordView(RepositoryMixin, FormView):
         # Whether this browser is the account's, asked before its secret changes.
         same = self.request.user.is_authenticated and self.request.user.id == link.user.id
         new_hash = make_password(form.cleaned_data["new_password1"])
-        self.repo.accounts.change_password(link.user.id, new_hash)  # every device logged out
-        context: dict = {"apps": self.repo.oauth.authorisations(link.user.id), "link": link}
+        apps = self.repo.accounts.reset_password(link.user.id, new_hash)  # devices and apps out
+        context: dict = {"apps": apps, "link": link}
         if same:  # its secret is gone too: shown as logged out, as it now is
             self.request.user = AnonymousUser()
         response = TemplateResponse(self.request, "social/password_reset_done.html", context)

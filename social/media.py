@@ -98,4 +98,7 @@ def serve(request: HttpRequest, name: str) -> FileResponse:
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Disposition"] = "inline"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    # One file for every reader: no `Vary: Accept-Language` (LocaleMiddleware), which would
+    # make a CDN keep a copy of an immutable file per language asked for.
+    response.same_in_every_language = True  # type: ignore[attr-defined]
     return response

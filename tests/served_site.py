@@ -30,7 +30,7 @@ def served_site(
     port, streaming_port = free_port(), free_port()
     env = {
         **os.environ, "PORT": str(port), "STREAMING_PORT": str(streaming_port),
-        "ALLOWED_HOSTS": "127.0.0.1", **settings,
+        "ALLOWED_HOSTS": "127.0.0.1", "SITE_URL": f"http://127.0.0.1:{port}", **settings,
     }  # fmt: skip
     env.pop("DJANGO_SETTINGS_MODULE", None)  # manage.py's: retwis_site.settings
     env.pop("DEBUG", None)

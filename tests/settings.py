@@ -9,6 +9,7 @@ import os
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key")
 os.environ.setdefault("DEBUG", "false")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
+os.environ.setdefault("SITE_URL", "http://testserver")  # the base of links in mail
 os.environ["REDIS_URL"] = "redis://127.0.0.1:9/0"
 
 from retwis_site.settings import *  # noqa: E402,F403

@@ -1,10 +1,13 @@
 """E-mail and account recovery: an address confirmed by a link, "Forgot your password?" and
-the reset link, over a real SMTP server in this process (aiosmtpd). Each test follows the
-link from the mail it received and asserts the pages and the resulting Redis state."""
+the reset link, over a real SMTP server in this process (aiosmtpd). The pages queue the mail
+and the worker sends it (work.run_pending here, as `manage.py work` would). Each test
+follows the link from the mail it received and asserts the pages and the resulting Redis
+state."""
 
 from __future__ import annotations
 
 import email
+import json
 import re
 import time
 from email.message import EmailMessage
@@ -15,6 +18,7 @@ from aiosmtpd.controller import Controller
 from django.contrib.auth.hashers import check_password
 from django.test import Client
 
+from social import keys, work
 from social.repository.oauth import digest
 from tests.conftest import PASSWORD, login, make_user
 from tests.redis_server import free_port
@@ -24,17 +28,24 @@ LINK_RE = re.compile(r"http://testserver(/\S+)")
 
 
 class Inbox:
-    """What the SMTP server received, parsed."""
+    """What the SMTP server received, parsed. `to` and `link` read what the worker has
+    delivered by then: they run the due mail jobs first, as a worker would have."""
 
     def __init__(self) -> None:
         self.messages: list[EmailMessage] = []
+        self.port = 0
 
     async def handle_DATA(self, server, session, envelope) -> str:
         message = email.message_from_bytes(envelope.content, policy=default)
         self.messages.append(message)  # type: ignore[arg-type]
         return "250 OK"
 
+    def deliver(self) -> int:
+        """Run the due mail jobs; return how many ran."""
+        return work.run_pending("mail")
+
     def to(self, address: str) -> list[EmailMessage]:
+        self.deliver()
         return [m for m in self.messages if m["To"] == address]
 
     def link(self, address: str) -> str:
@@ -49,6 +60,7 @@ def inbox(settings):
     received = Inbox()
     controller = Controller(received, hostname="127.0.0.1", port=free_port())
     controller.start()
+    received.port = controller.port
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", controller.port
     settings.EMAIL_TIMEOUT = 2
@@ -75,8 +87,29 @@ def confirmed(repo, user, address: str, inbox: Inbox) -> None:
     assert client.post(inbox.link(address)).status_code == 302
 
 
+def later(seconds: int = 24 * 3600) -> int:
+    """Return a time (ms) when every retry of a mail job is due."""
+    return int((time.time() + seconds) * 1000)
+
+
 def keys_like(r, pattern: str) -> list[str]:
     return sorted(r.scan_iter(match=pattern))
+
+
+def shown_message(client: Client, path: str) -> str:
+    """Return the text of the message the page at path shows (the one after a redirect)."""
+    page = client.get(path).content.decode()
+    return re.search(r'<li class="message[^"]*">([^<]*)</li>', page).group(1)
+
+
+def queued(r) -> list[dict]:
+    """The mail jobs waiting in the queue (not yet run), oldest first."""
+    return [json.loads(fields["job"]) for _, fields in r.xrange(keys.job_stream("mail"))]
+
+
+def delayed(r) -> list[dict]:
+    """The mail jobs waiting for a retry."""
+    return [json.loads(job) for job in r.zrange(keys.job_delayed("mail"), 0, -1)]
 
 
 # --- An address, confirmed by a link -----------------------------------------------------
@@ -88,6 +121,10 @@ def test_it_confirms_an_address_through_the_link_it_mails(alice_client, alice, r
     assert response.status_code == 302 and response["Location"] == "/settings/email/"
     assert r.hget(f"user:{alice.id}", "email_pending") == "Alice@Example.org"
     assert not r.hexists(f"user:{alice.id}", "email")  # not before the link is followed
+    [job] = queued(r)  # queued, not sent: the link is made by the worker
+    assert job["kind"] == "confirm_address" and inbox.messages == []
+    assert keys_like(r, "email_confirm:*") == []
+    assert inbox.deliver() == 1
     [link_key] = keys_like(r, "email_confirm:*")
     assert 0 < r.ttl(link_key) <= 24 * 3600
     [mail] = inbox.to("Alice@Example.org")
@@ -130,20 +167,39 @@ def test_it_refuses_an_address_that_is_not_one(alice_client, alice, r, inbox, ty
     assert response.status_code == 400
     assert b"Enter an e-mail address" in response.content or b"at most" in response.content
     assert r.hget(f"user:{alice.id}", "email_pending") is None
+    assert queued(r) == [] and inbox.deliver() == 0
     assert keys_like(r, "email_confirm:*") == [] and inbox.messages == []
 
 
-def test_it_refuses_an_address_another_account_confirmed(repo, alice, bob, r, inbox):
+def test_an_address_another_account_holds_is_answered_as_a_free_one_and_its_owner_told(
+    repo, alice, bob, charlie, r, inbox
+):
     confirmed(repo, bob, "shared@example.org", inbox)
     inbox.messages.clear()
+    free_client, taken_client = login(Client(), repo, alice), login(Client(), repo, charlie)
 
-    response = ask_for(login(Client(), repo, alice), "SHARED@example.org")
+    free = ask_for(free_client, "free@example.org")
+    taken = ask_for(taken_client, "SHARED@example.org")
 
-    assert response.status_code == 409
-    assert b"already in use" in response.content and b"bob" not in response.content
-    assert r.hget(f"user:{alice.id}", "email_pending") is None
+    assert free.status_code == taken.status_code == 302
+    assert free["Location"] == taken["Location"] == "/settings/email/"
+    said = [
+        shown_message(c, "/settings/email/").replace(a, "ADDRESS")
+        for c, a in ((free_client, "free@example.org"), (taken_client, "SHARED@example.org"))
+    ]
+    assert said[0] == said[1] and "ADDRESS" in said[0]
+    assert [job["kind"] for job in queued(r)] == ["confirm_address"] * 2  # the same work
+    assert r.get(f"ratelimit:email_user:{charlie.id}") == "1"  # the taken one is counted
+    assert r.hget(f"user:{charlie.id}", "email_pending") == "SHARED@example.org"
+    [told] = inbox.to("SHARED@example.org")  # bob's address hears of it; no link in it
+    assert told["Subject"] == "Someone tried to use your e-mail address"
+    assert "/settings/email/confirm/" not in told.get_body(("plain",)).get_content()
+    assert b"charlie" not in told.as_bytes()
+    [alices_link] = keys_like(r, "email_confirm:*")  # charlie got none
+    assert r.hget(alices_link, "user_id") == str(alice.id)
+    assert inbox.link("free@example.org").startswith("/settings/email/confirm/")
     assert r.hget("emails", "shared@example.org") == str(bob.id)
-    assert inbox.messages == []
+    assert r.hget(f"user:{bob.id}", "email") == "shared@example.org"
 
 
 def test_a_link_loses_to_another_account_that_confirmed_first(repo, alice, bob, r, inbox):
@@ -187,14 +243,49 @@ def test_a_bad_confirmation_link_says_so_and_changes_nothing(alice_client, alice
     assert r.hgetall(f"user:{alice.id}") == before
 
 
-def test_smtp_down_keeps_nothing_and_says_to_try_later(alice_client, alice, r, smtp_down):
+def test_the_mail_server_down_changes_no_answer_and_the_link_goes_once_it_is_back(
+    alice_client, alice, r, inbox, settings
+):
+    settings.EMAIL_PORT = free_port()  # nothing listens there: the server is down
+
     response = ask_for(alice_client, "alice@example.org")
 
-    assert response.status_code == 503
-    assert b"try again later" in response.content
-    assert b'value="alice@example.org"' in response.content  # what was typed stays
+    assert response.status_code == 302  # as when it is up: the page never waits on it
+    assert r.hget(f"user:{alice.id}", "email_pending") == "alice@example.org"
+    assert inbox.deliver() == 1 and inbox.messages == []
+    [job] = delayed(r)  # tried again later, with the mail queue's backoff
+    assert job["kind"] == "confirm_address" and job["attempt"] == 1
+    assert job["error"].startswith("Retry")
+    assert keys_like(r, "email_confirm:*") == []  # the link made for it is dropped
+    assert keys_like(r, "mail_sent:*") == []
+    settings.EMAIL_PORT = inbox.port  # back up
+
+    assert work.run_pending("mail", now=later()) == 1
+
+    [sent] = inbox.messages
+    assert sent["To"] == "alice@example.org" and delayed(r) == [] and queued(r) == []
+    assert r.get(f"mail_sent:{job['payload']['mail']}") == "sent"
+    assert Client().post(inbox.link("alice@example.org")).status_code == 302
+    assert r.hget(f"user:{alice.id}", "email") == "alice@example.org"
+
+
+def test_a_full_mail_queue_says_to_try_later_and_keeps_nothing(
+    alice_client, alice, r, inbox, monkeypatch
+):
+    def full(*args, **kwargs):
+        raise work.QueueFull("mail")
+
+    monkeypatch.setattr(work, "enqueue", full)
+
+    asked = ask_for(alice_client, "alice@example.org")
+    reset = forgot(Client(), "alice@example.org")
+
+    for response in (asked, reset):
+        assert response.status_code == 503 and b"try again later" in response.content
+        assert response["Retry-After"] == "60"
+    assert b'value="alice@example.org"' in asked.content  # what was typed stays
     assert r.hget(f"user:{alice.id}", "email_pending") is None
-    assert keys_like(r, "email_confirm:*") == []
+    assert r.get(f"ratelimit:email_user:{alice.id}") == "0"  # given back
     assert alice_client.get("/").status_code == 200  # the site keeps serving
 
 
@@ -294,13 +385,20 @@ def test_the_reset_link_sets_a_new_password_and_logs_out_everywhere(repo, alice,
 
     assert form.status_code == 200 and b"@alice" in form.content
     assert done.status_code == 200
-    assert b"Phone app" in done.content and b'href="/settings/apps/"' in done.content
+    assert b"every app that uses it will lose its access" in form.content
+    assert b"This app lost its access to your account:" in done.content
+    assert b"<li>Phone app</li>" in done.content
     assert check_password(NEW_PASSWORD, r.hget(f"user:{alice.id}", "password"))
     assert r.hget(f"user:{alice.id}", "auth") != old_secret
     assert not r.hexists("auths", old_secret)
     assert device.get("/settings/email/").status_code == 302  # logged out
     assert keys_like(r, "password_reset:*") == []
-    assert r.zcard(f"oauth:user:{alice.id}") == 1  # the app is not revoked silently
+    assert not r.exists(f"oauth:user:{alice.id}")  # revoked, as Mastodon does
+    assert not r.exists(f"oauth:token:{digest('t' * 43)}")
+    api = Client().get(
+        "/api/v1/accounts/verify_credentials", HTTP_AUTHORIZATION="Bearer " + "t" * 43
+    )
+    assert api.status_code == 401
     assert (
         browser.post("/login/", {"username": "alice", "password": NEW_PASSWORD}).status_code == 302
     )
@@ -374,22 +472,44 @@ def test_reset_requests_are_limited_per_client_address(client, inbox, settings):
     assert b"Too many requests" in forgot(client, "x@example.org").content
 
 
-def test_smtp_down_during_a_reset_request_keeps_no_link(repo, alice, r, inbox, settings):
+def test_a_reset_is_answered_alike_with_the_mail_server_down_and_mailed_once_it_is_back(
+    repo, alice, r, inbox, settings
+):
     confirmed(repo, alice, "alice@example.org", inbox)
     settings.EMAIL_PORT = free_port()
 
-    response = forgot(Client(), "alice@example.org")
+    known, unknown = forgot(Client(), "alice@example.org"), forgot(Client(), "no@example.org")
 
-    assert response.status_code == 503 and b"try again later" in response.content
-    assert keys_like(r, "password_reset:*") == []
+    assert known.status_code == unknown.status_code == 302
+    assert known["Location"] == unknown["Location"] == "/login/"
+    assert inbox.deliver() == 2
+    [job] = delayed(r)  # alice's, tried again later; nobody's was done: nothing to send
+    assert job["payload"]["email"] == "alice@example.org"
+    assert keys_like(r, "password_reset:*") == []  # no link left behind
+    settings.EMAIL_PORT = inbox.port
+
+    assert work.run_pending("mail", now=later()) == 1
+
+    assert [m["To"] for m in inbox.messages[1:]] == ["alice@example.org"]
+    assert inbox.link("alice@example.org").startswith("/password/reset/")
+    assert len(keys_like(r, "password_reset:*")) == 1
 
 
-def test_a_suspended_account_gets_no_reset_link(repo, alice, sam, r, inbox):
+def test_a_suspended_account_gets_no_reset_link_and_the_others_still_do(
+    repo, alice, bob, sam, r, inbox
+):
     confirmed(repo, alice, "alice@example.org", inbox)
+    confirmed(repo, bob, "bob@example.org", inbox)
     repo.moderation.suspend(alice.id, sam, "spam")
 
     assert forgot(Client(), "alice@example.org").status_code == 302
-    assert keys_like(r, "password_reset:*") == []
+    assert forgot(Client(), "bob@example.org").status_code == 302
+
+    assert inbox.deliver() == 2
+    assert len(inbox.to("alice@example.org")) == 1  # only its confirmation link, long ago
+    assert inbox.link("bob@example.org").startswith("/password/reset/")
+    [link_key] = keys_like(r, "password_reset:*")
+    assert r.hget(link_key, "user_id") == str(bob.id)
 
 
 # --- Staff --------------------------------------------------------------------------------
@@ -440,6 +560,7 @@ def test_export_and_import_carry_addresses_and_links(repo, alice, r, inbox, tmp_
     make_user(repo, "dora")
     confirmed(repo, alice, "alice@example.org", inbox)
     forgot(Client(), "alice@example.org")
+    inbox.deliver()
     out = tmp_path / "dump.jsonl"
     from django.core.management import call_command
 
@@ -465,7 +586,7 @@ def settings_error(**env: str) -> str:
     base = {"SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "h", "REDIS_URL": "redis://127.0.0.1:9/0"}
     done = subprocess.run(
         [sys.executable, "-c", "import retwis_site.settings"],
-        env={**os.environ, **base, **env, "DEBUG": "false"},
+        env={**os.environ, **base, "DEBUG": "false", **env},
         capture_output=True,
         text=True,
     )
@@ -497,13 +618,42 @@ def test_good_mail_settings_start(settings):
     ) == ""  # fmt: skip
 
 
-def test_links_in_mail_use_site_url_when_set(alice_client, r, inbox, settings):
-    settings.SITE_URL = "https://retwis.example.org"
+def test_site_url_is_required_when_debug_is_off():
+    said = "Set SITE_URL, the site's address for links in mail"
+    assert said in settings_error(SITE_URL="")
+    assert said in settings_error(SITE_URL="  ")
+    assert settings_error(SITE_URL="", DEBUG="true") == ""
 
-    ask_for(alice_client, "alice@example.org")
 
-    body = inbox.to("alice@example.org")[-1].get_body(("plain",)).get_content()
-    assert "https://retwis.example.org/settings/email/confirm/" in body
+def test_run_site_gives_the_site_its_own_address_for_links(monkeypatch):
+    from tests.test_launch import launch
+
+    monkeypatch.setenv("SECRET_KEY", "x" * 50)  # none made under var/
+    monkeypatch.delenv("SITE_URL", raising=False)
+    assert launch.site_env(dev=False, port=8123)["SITE_URL"] == "http://127.0.0.1:8123"
+    monkeypatch.setenv("SITE_URL", "https://retwis.example.org")
+    assert launch.site_env(dev=False, port=8123)["SITE_URL"] == "https://retwis.example.org"
+
+
+def test_links_in_mail_are_under_site_url_whatever_host_the_request_named(
+    repo, alice, r, inbox, settings
+):
+    confirmed(repo, alice, "alice@example.org", inbox)
+
+    response = Client().post(
+        "/password/forgot/", {"email": "alice@example.org"}, HTTP_HOST="127.0.0.1:1337"
+    )
+    settings.SITE_URL = "https://retwis.example.org"  # when the worker writes the mail
+    Client().post("/password/forgot/", {"email": "alice@example.org"}, HTTP_HOST="localhost")
+
+    assert response.status_code == 302
+    links = [
+        re.search(r"\S+/password/reset/\S+", m.get_body(("plain",)).get_content()).group()
+        for m in inbox.to("alice@example.org")[1:]
+    ]
+    assert [link.split("/password/reset/")[0] for link in links] == [settings.SITE_URL] * 2
+    assert settings.SITE_URL == "https://retwis.example.org"
+    assert len(keys_like(r, "password_reset:*")) == 2
 
 
 def test_a_reset_from_the_accounts_own_browser_logs_it_out_there_too(repo, alice, r, inbox):
@@ -530,4 +680,7 @@ def test_confirmation_links_are_limited_per_user(alice_client, alice, r, inbox, 
 
     assert answers == [302, 302, 429]
     assert r.hget(f"user:{alice.id}", "email_pending") == "a1@example.org"
-    assert len(keys_like(r, "email_confirm:*")) == 2 and len(inbox.messages) == 2
+    assert [job["payload"]["email"] for job in queued(r)] == ["a0@example.org", "a1@example.org"]
+    assert inbox.deliver() == 2
+    assert [m["To"] for m in inbox.messages] == ["a1@example.org"]  # a0's was replaced
+    assert len(keys_like(r, "email_confirm:*")) == 1

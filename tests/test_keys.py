@@ -93,6 +93,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.emails(), "emails"),
         (keys.email_confirmation(DIGEST), "email_confirm:" + DIGEST),
         (keys.password_reset(DIGEST), "password_reset:" + DIGEST),
+        (keys.mail_sent("0123456789abcdef" * 2), "mail_sent:" + "0123456789abcdef" * 2),
     ],
 )
 def test_it_names_the_additions_as_documented(built, expected):
@@ -133,6 +134,12 @@ def test_it_refuses_anything_but_a_sha256_hex_digest_in_oauth_keys(bad):
         keys.email_confirmation(bad)
     with pytest.raises(ValueError):
         keys.password_reset(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "ab" * 15, "AB" * 16, "zz" * 16, "ab" * 16 + ":x", "*"])
+def test_it_refuses_anything_but_32_hex_digits_as_a_mail_id(bad):
+    with pytest.raises(ValueError):
+        keys.mail_sent(bad)
 
 
 @pytest.mark.parametrize("bad", ["short", "x" * 65, "abc:defghijklmnopq", "abc defghijklmnopq"])

@@ -61,7 +61,7 @@ def test_even_the_right_password_is_refused_from_an_address_that_used_up_its_gue
     response = login(client, "alice", PASSWORD, ATTACKER)
 
     assert response.status_code == 429
-    assert b"Too many failed attempts from your network. Try again in 15 minutes." in (
+    assert b"Too many login attempts from your network. Try again in 15 minutes." in (
         response.content
     )
     assert 0 < int(response["Retry-After"]) <= 15 * 60
@@ -85,6 +85,57 @@ def test_successful_logins_do_not_use_up_the_address(alice, r):
 
     assert r.get("ratelimit:login_ip:127.0.0.1") == "0"
     assert not r.exists("ratelimit:login_user_ip:127.0.0.1|alice")
+
+
+def test_every_login_attempt_counts_against_its_address_right_or_wrong(client, alice, r):
+    for _ in range(3):
+        assert login(Client(), "alice", PASSWORD).status_code == 302
+    assert fail_login(client, "alice") == 400
+
+    assert r.get("ratelimit:login_attempt_ip:127.0.0.1") == "4"
+    assert 0 < r.ttl("ratelimit:login_attempt_ip:127.0.0.1") <= 15 * 60
+    assert r.get("ratelimit:login_ip:127.0.0.1") == "1"  # the failure limit: failures only
+
+
+def test_right_passwords_from_one_address_are_limited_before_any_hash_is_checked(
+    alice, bob, r, settings, monkeypatch
+):
+    settings.RETWIS_LIMIT_LOGIN_ATTEMPTS = (3, 600)
+    for who in ("alice", "bob", "alice"):
+        assert login(Client(), who, PASSWORD).status_code == 302
+    checked = []
+    monkeypatch.setattr(auth, "authenticate", lambda *args: checked.append(args))
+
+    refused = login(Client(), "bob", PASSWORD)
+
+    assert refused.status_code == 429 and checked == []  # no password hash computed
+    assert b"Too many login attempts from your network. Try again in 10 minutes." in (
+        refused.content
+    )
+    assert 0 < int(refused["Retry-After"]) <= 600 and "auth" not in refused.cookies
+    assert r.get("ratelimit:login_attempt_ip:127.0.0.1") == "3"  # the refusal given back
+    assert r.get("ratelimit:login_ip:127.0.0.1") == "0"
+    monkeypatch.undo()
+    assert login(Client(), "bob", PASSWORD, OWNER).status_code == 302  # another address
+
+
+def test_the_current_password_on_a_settings_page_counts_as_an_attempt(alice_client, alice, r):
+    response = alice_client.post("/settings/delete/", {"password": "not it"})
+
+    assert response.status_code == 400
+    assert r.get("ratelimit:login_attempt_ip:127.0.0.1") == "1"
+
+
+def test_the_api_password_grant_counts_every_attempt_too(client, alice, r, settings):
+    from tests.test_api_oauth import password_token, register
+
+    settings.RETWIS_LIMIT_LOGIN_ATTEMPTS = (2, 600)
+    app = register(client)
+    answers = [password_token(client, app).status_code for _ in range(3)]
+
+    assert answers == [200, 200, 429]
+    assert r.get("ratelimit:login_attempt_ip:127.0.0.1") == "2"
+    assert r.zcard(f"oauth:user:{alice.id}") == 2  # no token for the refused one
 
 
 def test_a_successful_login_forgets_its_names_failures_but_not_the_addresses(client, alice, r):

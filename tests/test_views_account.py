@@ -117,7 +117,7 @@ def test_guessing_the_current_password_is_rate_limited_like_logging_in(
 
     assert statuses == [400, 400, 429]
     assert last.status_code == 429 and "Retry-After" in last
-    assert b"Too many failed attempts" in last.content
+    assert b"Too many login attempts" in last.content
     assert r.get("ratelimit:login_user_ip:127.0.0.1|alice") == "2"
     assert not check_password(NEW_PASSWORD, r.hget(f"user:{alice.id}", "password"))
 

@@ -227,8 +227,7 @@ class Validator(RequestValidator):
         user = auth.authenticate(self.repo, name, password) if name and password else None
         if user is None:
             return False
-        address, account = limits  # as the login form: a right password is no failure
-        self.repo.limits.give_back([address], forget=[account])
+        auth.login_succeeded(self.repo, limits)  # as the login form: no failure
         if not user.is_active:
             return False
         request.user = user

@@ -37,7 +37,7 @@ from .emails import EmailStore
 from .errors import NotAllowed, UserNotFound
 from .media_files import forget_account
 from .models import User
-from .oauth import OAuthStore
+from .oauth import Authorisation, OAuthStore
 from .posts import queue_post_deletion
 from .profiles import ProfileStore
 from .reposts import RepostStore
@@ -81,6 +81,19 @@ class AccountStore(RepositoryBase):
         secret = self.users.queue_secret_rotation(pipe, user_id, old)
         pipe.execute()
         return secret
+
+    def reset_password(self, user_id: int, password_hash: str) -> list[Authorisation]:
+        """Store a new password hash after a reset by mail link, as Mastodon does: every
+        device logged out and every client API token revoked (whoever read the mail or
+        knew the old password may hold one). Return the apps that lost their access.
+
+        The password and the secret first, then the tokens: a crash between leaves tokens
+        that the account's Apps page lists and revokes.
+        """
+        apps = self.oauth.authorisations(user_id)
+        self.change_password(user_id, password_hash)
+        self.oauth.revoke_all(user_id)
+        return apps
 
     def delete_account(self, user: User, *, at: int | None = None) -> None:
         """Delete user's account (see the module docstring). Raise UserNotFound, or

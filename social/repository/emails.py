@@ -1,23 +1,29 @@
 """E-mail addresses and the links mailed to them: confirming an address, resetting a password.
 
 An account's address counts once confirmed: user:<id>.email (the truth) and its claim in
-`emails` (one address, one account). Asking for a new address stores a confirmation link
-and `email_pending`; following the link claims the address (HSETNX) before the user hash
-is written, then lets the old claim go. On a cluster these keys live on different nodes:
+`emails` (one address, one account). Asking for a new address notes it in `email_pending`
+(the page, at once); the mail worker then stores a confirmation link for it, unless another
+account holds it or a newer request replaced it (social/work_handlers/mail.py). Following
+the link claims the address (HSETNX) before the user hash is written, then lets the old
+claim go. On a cluster these keys live on different nodes:
 a crash between the claim and the user hash leaves a claim whose account holds another
 address, which every lookup treats as stale (and the next confirmation of it takes over).
 
 Links are random tokens stored as their SHA-256 (keys.email_confirmation,
-keys.password_reset), each used once (HGETALL and DEL in one MULTI on its one key). A reset
-link also holds a stamp of the password field it was made under: any change of password,
-its own use included, kills every reset link made before.
+keys.password_reset), each used once (HGETALL and DEL in one MULTI on its one key), made by
+the mail worker just before it mails them: a token is never in Redis in clear, not even in
+a queued job. A reset link also holds a stamp of the password field it was made under: any
+change of password, its own use included, kills every reset link made before.
+
+Each queued mail has an id whose keys.mail_sent marker makes it go out once in effect
+(claim_mail, mail_done, unclaim_mail).
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Unpack
 
@@ -123,11 +129,27 @@ class EmailStore(RepositoryBase):
 
     # --- Confirming an address ----------------------------------------------------------
 
-    def request_change(self, user_id: int, email: str, *, at: int | None = None) -> str:
-        """Make a link that confirms email for user_id and note it as pending; return the
-        link's token. Raise EmailTaken when another account holds email confirmed.
+    def note_pending(self, user_id: int, email: str) -> str:
+        """Note email as the address user_id asked for (whether or not another account
+        holds it: the page answers alike); return it as stored. One round trip."""
+        email = email.strip()[:EMAIL_MAX]
+        self.r.hset(keys.user(user_id), "email_pending", email)
+        return email
+
+    def drop_pending(self, user_id: int) -> None:
+        """Forget the address user_id asked for (its mail could not be queued)."""
+        self.r.hdel(keys.user(user_id), "email_pending")
+
+    def make_confirmation(self, user_id: int, email: str, *, at: int | None = None) -> Link | None:
+        """Make a link that confirms email for user_id and return it, or None when email is
+        no longer the account's pending address (replaced by a newer request, removed, the
+        account gone). Raise EmailTaken when another account holds email confirmed.
         """
         email = email.strip()[:EMAIL_MAX]
+        h = decode_hash(self.r.hgetall(keys.user(user_id)))
+        user = user_from_hash(user_id, h)
+        if user is None or user.is_deleted or h.get("email_pending") != email:
+            return None
         holder = self._holder(email)
         if holder is not None and holder != user_id:
             raise EmailTaken(email)
@@ -137,17 +159,17 @@ class EmailStore(RepositoryBase):
         pipe = self._pipe()
         pipe.hset(key, mapping={"user_id": user_id, "email": email, "created": created})
         pipe.expire(key, keys.EMAIL_CONFIRMATION_TTL)
-        pipe.hset(keys.user(user_id), "email_pending", email)
         pipe.execute()
-        return token
+        return Link(user=user, email=email, token=token)
 
-    def cancel_change(self, user_id: int, token: str) -> None:
-        """Forget a change whose link could not be mailed: the link and the pending note
-        (the confirmed address, if any, is untouched)."""
-        pipe = self._pipe()
-        pipe.delete(keys.email_confirmation(digest(token)))
-        pipe.hdel(keys.user(user_id), "email_pending")
-        pipe.execute()
+    def request_change(self, user_id: int, email: str, *, at: int | None = None) -> str:
+        """Note email as pending and make its confirmation link at once; return the link's
+        token (tests and fixtures; the site splits the two between page and worker). Raise
+        EmailTaken when another account holds email confirmed."""
+        link = self.make_confirmation(user_id, self.note_pending(user_id, email), at=at)
+        if link is None:
+            raise UserNotFound(user_id)
+        return link.token
 
     def confirmation(self, token: str) -> Link | None:
         """Return what a confirmation link would confirm, or None when it is unknown,
@@ -251,26 +273,19 @@ class EmailStore(RepositoryBase):
         pipe.execute()
         return Link(user=user, email=email, token=token)
 
-    def staff_make_reset(
+    def staff_log_reset(
         self, user_id: int, actor: User, reason: str = "", *, at: int | None = None
-    ) -> Link:
-        """Make, as staff, a reset link for user_id (logged in the audit log before the
-        link is made); raise UserNotFound when there is no live account with a confirmed
-        address."""
+    ) -> User:
+        """Log in the audit log that staff send user_id a reset link (the mail worker makes
+        and mails it: make_reset); return the account. Raise UserNotFound when there is no
+        live account with a confirmed address."""
         h = decode_hash(self.r.hgetall(keys.user(user_id)))
         user = user_from_hash(user_id, h)
         if user is None or user.is_deleted or not h.get("email"):
             raise UserNotFound(user_id)
         draft = AuditDraft(actor, "send_reset", user.id, user.username, reason=reason)
         self.audit.run_audited([draft], lambda pipe, ts: None, at=at)
-        link = self.make_reset(user_id, at=at)
-        if link is None:  # deleted or address removed between the two
-            raise UserNotFound(user_id)
-        return link
-
-    def drop_reset(self, token: str) -> None:
-        """Forget a reset link that could not be mailed."""
-        self.r.delete(keys.password_reset(digest(token)))
+        return user
 
     def reset_link(self, token: str) -> Link | None:
         """Return the account a reset link may reset, or None when the link is unknown,
@@ -309,3 +324,33 @@ class EmailStore(RepositoryBase):
             pipe.delete(key)
             raw, deleted = pipe.execute()
         return self._resettable(decode_hash(raw), token) if deleted else None
+
+    # --- Queued mail, sent once in effect -------------------------------------------------
+
+    def claim_mail(self, mail_id: str) -> str:
+        """Claim a queued mail for sending; return "claimed" (send it, then mail_done or
+        unclaim_mail), "sent" (it went out already: nothing to do) or "sending" (another
+        worker is at it, or died at it less than keys.MAIL_SENDING_TTL ago)."""
+        key = keys.mail_sent(mail_id)
+        if self.r.set(key, "sending", nx=True, ex=keys.MAIL_SENDING_TTL):
+            return "claimed"
+        return "sent" if s(self.r.get(key)) == "sent" else "sending"
+
+    def drop_links(self, links: Sequence[Link]) -> None:
+        """Forget links made for a mail that did not go out (no one knows their tokens;
+        dropped so a day of retries leaves none behind)."""
+        if not links:
+            return
+        pipe = self._pipe()
+        for link in links:
+            pipe.delete(keys.email_confirmation(digest(link.token)))
+            pipe.delete(keys.password_reset(digest(link.token)))
+        pipe.execute()
+
+    def mail_done(self, mail_id: str) -> None:
+        """Note that a claimed mail went out (or had nothing to send)."""
+        self.r.set(keys.mail_sent(mail_id), "sent", ex=keys.MAIL_SENT_TTL)
+
+    def unclaim_mail(self, mail_id: str) -> None:
+        """Give a claimed mail up (the server refused it): the next try may send it."""
+        self.r.delete(keys.mail_sent(mail_id))

@@ -411,9 +411,9 @@ class OAuthStore(RepositoryBase):
         pipe.execute()
 
     def revoke_all(self, user_id: int) -> int:
-        """Revoke every token user_id holds (their account is deleted): the token hashes and
-        the list go. Return how many. Two round trips (the list is at most
-        keys.OAUTH_TOKENS_CAP)."""
+        """Revoke every token user_id holds (their account is deleted, or its password reset
+        by mail link): the token hashes and the list go. Return how many. Two round trips
+        (the list is at most keys.OAUTH_TOKENS_CAP)."""
         held = members(self.r.zrange(keys.oauth_user_tokens(user_id), 0, -1))
         self._revoke_digests(user_id, held)
         if held:
