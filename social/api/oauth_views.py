@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -204,15 +205,35 @@ class AppRedirect(HttpResponseRedirect):
         super().__init__(location)
 
 
+# The consent page's Cross-Origin-Opener-Policy. A web client opens it in a popup and
+# waits for the code through `window.opener` (postMessage from its redirect page, or by
+# reading the popup's location once it is back on the client's origin). The site's
+# `same-origin` (Django's SECURE_CROSS_ORIGIN_OPENER_POLICY) puts the popup in a browsing
+# context group of its own and cuts that link: the client sees the popup closed and gives
+# up. `same-origin-allow-popups` would not do: it keeps the links of popups a page opens,
+# never a cross-origin opener's link to the page. So these responses (the page, its
+# answer's redirect to the app, the redirect to the login page) say `unsafe-none`, the
+# browsers' default and what Mastodon's authorization pages send (no header). Nothing else
+# changes: no frame may hold them (`frame-ancestors 'none'`, X-Frame-Options), every other
+# page keeps `same-origin`.
+OPENER_POLICY = "unsafe-none"
+
+
 class AuthorizeView(LoginNextMixin, RepositoryMixin, TemplateView):
     """/oauth/authorize: GET asks the logged-in person whether the app may act for them
     (what it asks for, in words); POST answers: the browser sent to the app's redirect URI
     with a code (or `access_denied`), or the code shown for an app without one (the
     out-of-band URI). A request found wrong before the person has pressed anything is
-    said on the site's own page, never sent to the app (RFC 9700 §4.11.2)."""
+    said on the site's own page, never sent to the app (RFC 9700 §4.11.2). Every answer
+    keeps a popup's link to the app that opened it (OPENER_POLICY)."""
 
     request: AuthenticatedHttpRequest
     template_name = "api/authorize.html"
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
+        response = super().dispatch(request, *args, **kwargs)
+        response["Cross-Origin-Opener-Policy"] = OPENER_POLICY  # SecurityMiddleware keeps it
+        return response
 
     def fields(self, source) -> dict[str, str]:
         return {
