@@ -79,3 +79,71 @@ def test_nodeinfo_costs_one_round_trip_whatever_the_figures(repo, r, round_trips
 def test_the_software_version_is_the_projects():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["version"] == SOFTWARE_VERSION
+
+
+def test_nodeinfo_names_mastodon_as_the_api_it_speaks():
+    from social.api.instance import VERSION
+
+    metadata = Client().get("/nodeinfo/2.0").json()["metadata"]
+
+    assert metadata["upstream"] == {"name": "mastodon", "version": VERSION.split()[0]}
+    assert VERSION.startswith(metadata["upstream"]["version"] + " (compatible")
+
+
+def test_host_meta_names_the_webfinger_template_as_xrd():
+    answer = Client().get("/.well-known/host-meta")
+
+    assert answer.status_code == 200
+    assert answer["Content-Type"] == "application/xrd+xml; charset=utf-8"
+    assert answer["Access-Control-Allow-Origin"] == "*"
+    body = answer.content.decode()
+    assert body.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    assert '<XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">' in body
+    template = "http://testserver/.well-known/webfinger?resource={uri}"
+    assert f'<Link rel="lrdd" template="{template}"/>' in body
+
+
+def test_host_meta_answers_json_by_its_name_or_by_accept():
+    template = "http://testserver/.well-known/webfinger?resource={uri}"
+    wanted = {"links": [{"rel": "lrdd", "template": template}]}
+    by_name = Client().get("/.well-known/host-meta.json")
+    by_accept = Client().get("/.well-known/host-meta", HTTP_ACCEPT="application/json")
+
+    for answer in (by_name, by_accept):
+        assert answer.status_code == 200
+        assert answer["Content-Type"].startswith("application/json")
+        assert answer.json() == wanted
+
+
+def test_webfinger_finds_an_account_by_acct(alice):
+    for resource in ("acct:alice@testserver", "alice@testserver", "acct:ALICE@testserver"):
+        answer = Client().get("/.well-known/webfinger", {"resource": resource})
+
+        assert answer.status_code == 200, resource
+        assert answer["Content-Type"] == "application/jrd+json"
+        assert answer.json() == {
+            "subject": "acct:alice@testserver",
+            "aliases": ["http://testserver/u/alice/"],
+            "links": [
+                {
+                    "rel": "http://webfinger.net/rel/profile-page",
+                    "type": "text/html",
+                    "href": "http://testserver/u/alice/",
+                }
+            ],
+        }
+
+
+def test_webfinger_knows_no_one_elsewhere_unknown_or_suspended(repo, alice, bob, sam):
+    repo.moderation.suspend(bob.id, sam, "spam")
+    for resource in (
+        "acct:alice@elsewhere.example", "acct:nobody@testserver", "acct:bob@testserver",
+        "https://elsewhere.example/u/alice", "acct:a@b@c", "²",
+    ):  # fmt: skip
+        answer = Client().get("/.well-known/webfinger", {"resource": resource})
+        assert answer.status_code == 404, resource
+        assert answer.json() == {"error": "Record not found"}
+    missing = Client().get("/.well-known/webfinger")
+    assert missing.status_code == 400 and "resource" in missing.json()["error"]
+    too_long = Client().get("/.well-known/webfinger", {"resource": "acct:" + "a" * 400})
+    assert too_long.status_code == 422

@@ -125,6 +125,9 @@ urlpatterns = [
     # What server this is (NodeInfo), for tools that ask.
     path(".well-known/nodeinfo", nodeinfo.DiscoveryView.as_view(), name="nodeinfo_links"),
     path("nodeinfo/2.0", nodeinfo.NodeInfoView.as_view(), name="nodeinfo"),
+    path(".well-known/host-meta", nodeinfo.HostMetaView.as_view(), name="host_meta"),
+    path(".well-known/host-meta.json", nodeinfo.HostMetaView.as_view(as_json=True)),
+    path(".well-known/webfinger", nodeinfo.WebFingerView.as_view(), name="webfinger"),
     path(
         ".well-known/oauth-authorization-server",
         oauth_views.metadata_view,
