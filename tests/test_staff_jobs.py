@@ -32,7 +32,7 @@ def test_the_dashboard_shows_each_queue(sam_client, failed):
 
     assert "Background jobs" in page
     row = page[page.index('href="/staff/jobs/#queue-mail"') :].split("</tr>")[0]
-    cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]
+    cells = [c.split("</td>")[0] for c in row.split('<td class="num">')[1:]]
     assert cells[0] == "1"  # waiting
     assert cells[3] == '<span class="badge">1</span>'  # failed
 
