@@ -111,6 +111,8 @@ MIDDLEWARE = [
     # else Accept-Language, else LANGUAGE_CODE. Where sessions would be if there were any:
     # before CommonMiddleware, and before every view, template and error page renders.
     "social.middleware.LocaleMiddleware",
+    # A body social.bodies refused (retwis_site/wsgi.py): answered before anything reads it.
+    "social.middleware.BodyRefusedMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "social.middleware.RedisAuthMiddleware",
@@ -306,6 +308,25 @@ CONTENT_SECURITY_POLICY = os.environ.get(
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
 )
 
+# Request bodies (social/bodies.py, before Django reads any): at most RETWIS_MAX_BODY bytes
+# (a number, or with K or M: KiB, MiB), enough for a post of four 10 MB pictures and its
+# fields, and all of it within RETWIS_BODY_TIMEOUT seconds of the request's headers.
+_body_raw = os.environ.get("RETWIS_MAX_BODY", "").strip() or "42M"
+_body = re.fullmatch(r"([0-9]{1,10})([KM]?)", _body_raw)
+RETWIS_MAX_BODY = int(_body[1]) * {"": 1, "K": 1024, "M": 1024**2}[_body[2]] if _body else 0
+if not 64 * 1024 <= RETWIS_MAX_BODY <= 1024**3:
+    raise ImproperlyConfigured(
+        f"RETWIS_MAX_BODY must be bytes from 64K to 1024M (e.g. 42M or 65536), not {_body_raw!r}"
+    )
+RETWIS_BODY_TIMEOUT = envseconds("RETWIS_BODY_TIMEOUT", 10, minimum=0.1)
+# Each uploaded file is kept to one byte past the pictures' limit (social/uploads.py): the
+# forms refuse it with their own message, and the rest never reaches /tmp.
+FILE_UPLOAD_HANDLERS = [
+    "social.uploads.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+
 # Feed shapes.
 RETWIS_HOME_FEED_CAP = envint("RETWIS_HOME_FEED_CAP", 1000, minimum=10)
 RETWIS_TIMELINE_CAP = 1000  # the reference Retwis keeps exactly the newest 1000
@@ -317,7 +338,7 @@ RETWIS_FANOUT_READ_THRESHOLD = envint("RETWIS_FANOUT_READ_THRESHOLD", 10_000, mi
 # The streaming API (social/streaming/, docs/api.md): the URL the instance names for it
 # (empty: this site's own origin, as ws:// or wss://, the proxy joining both), the seconds
 # between heartbeats, the messages queued for a connection before a client that does not
-# read is dropped, and the connections one address may hold.
+# read is dropped.
 RETWIS_STREAMING_URL = os.environ.get("RETWIS_STREAMING_URL", "").strip().rstrip("/")
 if RETWIS_STREAMING_URL and not re.fullmatch(r"(wss?|https?)://[^/\s]+", RETWIS_STREAMING_URL):
     raise ImproperlyConfigured(
@@ -332,7 +353,10 @@ if "CONTENT_SECURITY_POLICY" not in os.environ:
     CONTENT_SECURITY_POLICY += f"; connect-src 'self'{' ' + _live_origin if _live_origin else ''}"
 RETWIS_STREAMING_HEARTBEAT = envseconds("RETWIS_STREAMING_HEARTBEAT", 15, minimum=0.05)
 RETWIS_STREAMING_BUFFER = envint("RETWIS_STREAMING_BUFFER", 200, minimum=1)
-RETWIS_STREAMING_PER_ADDRESS = envint("RETWIS_STREAMING_PER_ADDRESS", 50, minimum=1)
+# Connections per address (an IPv6 /64 counted as one, social.auth.address_subject; a
+# household shares one) and per account.
+RETWIS_STREAMING_PER_ADDRESS = envint("RETWIS_STREAMING_PER_ADDRESS", 100, minimum=1)
+RETWIS_STREAMING_PER_ACCOUNT = envint("RETWIS_STREAMING_PER_ACCOUNT", 20, minimum=1)
 # What a web process remembers between requests (social/repository/cache.py): posts'
 # unchanging parts (about 0.6 KB each), auth secrets' users and client API tokens' users.
 RETWIS_POST_CACHE_SIZE = envint("RETWIS_POST_CACHE_SIZE", 20_000)

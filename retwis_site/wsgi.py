@@ -1,5 +1,6 @@
-"""WSGI entry point: Django, with the visitor's front page answered before it
-(social/front.py)."""
+"""WSGI entry point: Django with every request's body bounded before it reads any
+(social/bodies.py: RETWIS_MAX_BODY, RETWIS_BODY_TIMEOUT), and the visitor's front page
+answered before both (social/front.py: a GET it answers from memory reads no body)."""
 
 import os
 
@@ -8,6 +9,15 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "retwis_site.settings")
 django_application = get_wsgi_application()
 
-from social.front import FrontPageCache  # noqa: E402  (after Django is set up)
+from django.conf import settings  # noqa: E402  (after Django is set up)
 
-application = FrontPageCache(django_application)
+from social.bodies import BoundedBodies  # noqa: E402
+from social.front import FrontPageCache  # noqa: E402
+
+application = FrontPageCache(
+    BoundedBodies(
+        django_application,
+        max_bytes=settings.RETWIS_MAX_BODY,
+        timeout=settings.RETWIS_BODY_TIMEOUT,
+    )
+)

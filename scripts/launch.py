@@ -109,26 +109,34 @@ def server_argv(port: int, *, access_log: bool = False) -> list[str]:
 
 
 def streaming_argv(port: int, *, access_log: bool = False) -> list[str]:
-    """Return the streaming server's command line (social/streaming/): Granian serving the
-    ASGI app in one worker process, one event loop holding every connection (the bus is
-    read once per process; docs/deploy.md). Stopped with the site.
+    """Return the streaming server's command line (social/streaming/): uvicorn serving the
+    ASGI app in one process, one event loop holding every connection (the bus is read once
+    per process; docs/deploy.md). Stopped with the site.
 
-    Every open stream is a request in flight: Granian's --backpressure (by default its
-    backlog, 1,024) would leave every connection past it waiting unanswered, so it is
-    STREAMING_CONNECTIONS (default 20,000; bench/streaming_scale.py holds 10,000), and the
-    process may open that many files (raise_file_limit)."""
+    Uvicorn rather than Granian: Granian takes a WebSocket message whole (up to 64 MiB)
+    before the app can look at it, and has no option to refuse one sooner; here the
+    `websockets` protocol refuses a frame longer than --ws-max-size from its header (close
+    1009), before holding it: ws_max_size, the app's MESSAGE_MAX characters of UTF-8;
+    --ws-max-queue bounds what a connection may have received and not yet handed to the
+    app. No per-message compression (a zlib context per connection), no proxy headers
+    (the app reads TRUSTED_PROXY_HEADER itself, as the pages do), httptools for HTTP (the
+    server-sent events' writes). Every open stream is a connection: past
+    STREAMING_CONNECTIONS (default 20,000; bench/streaming_scale.py holds 10,000) a new one
+    is answered 503, and the process may open that many files (raise_file_limit)."""
     connections = env_count("STREAMING_CONNECTIONS", 20_000)
+    ws_max_size = 4 * 4096  # bytes: MESSAGE_MAX (4,096) characters, 4 bytes at most each
     return [
-        sys.executable, "-m", "granian", "--interface", "asgi",
-        "--working-dir", str(ROOT),
+        sys.executable, "-m", "uvicorn", "social.streaming.asgi:application",
+        "--app-dir", str(ROOT),  # where social is imported from
         "--host", "127.0.0.1", "--port", str(port),
-        "--workers", "1", "--runtime-threads", "1", "--runtime-mode", "st",
-        "--backlog", "4096", "--backpressure", str(connections),
-        "--workers-kill-timeout", "10",
-        "--respawn-failed-workers", "--respawn-interval", "1",
+        "--loop", "asyncio", "--http", "httptools", "--ws", "websockets-sansio",
+        "--ws-max-size", str(ws_max_size), "--ws-max-queue", "4",
+        "--ws-per-message-deflate", "false",
+        "--lifespan", "on", "--no-proxy-headers", "--no-server-header",
+        "--backlog", "4096", "--limit-concurrency", str(connections),
+        "--timeout-graceful-shutdown", "10",
         "--log-level", "warning",
         "--access-log" if access_log else "--no-access-log",
-        "social.streaming.asgi:application",
     ]  # fmt: skip
 
 

@@ -16,7 +16,10 @@ from django.utils.cache import patch_cache_control
 from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext
 
+from social import images
 from social.answers import refused_json, wants_json
+from social.api.base import error_response, is_api_path
+from social.bodies import REFUSED, Refusal
 from social.redis_client import UNAVAILABLE
 from social.repository import AnonymousUser, User, get_repository
 from social.repository.limits import RateLimited, wait_phrase
@@ -117,6 +120,70 @@ class RateLimitMiddleware:
         if isinstance(exception, RateLimited):
             return rate_limited_response(request, exception)
         return None
+
+
+def body_refused_response(request: HttpRequest, refusal: Refusal) -> HttpResponse:
+    """Return the answer to a request whose body social.bodies refused: Mastodon's JSON
+    error on the API's paths, the message in JSON to a page's script, else a page."""
+    title, heading, message, api_error = _body_refusals()[refusal.status]
+    if is_api_path(request.path):
+        response: HttpResponse = error_response(refusal.status, api_error)
+    elif wants_json(request):
+        response = refused_json(f"{message} {gettext('That did not go through.')}", refusal.status)
+    else:
+        context = {"title": title, "heading": heading, "message": message, "user": AnonymousUser()}
+        try:
+            html = render_to_string("body_refused.html", context, request=request)
+        except UNAVAILABLE:
+            return unavailable_response(request)
+        response = HttpResponse(html, status=refusal.status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _body_refusals() -> dict[int, tuple[str, str, str, str]]:
+    """Each refusal's title, heading and message (in the request's language), and its
+    words on the API."""
+    total, picture = settings.RETWIS_MAX_BODY / 2**20, images.MAX_BYTES / 2**20
+    sizes = {"total": f"{total:.3g}", "picture": f"{picture:.3g}"}
+    seconds = {"seconds": f"{settings.RETWIS_BODY_TIMEOUT:g}"}
+    return {
+        413: (
+            gettext("Too large"),
+            gettext("That was more than the site takes at once"),
+            gettext("A post may send %(total)s MB in all, each picture at most %(picture)s MB.")
+            % sizes,
+            "Request entity too large",
+        ),
+        408: (
+            gettext("Too slow"),
+            gettext("That took too long to arrive"),
+            gettext("The site waits %(seconds)s seconds for what a form sends. Try again.")
+            % seconds,
+            "Request timeout",
+        ),
+        400: (
+            gettext("Not received"),
+            gettext("That did not arrive whole"),
+            gettext("The connection broke while it was being sent. Try again."),
+            "Bad request",
+        ),
+    }
+
+
+class BodyRefusedMiddleware:
+    """Answer a request whose body social.bodies refused (too large, too slow, cut short)
+    before any check or view looks for it: after LocaleMiddleware, so
+    the page is in the reader's language, and before CsrfViewMiddleware."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        refusal = request.META.get(REFUSED)
+        if refusal is None:
+            return self.get_response(request)
+        return body_refused_response(request, refusal)
 
 
 class ContentSecurityPolicyMiddleware:

@@ -156,7 +156,7 @@ def test_a_filter_added_while_listening_applies_to_the_next_post(repo, r):
 
     async def run() -> tuple[list[str], int]:
         hub, listening = Hub(), connection(reader)
-        hub.admit(listening, 5)
+        hub.admit(listening, 5, 5)
         hub.subscribe(listening, Stream("user"))
         repo.posts.create_post(author.id, "first spoilers", at=T0)
         await hub.deliver(events(r)[-1])

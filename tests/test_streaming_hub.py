@@ -1,7 +1,7 @@
 """The streaming process's hub in this process (social/streaming/hub.py): a Redis outage is
 ridden out (the bus is read again from the last id handed out, so nothing the stream holds
 is missed), a client that never reads is dropped at its bounded buffer, and an address's
-connections are counted."""
+(an IPv6 /64's) and an account's connections are counted."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import redis
 from social import keys
 from social.repository import get_repository
 from social.streaming import hub as hub_module
-from social.streaming.app import StreamingApp
+from social.streaming.app import StreamingApp, address_of
 from social.streaming.deliver import Listener
 from social.streaming.hub import Connection, Hub
 from social.streaming.streams import Stream
@@ -57,7 +57,7 @@ def test_a_redis_outage_is_ridden_out_and_nothing_written_meanwhile_is_missed(se
 
         async def run() -> list[str]:
             hub, listening = Hub(), connection(alice)
-            hub.admit(listening, 5)
+            hub.admit(listening, 5, 5)
             hub.subscribe(listening, Stream("public"))
             hub.start()
             await asyncio.wait_for(hub.connected.wait(), 5)
@@ -91,16 +91,43 @@ def test_a_client_that_never_reads_is_dropped_at_its_bounded_queue(repo, alice):
 
 
 def test_an_address_holds_at_most_its_limit_and_a_freed_place_is_taken_again(repo, alice):
-    async def run() -> list[bool]:
+    async def run() -> list[str | None]:
         hub = Hub()
         first, second, third = (connection(alice) for _ in range(3))
-        admitted = [hub.admit(first, 2), hub.admit(second, 2), hub.admit(third, 2)]
-        other = hub.admit(connection(alice, address="192.0.2.2"), 2)
+        admitted = [hub.admit(c, 2, 10) for c in (first, second, third)]
+        other = hub.admit(connection(alice, address="192.0.2.2"), 2, 10)
         hub.subscribe(first, Stream("user"))
         hub.leave(first)
-        return [*admitted, other, hub.admit(third, 2), not hub.subs]
+        return [*admitted, other, hub.admit(third, 2, 10), not hub.subs]
 
-    assert in_new_loop(run()) == [True, True, False, True, True, True]
+    assert in_new_loop(run()) == [None, None, "address", None, None, True]
+
+
+def test_an_account_holds_at_most_its_limit_from_any_address(repo, alice, bob):
+    async def run() -> list[str | None]:
+        hub = Hub()
+        mine = [connection(alice, address=f"192.0.2.{n}") for n in range(1, 5)]
+        admitted = [hub.admit(c, 10, 3) for c in mine]  # the fourth: the account is full
+        others = hub.admit(connection(bob, address="192.0.2.4"), 10, 3)
+        hub.leave(mine[0])
+        return [*admitted, others, hub.admit(mine[3], 10, 3)]
+
+    assert in_new_loop(run()) == [None, None, None, "account", None, None]
+    # Nothing was counted for a refused connection: the counts are the open ones'.
+
+
+def test_an_ipv6_64_is_one_address_and_a_mapped_ipv4_address_is_itself(settings):
+    def address(client: str, forwarded: str = "") -> str:
+        headers = {"x-forwarded-for": forwarded} if forwarded else {}
+        return address_of({"client": (client, 1234)}, headers)
+
+    same_64 = {address("2001:db8:1:2::1"), address("2001:db8:1:2:ffff::9")}
+    assert same_64 == {"2001:db8:1:2::/64"}
+    assert address("2001:db8:1:3::1") == "2001:db8:1:3::/64"  # the next /64 apart
+    assert address("::ffff:203.0.113.9") == address("203.0.113.9") == "203.0.113.9"
+    settings.TRUSTED_PROXY_HEADER = "HTTP_X_FORWARDED_FOR"
+    assert address("127.0.0.1", "198.51.100.1, 2001:db8:1:2::7") == "2001:db8:1:2::/64"
+    assert address("127.0.0.1", "::ffff:203.0.113.9") == "203.0.113.9"
 
 
 def test_one_check_closes_the_revoked_the_suspended_and_the_stale_cookie_only(
@@ -126,7 +153,7 @@ def test_one_check_closes_the_revoked_the_suspended_and_the_stale_cookie_only(
     async def run() -> list[bool]:
         hub = Hub()
         for c in conns:
-            hub.admit(c, 100)
+            hub.admit(c, 100, 100)
         round_trips.reset()
         await hub.check()
         assert round_trips.count == (3 if CLUSTER else 1)  # on the cluster: each node
@@ -147,7 +174,7 @@ def test_a_redis_outage_closes_no_connection_at_the_check(repo, alice, monkeypat
 
     async def run() -> bool:
         hub = Hub()
-        hub.admit(listening, 5)
+        hub.admit(listening, 5, 5)
         await hub.check()
         return listening.closed.is_set()
 

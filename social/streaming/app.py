@@ -23,6 +23,7 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.http.request import validate_host
 
+from social.auth import address_subject
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
 
@@ -40,9 +41,11 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 PREFIX = "/api/v1/streaming"
 TOO_MANY = "Too many connections from this address"
+TOO_MANY_FOR_ACCOUNT = "Too many connections for this account"
 MALFORMED = "Error parsing message"
 UNAVAILABLE_NOW = "Service Unavailable"  # Redis is away: the client is to connect again
-MESSAGE_MAX = 4096  # characters of one client message read
+MESSAGE_MAX = 4096  # characters of one client message read; longer (past 16 KiB of UTF-8) is
+# refused by the server before the app holds it (scripts/launch.py streaming_argv)
 SUBSCRIPTIONS_MAX = 32  # streams one WebSocket may hold
 LEAVE_WAIT = 1  # seconds a closing connection's tasks are given to end
 
@@ -70,16 +73,17 @@ def token_of(headers: dict[str, str], query: dict[str, str]) -> tuple[str, bool]
 
 
 def address_of(scope: Scope, headers: dict[str, str]) -> str:
-    """The client's address: the peer, or the last entry of TRUSTED_PROXY_HEADER when set
-    (as social.auth.client_ip reads it for the pages)."""
+    """What the client's address is counted under (auth.address_subject, as the pages
+    count it: an IPv6 /64 as one, a mapped IPv4 address as itself): the peer, or the last
+    entry of TRUSTED_PROXY_HEADER when set (as social.auth.client_ip reads it)."""
     header = settings.TRUSTED_PROXY_HEADER
     if header:
         name = header.removeprefix("HTTP_").lower().replace("_", "-")
         forwarded = headers.get(name, "").rsplit(",", 1)[-1].strip()
         with contextlib.suppress(ValueError):
-            return str(ipaddress.ip_address(forwarded))
+            return address_subject(str(ipaddress.ip_address(forwarded)))
     client = scope.get("client") or ("", 0)
-    return str(client[0])[:64]
+    return address_subject(str(client[0])[:64])
 
 
 def base_of(scope: Scope, headers: dict[str, str]) -> str:
@@ -222,8 +226,11 @@ class StreamingApp:
             secret=secret,
             heartbeat=heartbeat,
         )
-        if not self._hub().admit(connection, settings.RETWIS_STREAMING_PER_ADDRESS):
-            raise Refused(429, TOO_MANY)
+        refused = self._hub().admit(
+            connection, settings.RETWIS_STREAMING_PER_ADDRESS, settings.RETWIS_STREAMING_PER_ACCOUNT
+        )
+        if refused is not None:
+            raise Refused(429, TOO_MANY if refused == "address" else TOO_MANY_FOR_ACCOUNT)
         return connection
 
     async def pump(

@@ -145,6 +145,7 @@ class Hub:
         self.subs: dict[int, tuple[Connection, Stream]] = {}
         self.connections: set[Connection] = set()
         self.per_address: Counter[str] = Counter()
+        self.per_account: Counter[int] = Counter()
         self.left = 0  # connections that have left, ever (keep_collections_short)
         self._keys = itertools.count(1)
         self._task: asyncio.Task | None = None
@@ -175,13 +176,18 @@ class Hub:
             connection.closed.set()
         self._deciding.shutdown(wait=False)
 
-    def admit(self, connection: Connection, limit: int) -> bool:
-        """Count connection against its address; False when the address holds limit."""
-        if self.per_address[connection.address] >= limit:
-            return False
+    def admit(self, connection: Connection, per_address: int, per_account: int) -> str | None:
+        """Count connection against its address and its account; return which of them
+        already holds its limit ("address", "account"; nothing counted then), else None."""
+        account = connection.listener.user.id
+        if self.per_address[connection.address] >= per_address:
+            return "address"
+        if self.per_account[account] >= per_account:
+            return "account"
         self.per_address[connection.address] += 1
+        self.per_account[account] += 1
         self.connections.add(connection)
-        return True
+        return None
 
     def leave(self, connection: Connection) -> None:
         """Forget connection and its subscriptions."""
@@ -195,6 +201,10 @@ class Hub:
         self.per_address[connection.address] -= 1
         if self.per_address[connection.address] <= 0:
             del self.per_address[connection.address]
+        account = connection.listener.user.id
+        self.per_account[account] -= 1
+        if self.per_account[account] <= 0:
+            del self.per_account[account]
 
     def subscribe(self, connection: Connection, stream: Stream) -> None:
         if stream not in connection.subscriptions:
