@@ -313,6 +313,18 @@ def name_trigrams_checked() -> str:
     return "{names}:checked"
 
 
+def name_words() -> str:
+    """Sorted set, all scores 0: "<word> <user id>" for every word of every display name,
+    folded (social/search_words.py): people found by the start of any word of their name."""
+    return "{names}:words"
+
+
+def name_words_of() -> str:
+    """Hash: user id -> the words name_words holds for it (space-separated): what to take
+    out when the name changes, and the other words a search of several checks."""
+    return "{names}:words_of"
+
+
 # --- OAuth (social/repository/oauth.py) ----------------------------------------------------
 # Secrets (a token, a code, a client secret) are kept as the SHA-256 of their text (hex).
 

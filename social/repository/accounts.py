@@ -37,6 +37,7 @@ from .emails import EmailStore
 from .errors import NotAllowed, UserNotFound
 from .media_files import forget_account
 from .models import User
+from .name_words import queue_name_words
 from .oauth import Authorisation, OAuthStore
 from .posts import queue_post_deletion
 from .profiles import ProfileStore
@@ -122,6 +123,7 @@ class AccountStore(RepositoryBase):
             self.emails.queue_forget(pipe, user.id, h)  # the address is free at once
             pipe.zadd(keys.deleted_users(), {str(user.id): ts})
             pipe.zrem(keys.users_by_time(), h["username"])
+            queue_name_words(pipe, user.id, "")  # no longer found by its display name
             queue_hiding(pipe)  # its posts leave every page
 
         self.audit.run_audited([draft], queue, at=now() if at is None else at)

@@ -33,6 +33,7 @@ from .base import (
 )
 from .errors import PostNotFound, UserNotFound
 from .models import User
+from .name_words import queue_new_name_words
 from .posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL, PostStore
 from .users import UserStore, new_secret
 
@@ -445,5 +446,6 @@ class BulkStore(RepositoryBase):
                     keys.user(user_id),
                     mapping={"display_name": name, "note": note, "note_tags": tags},
                 )
+                queue_new_name_words(pipe, user_id, name)  # found by its words
             pipe.execute()
         return len(profiles)

@@ -31,6 +31,7 @@ from .audit import AuditDraft, AuditStore
 from .base import STATUS_DELETED, Pipe, RepositoryBase, now, queue_hiding, s
 from .errors import UserNotFound
 from .models import User
+from .name_words import queue_name_words
 from .users import UserStore
 
 DISPLAY_NAME_MAX = 50
@@ -88,6 +89,8 @@ class ProfileStore(RepositoryBase):
             pipe = self._pipe()
             if fields:
                 pipe.hset(keys.user(user_id), mapping=fields)
+            if display_name is not None:  # found by its words (name_words.py)
+                queue_name_words(pipe, user_id, str(fields["display_name"]))
             if remove:
                 pipe.hdel(keys.user(user_id), *remove)
             ts = now() if at is None else at
@@ -122,6 +125,8 @@ class ProfileStore(RepositoryBase):
         def queue(pipe: Pipe, ts: int) -> None:
             drop = ["note", "note_mentions", "note_tags"] if field == "note" else [field]
             pipe.hdel(keys.user(target.id), *drop)
+            if field == "display_name":
+                queue_name_words(pipe, target.id, "")  # no longer found by it
             if field in ("display_name", "avatar"):
                 queue_hiding(pipe)  # cards show them
 

@@ -14,9 +14,10 @@ from typing import cast
 
 from social import keys
 
-from .base import RepositoryBase, as_int, batched, s
+from .base import STATUS_DELETED, RepositoryBase, as_int, batched, s
 from .front import queue_front_change
 from .loading import COUNT_FIELDS
+from .name_words import name_words_of, queue_name_words
 from .users import name_has_url
 
 SCAN_COUNT = 1000
@@ -250,3 +251,34 @@ class RepairStore(RepositoryBase):
         for batch in batched(tags, SCAN_COUNT):
             added += cast(int, self.r.zadd(keys.tag_index(), dict.fromkeys(batch, 0)))  # no INCR
         return added
+
+    def index_display_names(self, *, dry_run: bool = False) -> int:
+        """Set every account's display-name words (name_words.py) from its user hash, and
+        return how many accounts were (dry_run: would be) changed: a database written
+        before the index or restored from a backup, an account restored by hand; a
+        deleted or purged account's words go.
+
+        Walks the ids 1..next_user_id (one counter: no SCAN), SCAN_COUNT at a time: one
+        pipeline reads their hashes' names and the words held, one writes where they
+        differ (the script changes nothing for an account a profile save set meanwhile
+        to the same words; one set to others between the two wins, and the next run
+        looks again).
+        """
+        last = as_int(self.r.get(keys.next_user_id())) or 0
+        changed = 0
+        for start in range(1, last + 1, SCAN_COUNT):
+            ids = list(range(start, min(last, start + SCAN_COUNT - 1) + 1))
+            pipe = self._pipe()
+            for user_id in ids:
+                pipe.hmget(keys.user(user_id), ["username", "status", "display_name"])
+            pipe.hmget(keys.name_words_of(), ids)
+            *hashes, held = pipe.execute()
+            pipe = self._pipe()
+            for user_id, (name, status, display), words in zip(ids, hashes, held):
+                gone = not name or s(status) == STATUS_DELETED
+                wanted = "" if gone else name_words_of(s(display) or "")
+                if wanted != (s(words) or ""):
+                    queue_name_words(pipe, user_id, "" if gone else s(display) or "")
+            if len(pipe):
+                changed += len(pipe) if dry_run else sum(pipe.execute())
+        return changed

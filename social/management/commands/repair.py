@@ -30,6 +30,9 @@ Why it exists: two kinds of damage have no other way back.
 10. Pictures (social/repository/media_files.py): uploads left out of any post for over a
    day are deleted; files no `image:` hash names (older than --file-grace seconds) and
    hashes whose files are gone are reported and deleted.
+11. Display names whose words the people search's index (keys.name_words) does not hold
+   as the user hash has them (a database from before the index, a backup restored) are
+   indexed; a deleted or purged account's words go.
 
 --dry-run only reports. Safe to run on a live site.
 """
@@ -47,8 +50,8 @@ class Command(BaseCommand):
         "Free username claims whose account does not exist, add posts missing from their "
         "author's own-posts list, index legacy usernames, recount follows, finish "
         "interrupted fan-outs, mend posts' reply and like counters, delete day-old unattached "
-        "uploads and orphan pictures, list usernames no URL can hold "
-        "(--dry-run reports only)."
+        "uploads and orphan pictures, index display names for search, list usernames no URL "
+        "can hold (--dry-run reports only)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -117,6 +120,7 @@ class Command(BaseCommand):
             repo.repair.index_tags(tags)
         if not dry_run:  # the staff's "contains" search index, caught up in one run
             repo.directory.index_new_names(limit=None)
+        named = repo.repair.index_display_names(dry_run=dry_run)  # people search's index
         if dry_run:
             stale = repo.media_files.unattached_due(limit=100_000)
         else:
@@ -150,6 +154,7 @@ class Command(BaseCommand):
                 f"to purge, {len(wrong)} post(s) with wrong counters, {pictures}; "
                 "nothing changed."
             )
+            self.stdout.write(f"{named} display name(s) to index for people search.")
         else:
             self.stdout.write(
                 self.style.SUCCESS(
@@ -158,7 +163,7 @@ class Command(BaseCommand):
                     f"indexed {indexed} username(s); finished {len(fanouts)} "
                     f"interrupted fan-out(s); purged {len(purged)} deleted account(s); "
                     f"mended the counters of {mended} post(s); {follows} follow(s) in all; "
-                    f"deleted {pictures}."
+                    f"deleted {pictures}; indexed {named} display name(s)."
                 )
             )
         if odd:
