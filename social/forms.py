@@ -27,8 +27,10 @@ def is_tag(value: str) -> bool:
 
 
 class SearchForm(forms.Form):
-    """/search/'s query: people ("@name") and tags ("#tag"). A longer one than the search
-    reads is refused with its length named rather than searched cut short."""
+    """/search/'s query: people ("@name" or a name), tags ("#tag") and the reader's posts
+    (words). A longer one than the search reads is refused with its length named rather
+    than searched cut short; a NUL is refused by the field; other control characters are
+    left out by the search (search.Query)."""
 
     q = forms.CharField(
         required=False,

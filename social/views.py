@@ -24,6 +24,7 @@ from social.repository import (
     UserNotFound,
     Viewer,
 )
+from social.repository.search import KINDS
 from social.templating.filters import age_changes_at
 from social.text import normal_tag
 
@@ -206,7 +207,8 @@ class LikesView(UserPageMixin, TemplateView):
 
 
 class SearchView(RepositoryMixin, TemplateView):
-    """/search/?q=: people and tags by name (bounded work per query: SearchStore)."""
+    """/search/?q=: people by name, tags by prefix, the reader's own posts by their words
+    (bounded work per query: SearchStore)."""
 
     request: SiteHttpRequest
 
@@ -218,7 +220,8 @@ class SearchView(RepositoryMixin, TemplateView):
         context["form"] = form
         if form.is_valid():
             query = form.cleaned_data["q"]
-            context["results"] = self.repo.search.search(query, Viewer.of(self.request.user))
+            viewer = Viewer.of(self.request.user)
+            context["results"] = self.repo.search.search(query, viewer, kinds=KINDS)
         # Both boxes (the navigation's, the page's) keep what was typed, as typed.
         context["search_query"] = self.request.GET.get("q", "")
         return context

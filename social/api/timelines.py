@@ -7,12 +7,13 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from social.repository import HOME, PLAIN, PUBLIC, HomeFeed, Liked, TagPosts, Timeline
+from social.repository.search import KINDS
 from social.text import normal_tag
 
 from . import entities
 from .base import ApiError, json_response
 from .common import EntityView
-from .forms import flag, limit_param, text_param
+from .forms import flag, limit_param, number_param, text_param
 from .paging import read_posts
 
 
@@ -84,8 +85,11 @@ class FavouritesView(EntityView):
 
 
 class SearchView(EntityView):
-    """GET /api/v2/search?q=: accounts and hashtags, as /search/ finds them (the site does
-    not search the text of posts: `statuses` is always empty)."""
+    """GET /api/v2/search?q=: accounts, hashtags and statuses as /search/ finds them
+    (statuses: the reader's own, liked, reposted, replied to or mentioning them; none for
+    an app's own token or no token, as Mastodon without a search cluster). `type` narrows
+    to one kind (another value finds nothing, as Mastodon's); `limit` and `offset` page
+    each kind; `resolve` and `following` are ignored (every account is local)."""
 
     scopes = {"get": "read:search"}
     public = frozenset({"get"})
@@ -96,14 +100,17 @@ class SearchView(EntityView):
         if not query:
             raise ApiError(400, "Validation failed: q can't be blank")
         limit = limit_param(request.GET, 20, 40)
-        results = self.repo.search.search(query, self.viewer)
-        people = results.people[:limit] if kind in ("", "accounts") else []
-        tags = results.tags[:limit] if kind in ("", "hashtags") else []
-        render = entities.Render(self.base_url())
+        offset = number_param(request.GET, "offset") or 0  # past what a kind holds: none
+        kinds = KINDS if kind == "" else {kind} & set(KINDS)
+        results = self.repo.search.search(
+            query, self.viewer, kinds=kinds, limit=limit, offset=offset
+        )
+        posts = results.posts
+        render = self.render(posts.items)
         return json_response(
             {
-                "accounts": self.listed_accounts({p.user.id: p.row for p in people}),
-                "statuses": [],
-                "hashtags": [entities.tag(render, t.tag, t.posts) for t in tags],
+                "accounts": self.listed_accounts({p.user.id: p.row for p in results.people}),
+                "statuses": entities.statuses(render, posts.items, posts.counts),
+                "hashtags": [entities.tag(render, t.tag, t.posts) for t in results.tags],
             }
         )

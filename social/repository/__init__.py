@@ -176,8 +176,9 @@ class Repository:
         self.front = FrontStore(client, **config)
         self.directory = DirectoryStore(client, **config)
         self.search = SearchStore(
-            client, directory=self.directory, users=self.users, accounts=accounts, **config
-        )
+            client, directory=self.directory, users=self.users, accounts=accounts,
+            reader=self.reader, **config,
+        )  # fmt: skip
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)
         self.media_files = MediaFileStore(client, **config)

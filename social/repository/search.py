@@ -1,27 +1,46 @@
-"""Search: people by name (the exact name first, then names starting with the query, then
-names holding it; legacy names included; listed as account_reader.py lists accounts)
-and tags by prefix, each with what a result row shows. Bounded work whatever the data size:
-every read is an index range of at most SEARCH_LIMIT + 1 entries (users_lex by prefix, the
-staff's trigram index for "contains", tags_lex by prefix), then one pipeline for those rows.
+"""Search: people by name, tags by prefix, and the reader's posts by their text.
+
+People: the exact username first, then usernames starting with the query, then display
+names with a word starting with each word of the query (any script, ignoring case and
+accents: name_words.py), then usernames holding it (the staff's trigram index); legacy names
+included; listed as account_reader.py lists accounts (suspended, deleted and blocked ones
+left out). Tags by prefix. Posts: those the reader wrote, liked, reposted, replied to or
+was mentioned in (post_search.py), through the read path.
+
+Bounded work whatever the data size: every index read is a range of at most PEOPLE_MAX + 1
+entries (users_lex, tags_lex by prefix; the trigram index), the display-name index one
+script that looks at SCAN_CAP entries at most, the posts at most 5 x LIST_SCAN texts. The
+first pipeline carries every kind's first reads; a bare word searched by a logged-in reader
+costs about ten round trips in all (tests/test_search_words.py pins them).
 """
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Unpack
 
 from social import keys
+from social.search_words import terms as query_terms
 from social.text import normal_tag
 
 from .account_reader import AccountReader, AccountSource
-from .base import RepositoryBase, StoreSettings, as_int, s
+from .base import NamedReads, Replies, RepositoryBase, StoreSettings, as_int, s
 from .directory import CONTAINS_MIN, CONTAINS_RE, PREFIX_RE, DirectoryStore
-from .models import Counts, User
+from .models import Counts, Page, Post, User
+from .name_words import queue_name_search
+from .post_search import PostSearch
+from .reader import PageReader
 from .users import AccountRow, UserStore
 from .visibility import Viewer
 
-SEARCH_LIMIT = 20  # people, and tags, shown for one query
+SEARCH_LIMIT = 20  # people, tags and posts shown for one query (the API: its limit)
+PEOPLE_MAX = 80  # people, and tags, one query can page through (offset + limit)
 QUERY_MAX = 50
+KINDS = ("accounts", "hashtags", "statuses")  # what a search looks for (the API's `type`)
+NAMES = ("accounts", "hashtags")  # what it looks for unless asked (the API's account search)
+BAD = ("Cc", "Cs", "Cn")  # left out of a query: control characters (NUL), lone surrogates
 
 
 @dataclass(frozen=True)
@@ -54,15 +73,45 @@ class TagResult:
     posts: int
 
 
+def no_posts() -> Page[Post]:
+    return Page(items=[], number=1, has_next=False)
+
+
 @dataclass(frozen=True)
 class SearchResults:
+    """What a query found. `words`: whether it holds anything to search by name or text
+    (letters or digits); `posts_searched`: whether the reader's posts were looked in (a
+    logged-in reader, a query that is not "@name" or "#tag")."""
+
     query: str
     people: list[PersonResult] = field(default_factory=list)
     tags: list[TagResult] = field(default_factory=list)
+    posts: Page[Post] = field(default_factory=no_posts)
+    words: bool = True
+    posts_searched: bool = False
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query taken apart: the text searched, the name and tag it may be, its terms."""
+
+    text: str
+    name: str
+    tag: str
+    terms: list[str]
+
+    @classmethod
+    def of(cls, query: str) -> Query:
+        """Cut to QUERY_MAX characters, without control characters (a NUL) or lone
+        surrogates (what Redis could not be sent) first."""
+        kept = "".join(c for c in query[: QUERY_MAX * 4] if unicodedata.category(c) not in BAD)
+        text = " ".join(kept.split())[:QUERY_MAX]
+        bare = text.lstrip("@#").strip()
+        return cls(text, text.lstrip("@").strip(), normal_tag(bare), query_terms(bare))
 
 
 class SearchStore(RepositoryBase):
-    """People and tags by name."""
+    """People, tags and the reader's posts."""
 
     def __init__(
         self,
@@ -71,55 +120,105 @@ class SearchStore(RepositoryBase):
         directory: DirectoryStore,
         users: UserStore,
         accounts: AccountReader,
+        reader: PageReader,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.directory = directory
         self.users = users
         self.accounts = accounts
+        self.posts = PostSearch(client, reader=reader, **config)
 
-    def search(self, query: str, viewer: Viewer) -> SearchResults:
-        """Return the people and tags for query ("@name", "#tag" or a bare word)."""
-        text = query.strip()[:QUERY_MAX]
-        name = text.lstrip("@").strip()
-        tag = normal_tag(text.lstrip("#")) if text.lstrip("#") else ""
-        people = [] if text.startswith("#") else self._people(name, viewer)
-        tags = [] if text.startswith("@") or not tag else self._tags(tag)
-        return SearchResults(query=text, people=people, tags=tags)
-
-    def _people(self, name: str, viewer: Viewer) -> list[PersonResult]:
-        if not name:
-            return []
-        lower = name.lower()
+    def search(
+        self,
+        query: str,
+        viewer: Viewer,
+        *,
+        kinds: Collection[str] = NAMES,
+        limit: int = SEARCH_LIMIT,
+        offset: int = 0,
+    ) -> SearchResults:
+        """Return what query finds of `kinds` (KINDS; posts only when asked for): "@name"
+        people only, "#tag" tags only; each kind from `offset`, at most `limit`."""
+        q = Query.of(query)
+        limit, offset = max(0, limit), max(0, offset)
+        wanted = min(offset + limit, PEOPLE_MAX)
+        people = "accounts" in kinds and not q.text.startswith("#") and offset < wanted
+        tags = "hashtags" in kinds and not q.text.startswith("@") and bool(q.tag)
+        tags = tags and offset < wanted
+        posts = (
+            "statuses" in kinds
+            and viewer.id is not None
+            and bool(q.terms)
+            and not q.text.startswith(("@", "#"))
+        )
         reads = self.reads()
+        if people and q.name:
+            self._queue_people(reads, q, wanted)
+        if tags:
+            low = b"[" + q.tag.encode()
+            reads.zrangebylex("tags", keys.tag_index(), low, low + b"\xff", 0, wanted)
+        if posts and viewer.id is not None:
+            self.posts.queue_lists(reads, viewer.id)
+        got = reads.execute() if len(reads.pipe) else Replies()
+        found = SearchResults(query=q.text, words=bool(q.terms), posts_searched=posts)
+        if people and q.name:
+            ids = self._people_ids(q, got, wanted)
+            found.people.extend(self._rows(ids, viewer)[offset:wanted])
+        if tags:
+            found.tags.extend(self._tags(got)[offset:wanted])
+        if not posts:
+            return found
+        matched = self.posts.matching(got, q.terms)
+        page = self.posts.page(matched, viewer, offset, limit)
+        return SearchResults(found.query, found.people, found.tags, page, found.words, True)
+
+    def _queue_people(self, reads: NamedReads, q: Query, wanted: int) -> None:
+        """Queue the first reads of a people search: whether legacy names are to be
+        claimed first, the name as typed and ignoring case, names starting with it, and
+        display names with its words."""
+        lower = q.name.lower()
         reads.get("checked", keys.usernames_lower_checked())
         reads.get("top", keys.next_user_id())
-        got = reads.execute()
-        if (as_int(got.value("top")) or 0) > (as_int(got.value("checked")) or 0):
-            self.users.claim_legacy_names()  # accounts the reference wrote: findable too
-        reads = self.reads()
-        reads.hget("exact", keys.users(), name)  # a legacy name, as the reference wrote it
+        reads.hget("exact", keys.users(), q.name)  # a legacy name, as the reference wrote it
         reads.hget("claimed", keys.usernames_lower(), lower)
         if PREFIX_RE.match(lower):
             low = b"[" + lower.encode()
-            reads.zrangebylex("prefix", keys.username_index(), low, low + b"\xff", 0, SEARCH_LIMIT)
-        got = reads.execute()
-        names = [s(n) for n in got.members("prefix")] if "prefix" in got else []
+            reads.zrangebylex("prefix", keys.username_index(), low, low + b"\xff", 0, wanted)
+        if q.terms:
+            queue_name_search(reads, "named", q.terms, wanted * 2)
+
+    def _people_ids(self, q: Query, got: Replies, wanted: int) -> list[int]:
+        """The ids of the accounts found, in order (exact, prefix, display name,
+        contains), at most twice `wanted` (some may be left out when listed)."""
+        if (as_int(got.value("top")) or 0) > (as_int(got.value("checked")) or 0):
+            self.users.claim_legacy_names()  # accounts the reference wrote: findable too
+            reads = self.reads()
+            self._queue_people(reads, q, wanted)
+            got = reads.execute()
+        lower = q.name.lower()
+        # The name itself is "claimed" already: looked up again only for the others.
+        names = [n for n in map(s, got.members("prefix") if "prefix" in got else []) if n != lower]
+        named = [as_int(i) for i in got.members("named")] if "named" in got else []
+        contains: list[int] = []
         if len(lower) >= CONTAINS_MIN and CONTAINS_RE.fullmatch(lower):
-            contains = self.directory.users_page(lower, match="contains", per_page=SEARCH_LIMIT)
-            names += [row.user.username.lower() for row in contains.items]
-        ids = [as_int(got.value("exact")), as_int(got.value("claimed"))]
+            rows = self.directory.users_page(lower, match="contains", per_page=wanted).items
+            contains = [row.user.id for row in rows]
+        by_name: list[int | None] = []
         if names:
             pipe = self._pipe()
-            for found in names:
-                pipe.hget(keys.usernames_lower(), found)
-            ids += [as_int(i) for i in pipe.execute()]
-        ordered = list(dict.fromkeys(i for i in ids if i is not None))[: SEARCH_LIMIT * 2]
-        return self._rows(ordered, viewer)[:SEARCH_LIMIT]
+            for name in names:
+                pipe.hget(keys.usernames_lower(), name)
+            by_name = [as_int(i) for i in pipe.execute()]
+        ids = [as_int(got.value("exact")), as_int(got.value("claimed")), *by_name, *named]
+        every = (i for i in [*ids, *contains] if i is not None)
+        return list(dict.fromkeys(every))[: wanted * 2]
 
-    def _rows(self, ids: list[int], viewer: Viewer) -> list[PersonResult]:
+    def _rows(self, ids: Sequence[int], viewer: Viewer) -> list[PersonResult]:
         """The accounts among ids a reader may find, with their counts (one round trip:
-        account_reader.py)."""
+        account_reader.py; none for no ids)."""
+        if not ids:
+            return []
         found = self.accounts.page(AccountSource.given(ids), viewer, 1, len(ids), counts=True)
         return [
             PersonResult(e.user, e.counts, e.viewer_follows)
@@ -127,12 +226,9 @@ class SearchStore(RepositoryBase):
             if e.counts is not None
         ]
 
-    def _tags(self, prefix: str) -> list[TagResult]:
-        """Tags starting with prefix, with their posts (two round trips)."""
-        low = b"[" + prefix.encode()
-        found = [
-            s(t) for t in self.r.zrangebylex(keys.tag_index(), low, low + b"\xff", 0, SEARCH_LIMIT)
-        ]
+    def _tags(self, got: Replies) -> list[TagResult]:
+        """The tags the first pipeline found, with their posts (one round trip)."""
+        found = [s(t) for t in got.members("tags")]
         if not found:
             return []
         pipe = self._pipe()
