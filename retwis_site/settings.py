@@ -409,9 +409,6 @@ MEDIA_URL = os.environ.get("MEDIA_URL", "/media/")
 if not MEDIA_URL.endswith("/"):
     raise ImproperlyConfigured("MEDIA_URL must end with /")
 MEDIA_CACHE_CONTROL = "public, max-age=31536000, immutable"  # names are never reused
-# Pictures processed at once on this machine (social/images.py); 0: one fewer than the web
-# workers, at least one. More uploads than that are refused at once ("try again").
-IMAGE_SLOTS = int(os.environ.get("IMAGE_SLOTS", "0") or 0)
 if MEDIA_STORAGE == "s3":
     # django-storages reads these (its S3 settings); boto3 reads the credentials from
     # AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an instance role) itself.

@@ -1,31 +1,25 @@
 """The one image pipeline: uploaded bytes in, clean re-encoded pictures out, or ImageRefused.
 
-Every picture the site keeps (avatars and headers now; pictures in posts later) goes
-through process(): the kind is told by the bytes (Pillow's decoders for PNG, JPEG, WebP and
+Two steps. inspect() reads the header only (cheap: what a page request may do once the
+upload is counted): the kind is told by the bytes (Pillow's decoders for PNG, JPEG, WebP and
 GIF only: never the file's name or the type the client claims, so SVG, HTML and anything
-else is refused), the size is read from the header and checked before a pixel is decoded
-(a 50,000 x 50,000 PNG of a few hundred bytes is refused without allocating 7 GB), the
-orientation the camera wrote is applied and then every piece of metadata (EXIF, GPS, ICC
-comments, text chunks) dropped by re-encoding only the pixels, and each wanted size is
-made from that. A GIF keeps its first frame only. Nothing is written anywhere: the caller
-stores the Variants (social/media.py).
+else is refused), then the pixels (MAX_PIXELS), the bytes they take decoded
+(MAX_DECODED_BYTES: 16-bit samples count double) and whether the file is big enough to
+hold them (PIXELS_A_BYTE: a truncated or forged file) are checked before a pixel is
+decoded. process() (the worker's: social/work_handlers/media.py) checks again, decodes,
+applies the orientation the camera wrote, drops every piece of metadata (EXIF, GPS, ICC,
+comments, text chunks) by re-encoding only the pixels, and makes each wanted size. A GIF
+keeps its first frame only. Nothing is written anywhere: the caller stores the Variants
+(social/media.py).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import io
-import os
-import tempfile
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import blurhash as blurhash_codec
-from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 from PIL import Image, ImageOps, PngImagePlugin, UnidentifiedImageError
 
@@ -242,65 +236,27 @@ def encode(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
-class ImageBusy(ImageRefused):
-    """Every processing slot of this machine is taken: try again in a moment."""
-
-
-def slot_count() -> int:
-    """Return how many pictures this machine processes at once: IMAGE_SLOTS, else one
-    fewer than the web workers (WEB_WORKERS, else one per core), at least one, so that
-    uploads never hold every worker and pages keep one (docs/benchmarks.md, Uploads)."""
-    configured = settings.IMAGE_SLOTS
-    if configured:
-        return int(configured)
-    workers = os.environ.get("WEB_WORKERS", "")
-    count = int(workers) if workers.isdigit() and int(workers) > 0 else os.cpu_count() or 1
-    return max(1, count - 1)
-
-
-@contextmanager
-def processing_slot() -> Iterator[None]:
-    """Hold one of this machine's processing slots (an exclusive lock on one of
-    slot_count() files, shared by every process serving the same MEDIA_ROOT) for the
-    block; raise ImageBusy at once when all are held. A process that dies frees its lock."""
-    folder = Path(tempfile.gettempdir()) / "retwis-image-slots"
-    folder.mkdir(exist_ok=True)
-    site = hashlib.sha256(str(settings.MEDIA_ROOT).encode()).hexdigest()[:12]
-    for number in range(slot_count()):
-        handle = open(folder / f"{site}-{number}.lock", "a+b")  # noqa: SIM115
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            continue
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
-        return
-    raise ImageBusy(str(_("Many pictures are being processed right now: try again in a moment.")))
-
-
 def process(data: bytes, sizes: tuple[Size, ...]) -> list[Variant]:
     """Return the picture in data in each of sizes; raise ImageRefused (its message is for
-    the person who sent it) for what is not a picture the site keeps, ImageBusy when the
-    machine's processing slots are all taken."""
-    with processing_slot():
-        return variants_of(decode(data), sizes)
+    the person who sent it) for what is not a picture the site keeps. Decodes: the
+    worker's to call (social/work_handlers/media.py), never a page request's."""
+    return variants_of(decode(data, fit=max(max(s.width, s.height) for s in sizes)), sizes)
 
 
 def process_with_blurhash(data: bytes, sizes: tuple[Size, ...]) -> tuple[list[Variant], str]:
     """Return what process() returns and the picture's blurhash (from a 32 px copy: the
     pure-Python encoder costs a few milliseconds there). sizes: shrunk to fit, largest
     first: each is made from the one before (cheaper than from the original)."""
-    with processing_slot():
-        image = decode(data, fit=max(max(size.width, size.height) for size in sizes))
-        variants = []
-        for size in sizes:
-            image = resized(image, size)
-            variants.append(Variant(size.name, image.width, image.height, encode(image)))
-        return variants, blurhash_of(image)
+    image = decode(data, fit=max(max(size.width, size.height) for size in sizes))
+    variants: list[Variant] = []
+    for size in sizes:
+        image = resized(image, size)
+        if variants and (variants[-1].width, variants[-1].height) == image.size:
+            encoded = variants[-1].data  # a picture smaller than both: encoded once
+        else:
+            encoded = encode(image)
+        variants.append(Variant(size.name, image.width, image.height, encoded))
+    return variants, blurhash_of(image)
 
 
 def variants_of(image: Image.Image, sizes: tuple[Size, ...]) -> list[Variant]:

@@ -515,6 +515,16 @@ def user_media(user_id: int) -> str:
     return f"user_media:{int(user_id)}"
 
 
+def post_draft(token: str) -> str:
+    """String (JSON): a composer's post waiting for its pictures (attachments.py); a day."""
+    if not re.fullmatch(IMAGE_TOKEN_RE, token):
+        raise ValueError(f"not a draft token: {token!r}")
+    return f"post_draft:{token}"
+
+
+POST_DRAFT_TTL = 24 * 60 * 60
+
+
 # --- The live bus (social/repository/live.py) --------------------------------------------
 
 

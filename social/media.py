@@ -8,6 +8,9 @@ with far-future caching. Only the re-encoded output of social/images.py is ever 
 (WebP), and only names of that shape are ever served, always as image/webp with `nosniff`:
 nothing a person uploads can come back as HTML or script. What each picture is (owner,
 kind, sizes) is in Redis (keys.image, repository/profiles.py).
+
+An upload is kept as sent under `uploads/` (save_original) until the worker has made its
+sizes (social/work_handlers/media.py); page requests never decode a picture.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from social.images import SIZES, Variant
 
 KINDS = ("avatar", "header")  # a profile's pictures; a post's are of kind "post"
 NAME_RE = re.compile(rf"(avatar|header|post)s/({keys.IMAGE_TOKEN_RE})-(\d{{1,4}})\.webp")
+ORIGINALS = "uploads"  # uploads as sent, until processed (save_original)
+ORIGINAL_RE = re.compile(rf"{ORIGINALS}/({keys.IMAGE_TOKEN_RE})-[0-9a-f]{{16}}")
 
 
 def new_token() -> str:
@@ -43,14 +48,18 @@ def file_names(kind: str, token: str) -> list[str]:
     return [file_name(kind, token, size.name) for size in SIZES[kind]]
 
 
-def save(kind: str, token: str, variants: Iterable[Variant]) -> list[str]:
+def save(kind: str, token: str, variants: Iterable[Variant], *, replace: bool = False) -> list[str]:
     """Store each variant of a picture; return the names written. On a failure part way,
-    delete what was written and raise (nothing is left behind)."""
+    delete what was written and raise (nothing is left behind). replace: a file of the
+    same name is deleted first (a job run again after its worker died part way: the picture
+    is not ready, so nothing shows that file yet)."""
     storage = storages["default"]
     written: list[str] = []
     try:
         for variant in variants:
             name = file_name(kind, token, variant.name)
+            if replace and storage.exists(name):
+                storage.delete(name)
             saved = storage.save(name, ContentFile(variant.data))
             written.append(saved)
             if saved != name:  # a name taken (never, with random tokens): not ours to serve
@@ -76,6 +85,28 @@ def exists(kind: str, token: str) -> bool:
     """Return whether any file of a picture is stored."""
     storage = storages["default"]
     return any(storage.exists(name) for name in file_names(kind, token))
+
+
+def save_original(token: str, data: bytes) -> str:
+    """Store an upload's bytes as sent, for the worker to process; return its name,
+    `uploads/<token>-<16 random hex digits>`. Never served (NAME_RE), and not guessable
+    from the picture's token (its uploader knows that): a public bucket does not hand it
+    out either. Deleted once the picture is processed (or refused)."""
+    name = f"{ORIGINALS}/{token}-{secrets.token_hex(8)}"
+    saved = storages["default"].save(name, ContentFile(data))
+    if saved != name:  # a name taken (never, with random names): not ours to read
+        storages["default"].delete(saved)
+        raise OSError(f"storage renamed {name} to {saved}")
+    return name
+
+
+def read_original(name: str, most: int) -> bytes:
+    """Return the bytes of a stored upload (at most `most` + 1: the caller refuses more);
+    raise FileNotFoundError when it is gone."""
+    if not ORIGINAL_RE.fullmatch(name):
+        raise FileNotFoundError(name)
+    with storages["default"].open(name, "rb") as handle:
+        return handle.read(most + 1)
 
 
 def url(kind: str, token: str, size: str) -> str:

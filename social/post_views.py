@@ -12,16 +12,15 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from django.views.generic import FormView, TemplateView
 
-from social import auth, images
+from social import auth, work
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
-from social.post_forms import PostForm, ReplyForm, ReportPostForm
+from social.post_forms import CheckedPicture, PostForm, ReplyForm, ReportPostForm
 from social.repository import (
     Conversation,
-    MediaNotFound,
     NotAllowed,
     Post,
     PostCounts,
@@ -29,9 +28,12 @@ from social.repository import (
     PostPending,
     Viewer,
 )
+from social.repository.errors import RepositoryError
 from social.repository.reports import AlreadyReported
 
 REPLIES_PAGE_SIZE = 20  # replies under a permalink, oldest first
+BUSY = gettext_lazy("Many pictures are waiting to be processed: try again in a minute.")
+BUSY_RETRY_AFTER = 60  # seconds: about what the media queue takes to drain a burst
 
 
 class ConversationMixin(RepositoryMixin):
@@ -103,48 +105,71 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
         checked = form.checked_pictures()
         if checked is None:
             return self.form_invalid(form)
-        try:
-            pictures = [
-                (images.process_with_blurhash(p.data, images.POST_SIZES), p.alt) for p in checked
-            ]
-        except images.ImageRefused as refused:
-            form.add_error(None, str(refused))
-            return self.form_invalid(form)
-        # Stored first (unattached), then claimed by the post; any refusal below deletes
-        # them again: a refused post leaves no picture behind.
-        tokens = [
-            self.repo.attachments.upload(user_id, variants, alt=alt, blurhash=blurhash).id
-            for (variants, blurhash), alt in pictures
-        ]
+        data = form.cleaned_data
+        if checked:
+            return self.queue_post(form, checked)
         try:
             self.repo.posts.create_post(
                 user_id,
-                form.cleaned_data["status"],
-                token=form.cleaned_data.get("token") or None,
-                reply_to=form.cleaned_data.get("reply_to"),
-                media=tokens,
-                spoiler_text=form.cleaned_data.get("spoiler_text") or "",
-                sensitive=bool(form.cleaned_data.get("sensitive")) and bool(tokens),
+                data["status"],
+                token=data.get("token") or None,
+                reply_to=data.get("reply_to"),
+                spoiler_text=data.get("spoiler_text") or "",
             )
-        except (PostPending, PostNotFound, NotAllowed, MediaNotFound) as refused:
-            self.repo.attachments.discard(user_id, tokens)
+        except (PostPending, PostNotFound, NotAllowed) as refused:
             return self.refused(form, refused)
-        except Exception:
-            self.repo.attachments.discard(user_id, tokens)
-            raise
-        if any(not alt for _, alt in pictures):  # a gentle reminder
+        messages.success(self.request, gettext("Posted."))
+        return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
+
+    def queue_post(self, form: PostForm, checked: list[CheckedPicture]) -> HttpResponse:
+        """Keep the post and its pictures as sent, and queue one job a picture: the worker
+        writes the post once they are processed (home's live bar shows it when it lands;
+        a picture refused then is told on the home page, with the text). Never waits."""
+        data, user_id = form.cleaned_data, self.request.user.id
+        reply_to = data.get("reply_to")
+        if reply_to is not None:  # said now if already gone (the worker checks again)
+            try:
+                self.repo.pages.post(
+                    reply_to, Viewer.of(self.request.user), to_act=True, shared=True
+                )
+            except PostNotFound as gone:
+                return self.refused(form, gone)
+        draft = self.repo.attachments.draft_post(
+            user_id,
+            data["status"],
+            [(picture.data, picture.alt) for picture in checked],
+            post_token=data.get("token") or None,
+            reply_to=reply_to,
+            spoiler_text=data.get("spoiler_text") or "",
+            sensitive=bool(data.get("sensitive")),
+        )
+        try:
+            for token in draft.media:
+                work.enqueue("media", "picture", {"token": token})
+        except work.QueueFull:
+            self.repo.attachments.drop_draft(draft)
+            return self.busy(form)
+        messages.success(
+            self.request, gettext("Your post will appear once its pictures are ready.")
+        )
+        if any(not picture.alt for picture in checked):  # a gentle reminder
             messages.info(
                 self.request,
                 gettext(
-                    "Posted. Next time, describe each picture (its alt text) for people "
-                    "who cannot see it."
+                    "Next time, describe each picture (its alt text) for people who cannot see it."
                 ),
             )
-        else:
-            messages.success(self.request, gettext("Posted."))
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
-    def refused(self, form: PostForm, refused: Exception) -> HttpResponse:
+    def busy(self, form: PostForm) -> HttpResponse:
+        """The form again with "try again in a moment" (503 with Retry-After): the
+        picture queue is full."""
+        form.add_error(None, BUSY)
+        response = self.form_invalid(form, status=503)
+        response["Retry-After"] = str(BUSY_RETRY_AFTER)
+        return response
+
+    def refused(self, form: PostForm, refused: RepositoryError) -> HttpResponse:
         """The form again, saying why the repository refused the post."""
         if isinstance(refused, PostPending):
             form.add_error(
@@ -167,7 +192,6 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
         if isinstance(refused, NotAllowed):  # its author blocks the reader
             form.add_error(None, gettext(str(refused)))
             return self.form_invalid(form, status=403)
-        form.add_error(None, gettext("Those pictures could not be attached: choose them again."))
         return self.form_invalid(form)
 
     def form_invalid(self, form: PostForm, status: int = 400) -> HttpResponse:

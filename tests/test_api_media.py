@@ -1,17 +1,20 @@
 """The client API's pictures (issue 26): POST /api/v1/media and /api/v2/media, GET and
 PUT /api/v1/media/:id, media_ids[], spoiler_text and sensitive on POST /api/v1/statuses,
 media_attachments on statuses, the instance's limits. Each refusal is Mastodon's JSON
-error and stores nothing (Redis and files)."""
+error and stores nothing (Redis and files). Pictures are processed by the worker (issue
+33): 202 with `url: null`, 206 while processing, 200 once ready (work.run_pending here)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from social import keys
+from social import keys, work
+from social.work import queues
 from tests.api import Api, all_keys, token_for
 from tests.conftest import make_user
 from tests.test_images import jpeg_with_exif, noisy_png, picture, png_claiming
@@ -31,30 +34,82 @@ def api(repo, alice) -> Api:
     return Api(token_for(repo, alice))
 
 
-def test_v2_media_stores_a_picture_and_answers_a_media_attachment(api, alice, r):
+def uploaded(api: Api, data: bytes | None = None, **fields) -> str:
+    """Upload a picture and have the worker process it; return its id."""
+    response = api.post("/api/v2/media", {"file": upload(data or picture()), **fields})
+    assert response.status_code == 202, response.content
+    work.run_pending("media")
+    return response.json()["id"]
+
+
+def test_v2_media_answers_202_the_worker_processes_it_and_then_it_is_200(api, alice, r):
     response = api.post(
         "/api/v2/media", {"file": upload(picture(size=(3200, 1000))), "description": "Dunes"}
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 202, response.content
     data = response.json()
     token = data["id"]
     assert data["type"] == "image" and data["description"] == "Dunes"
+    assert data["url"] is None and data["preview_url"] is None and data["blurhash"] is None
+    h = r.hgetall(keys.image(token))
+    assert h["state"] == "processing" and h["owner"] == str(alice.id)
+    assert stored_files() == [h["original"]] and h["original"].startswith(f"uploads/{token}-")
+    waiting = api.get(f"/api/v1/media/{token}")
+    assert waiting.status_code == 206 and waiting.json()["url"] is None
+
+    assert work.run_pending("media") == 1
+
+    ready = api.get(f"/api/v1/media/{token}")
+    assert ready.status_code == 200
+    data = ready.json()
     assert data["url"] == f"http://testserver/media/posts/{token}-1600.webp"
     assert data["preview_url"] == f"http://testserver/media/posts/{token}-640.webp"
     assert data["meta"] == {
         "original": {"width": 1600, "height": 500, "size": "1600x500", "aspect": 3.2},
         "small": {"width": 640, "height": 200, "size": "640x200", "aspect": 3.2},
     }
-    assert len(data["blurhash"]) == 28
+    assert len(data["blurhash"]) == 28 and data["description"] == "Dunes"
     assert r.hgetall(keys.image(token))["state"] == "unattached"
-    assert r.hget(keys.image(token), "owner") == str(alice.id)
+    assert "original" not in r.hgetall(keys.image(token))
     assert stored_files() == [f"posts/{token}-1600.webp", f"posts/{token}-640.webp"]
-    assert api.post("/api/v1/media", {"file": upload(jpeg_with_exif())}).status_code == 200
+    v1 = api.post("/api/v1/media", {"file": upload(jpeg_with_exif())})
+    assert v1.status_code == 202 and v1.json()["url"] is None  # v1 queues too
+
+
+def test_a_status_naming_a_picture_still_processing_is_mastodons_422(api, alice, r):
+    token = api.post("/api/v2/media", {"file": upload(picture())}).json()["id"]
+
+    early = api.post("/api/v1/statuses", {"status": "too soon", "media_ids[]": [token]})
+
+    assert early.status_code == 422
+    assert early.json()["error"] == (
+        "Cannot attach files that have not finished processing. Try again in a moment!"
+    )
+    assert r.llen(keys.own_posts(alice.id)) == 0
+    assert r.hget(keys.image(token), "state") == "processing"
+    described = api.put(f"/api/v1/media/{token}", {"description": "Said early"})
+    assert described.status_code == 206 and described.json()["description"] == "Said early"
+    work.run_pending("media")
+    done = api.post("/api/v1/statuses", {"status": "now", "media_ids[]": [token]})
+    assert done.status_code == 200
+    assert done.json()["media_attachments"][0]["description"] == "Said early"
+
+
+def test_a_full_media_queue_is_a_503_with_retry_after_and_not_counted(api, alice, r, monkeypatch):
+    monkeypatch.setitem(
+        queues.QUEUES, "media", dataclasses.replace(queues.QUEUES["media"], limit=0)
+    )
+
+    response = api.post("/api/v2/media", {"file": upload(picture())})
+
+    assert response.status_code == 503 and response["Retry-After"] == "60"
+    assert all_keys(r, "image:*") == [] and stored_files() == []
+    assert r.get(keys.rate_limit("media_user", str(alice.id))) == "0"  # given back
 
 
 def test_a_status_with_pictures_a_warning_and_sensitive(api, alice, repo, r):
-    first = api.post("/api/v2/media", {"file": upload(picture())}).json()["id"]
-    second = api.post("/api/v2/media", {"file": upload(picture("GIF"))}).json()["id"]
+    first = uploaded(api)
+    second = uploaded(api, picture("GIF"))
     described = api.put(f"/api/v1/media/{second}", {"description": "A GIF"})
     assert described.status_code == 200 and described.json()["description"] == "A GIF"
     assert api.get(f"/api/v1/media/{first}").json()["id"] == first
@@ -80,7 +135,7 @@ def test_a_status_with_pictures_a_warning_and_sensitive(api, alice, repo, r):
 
 
 def test_sensitive_alone_marks_the_pictures(api, r):
-    token = api.post("/api/v2/media", {"file": upload(picture())}).json()["id"]
+    token = uploaded(api)
     status = api.post(
         "/api/v1/statuses", {"status": "hi", "media_ids[]": [token], "sensitive": "true"}
     ).json()
@@ -90,7 +145,7 @@ def test_sensitive_alone_marks_the_pictures(api, r):
 BAD_FILES = {
     "not an image": (b"hello, I am text", "a.png", "image/png", "not a PNG, JPEG, WebP or GIF"),
     "lies about its type": (picture("PNG"), "a.jpg", "image/jpeg", None),
-    "truncated": (noisy_png()[:3000], "a.png", "image/png", "damaged or cut short"),
+    "cut short": (noisy_png()[:200], "a.png", "image/png", "damaged or cut short"),
     "bomb": (png_claiming(50_000, 50_000), "a.png", "image/png", "too many pixels"),
     "svg": (b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
             "a.svg", "image/svg+xml", "not a PNG, JPEG, WebP or GIF"),
@@ -102,7 +157,7 @@ def test_bad_files_are_422_and_store_nothing(api, r, case):
     data, name, kind, says = BAD_FILES[case]
     response = api.post("/api/v2/media", {"file": upload(data, name, kind)})
     if says is None:  # the bytes decide: a PNG named .jpg is a PNG, kept as WebP
-        assert response.status_code == 200
+        assert response.status_code == 202
         return
     assert response.status_code == 422
     assert says in response.json()["error"]
@@ -124,10 +179,26 @@ def test_missing_file_and_long_alt_are_422(api, r, data, status, says):
     assert all_keys(r, "image:*") == [] and stored_files() == []
 
 
+def test_a_picture_the_worker_refuses_answers_mastodons_422_and_keeps_no_file(api, r):
+    token = api.post("/api/v2/media", {"file": upload(noisy_png()[:3000])}).json()["id"]
+
+    work.run_pending("media")
+
+    failed = api.get(f"/api/v1/media/{token}")
+    assert failed.status_code == 422
+    assert failed.json()["error"] == (
+        "Error processing thumbnail for uploaded media: The picture is damaged or cut short."
+    )
+    assert r.hget(keys.image(token), "state") == "failed" and stored_files() == []
+    refused = api.post("/api/v1/statuses", {"status": "x", "media_ids[]": [token]})
+    assert refused.status_code == 422 and f"Media {token} not found" in refused.json()["error"]
+
+
 def test_media_ids_refused_as_mastodon_refuses_them(api, repo, alice, r):
     bob = make_user(repo, "bob")
     bobs = Api(token_for(repo, bob)).post("/api/v2/media", {"file": upload(picture())})
     mine = [api.post("/api/v2/media", {"file": upload(picture())}).json()["id"] for _ in range(5)]
+    work.run_pending("media")
     used = mine[4]
     assert api.post("/api/v1/statuses", {"status": "a", "media_ids[]": [used]}).status_code == 200
     posts = r.llen(keys.own_posts(alice.id))

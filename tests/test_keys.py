@@ -89,6 +89,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.notified(7), "notified:7"),
         (keys.markers(7), "markers:7"),
         (keys.image("0123456789abcdef"), "image:0123456789abcdef"),
+        (keys.post_draft("0123456789abcdef"), "post_draft:0123456789abcdef"),
         (keys.user_key_prefix() + "7", keys.user(7)),
         (keys.emails(), "emails"),
         (keys.email_confirmation(DIGEST), "email_confirm:" + DIGEST),

@@ -188,3 +188,40 @@ def test_a_storage_that_fails_to_delete_leaves_orphans_for_repair_not_an_error(
     monkeypatch.undo()
     assert "2 orphan picture file(s)" in repair("--file-grace", "0")
     assert stored_files() == []
+
+
+def originals() -> list[str]:
+    return [name for name in stored_files() if name.startswith("uploads/")]
+
+
+def test_day_old_uploads_never_processed_or_refused_go_with_their_bytes_as_sent(repo, alice, r):
+    stuck = repo.attachments.begin_upload(alice.id, picture(), at=1000)  # its job lost
+    refused = repo.attachments.begin_upload(alice.id, picture(), at=1000)
+    repo.media_files.fail(refused.id, "The picture is damaged or cut short.")
+    young = repo.attachments.begin_upload(alice.id, picture(), at=1000 + DAY)
+    assert len(originals()) == 3
+
+    assert sorted(repo.media_files.sweep_unattached(at=1001 + DAY)) == sorted(
+        [stuck.id, refused.id]
+    )
+
+    assert not r.exists(keys.image(stuck.id)) and not r.exists(keys.image(refused.id))
+    assert originals() == [r.hget(keys.image(young.id), "original")]
+    assert r.zrange(keys.user_media(alice.id), 0, -1) == [young.id]
+
+
+def test_repair_deletes_uploads_kept_as_sent_that_no_picture_names(repo, alice, r):
+    from social import media
+
+    waiting = repo.attachments.begin_upload(alice.id, picture())
+    stray = media.save_original("0123456789abcdef", picture())  # its hash never written
+    for name in originals():
+        make_old(name)
+
+    said = repair("--dry-run")
+
+    assert f"file {stray}: no image hash names it" in said
+    assert "1 orphan picture file(s), 0 picture(s) without files" in said
+    assert f"image:{waiting.id}" not in said  # processing: no sizes yet, not an orphan
+    repair()
+    assert originals() == [r.hget(keys.image(waiting.id), "original")]

@@ -15,7 +15,7 @@ import boto3
 import pytest
 from django.core.management import call_command
 
-from social import keys
+from social import keys, work
 from tests.api import Api, token_for
 from tests.s3_server import S3Server
 from tests.test_images import picture
@@ -89,6 +89,10 @@ def test_an_avatar_goes_to_the_bucket_and_is_read_back_at_the_url_the_site_gives
     saved = alice_client.post(SETTINGS, {"avatar": upload(picture("PNG", (500, 300)))})
 
     assert saved.status_code == 302
+    assert [name.split("-")[0] for name in objects(bucket)] == [
+        "uploads/" + r.hget(keys.user(alice.id), "avatar_pending")
+    ]  # kept as sent, for the worker
+    work.run_pending("media")
     token = r.hget(keys.user(alice.id), "avatar")
     assert objects(bucket) == [f"avatars/{token}-400.webp", f"avatars/{token}-96.webp"]
     assert r.hget(keys.image(token), "state") == "live"
@@ -105,11 +109,13 @@ def test_an_avatar_goes_to_the_bucket_and_is_read_back_at_the_url_the_site_gives
 
 def test_replacing_and_removing_pictures_deletes_their_objects(bucket, alice_client, alice, r):
     alice_client.post(SETTINGS, {"avatar": upload(picture()), "header": upload(picture())})
+    work.run_pending("media")
     first = r.hget(keys.user(alice.id), "avatar")
     header = r.hget(keys.user(alice.id), "header")
     assert len(objects(bucket)) == 3
 
     alice_client.post(SETTINGS, {"avatar": upload(picture("JPEG"), "b.jpg", "image/jpeg")})
+    work.run_pending("media")
     second = r.hget(keys.user(alice.id), "avatar")
     assert objects(bucket) == sorted(
         [f"avatars/{second}-400.webp", f"avatars/{second}-96.webp", f"headers/{header}-1500.webp"]
@@ -125,6 +131,11 @@ def test_a_post_picture_in_the_bucket_is_read_back_and_goes_with_its_post(
 ):
     api = Api(token_for(repo, alice))
     media_id = api.post("/api/v2/media", {"file": upload(picture("PNG", (800, 600)))}).json()["id"]
+    (original,) = objects(bucket)  # kept as sent until the worker has processed it
+    assert original == r.hget(keys.image(media_id), "original")
+    kept = bucket.head_object(Bucket=BUCKET, Key=original)
+    assert kept["ContentType"] in ("application/octet-stream", "binary/octet-stream")
+    work.run_pending("media")
     names = [f"posts/{media_id}-1600.webp", f"posts/{media_id}-640.webp"]
     assert objects(bucket) == names
     status = api.post("/api/v1/statuses", {"status": "look", "media_ids[]": [media_id]}).json()

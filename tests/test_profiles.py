@@ -1,8 +1,10 @@
 """Profiles (issue 26): the settings page, the API's update_credentials, where they show,
-staff removal, purge, and the files behind the pictures."""
+staff removal, purge, and the files behind the pictures. New pictures are processed by the
+worker (issue 33): work.run_pending("media") here."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -12,9 +14,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from django.urls import reverse
 
-from social import keys
+from social import keys, work
 from social.repository import PROCESS_CACHE
-from tests.api import token_for
+from social.work import queues
+from tests.api import Api, token_for
 from tests.conftest import make_user
 from tests.test_images import noisy_png, picture, png_claiming
 
@@ -47,7 +50,15 @@ def test_it_saves_a_name_a_bio_and_pictures_from_the_settings_page(alice_client,
     )
 
     assert response.status_code == 302 and response.url == SETTINGS
+    waiting = r.hgetall(keys.user(alice.id))
+    assert "avatar" not in waiting and "header" not in waiting  # the worker's to make
+    assert r.hget(keys.image(waiting["avatar_pending"]), "state") == "processing"
+    page = alice_client.get(SETTINGS).content.decode()
+    assert "Your new avatar and header image are being processed" in page
+    assert work.run_pending("media") == 2
+    assert "being processed" not in alice_client.get(SETTINGS).content.decode()
     h = r.hgetall(keys.user(alice.id))
+    assert "avatar_pending" not in h and "header_pending" not in h
     assert h["display_name"] == "Alice 🌷 爱丽丝"
     assert h["note"] == "Hi @bob!\nI like #Redis"
     assert h["note_mentions"] == f"{bob.id}:bob" and h["note_tags"] == "redis"
@@ -123,9 +134,9 @@ def test_a_bad_text_is_refused_on_the_form_and_nothing_is_stored(
             "not a PNG, JPEG",
         ),
         (png_claiming(50_000, 50_000), "bomb.png", "image/png", "too many pixels"),
-        (noisy_png()[:1_900], "cut.png", "image/png", "damaged or cut short"),
+        (noisy_png()[:200], "cut.png", "image/png", "damaged or cut short"),
     ],
-    ids=["not-an-image", "lying-name", "html-as-jpeg", "svg", "bomb", "truncated"],
+    ids=["not-an-image", "lying-name", "html-as-jpeg", "svg", "bomb", "cut-short"],
 )
 def test_a_bad_picture_is_refused_with_a_clear_message_and_nothing_stored(
     alice_client, alice, r, data, name, content_type, message
@@ -139,6 +150,7 @@ def test_a_bad_picture_is_refused_with_a_clear_message_and_nothing_stored(
 
     if message is None:  # told by its content, not its name: accepted
         assert response.status_code == 302
+        work.run_pending("media")
         assert r.hget(keys.user(alice.id), "avatar")
         return
     assert response.status_code == 400
@@ -150,8 +162,11 @@ def test_a_bad_picture_is_refused_with_a_clear_message_and_nothing_stored(
 
 def test_a_new_avatar_replaces_the_old_files_and_metadata(alice_client, alice, r):
     alice_client.post(SETTINGS, {"display_name": "", "note": "", "avatar": upload(picture())})
+    work.run_pending("media")
     old = r.hget(keys.user(alice.id), "avatar")
     alice_client.post(SETTINGS, {"display_name": "", "note": "", "avatar": upload(picture())})
+    assert r.hget(keys.user(alice.id), "avatar") == old  # until the new one is ready
+    work.run_pending("media")
     new = r.hget(keys.user(alice.id), "avatar")
 
     assert new != old
@@ -281,7 +296,10 @@ def test_update_credentials_takes_multipart_and_answers_the_account(client, alic
     response = patch(client, token, texts, {"avatar": avatar})
 
     assert response.status_code == 200, response.content
-    account = response.json()
+    assert "/media/avatars/" not in response.json()["avatar"]  # the worker's: not yet
+    assert r.hget(keys.user(alice.id), "avatar_pending")
+    work.run_pending("media")
+    account = Api(token).get("/api/v1/accounts/verify_credentials").json()
     token_avatar = r.hget(keys.user(alice.id), "avatar")
     assert account["display_name"] == "Alice A."
     assert account["note"] == '<p><a class="tag" href="http://testserver/tag/tea/">#tea</a></p>'
@@ -404,20 +422,55 @@ def test_profile_saves_are_limited_per_user_on_the_page_and_in_the_api(
     assert nothing.status_code == 200  # not counted, so not refused
 
 
-def test_a_picture_is_refused_at_once_while_every_processing_slot_is_taken(
-    alice_client, alice, client, repo, r, settings
+def test_a_full_media_queue_is_a_503_with_retry_after_and_nothing_is_saved(
+    alice_client, alice, client, repo, r, monkeypatch
 ):
-    from social.images import processing_slot
+    full = dataclasses.replace(queues.QUEUES["media"], limit=0)
+    monkeypatch.setitem(queues.QUEUES, "media", full)
 
-    settings.IMAGE_SLOTS = 1
-    with processing_slot():  # another request processing a picture on this machine
-        busy = alice_client.post(SETTINGS, {"display_name": "A", "avatar": upload(picture())})
-        api = patch(client, token_for(repo, alice), {}, {"avatar": io.BytesIO(picture())})
+    busy = alice_client.post(SETTINGS, {"display_name": "A", "avatar": upload(picture())})
+    api = patch(client, token_for(repo, alice), {}, {"avatar": io.BytesIO(picture())})
 
-    assert busy.status_code == 400 and "try again in a moment" in busy.content.decode()
+    assert busy.status_code == 503 and busy["Retry-After"] == "60"
+    assert "try again in a minute" in busy.content.decode()
     assert 'value="A"' in busy.content.decode()  # what was typed is kept
-    assert api.status_code == 422 and "try again in a moment" in api.json()["error"]
-    assert r.hget(keys.user(alice.id), "avatar") is None and image_keys(r) == []
-    assert stored_files() == []
-    assert alice_client.post(SETTINGS, {"avatar": upload(picture())}).status_code == 302
-    assert len(stored_files()) == 2  # the slot free again
+    assert api.status_code == 503 and api["Retry-After"] == "60"
+    assert r.hget(keys.user(alice.id), "display_name") is None
+    assert r.hget(keys.user(alice.id), "avatar_pending") is None
+    assert image_keys(r) == [] and stored_files() == []
+
+
+def test_the_worker_refusing_a_picture_tells_its_owner_and_keeps_the_old_one(
+    alice_client, alice, r
+):
+    alice_client.post(SETTINGS, {"display_name": "", "note": "", "avatar": upload(picture())})
+    work.run_pending("media")
+    old = r.hget(keys.user(alice.id), "avatar")
+    cut = noisy_png()[:3000]  # a good header, cut short after it: only decoding tells
+
+    assert alice_client.post(SETTINGS, {"avatar": upload(cut)}).status_code == 302
+    work.run_pending("media")
+
+    assert r.hget(keys.user(alice.id), "avatar") == old
+    assert r.hget(keys.user(alice.id), "avatar_pending") is None
+    assert image_keys(r) == [keys.image(old)]
+    assert stored_files() == [f"avatars/{old}-400.webp", f"avatars/{old}-96.webp"]
+    html = alice_client.get("/").content.decode()
+    assert "Your new avatar could not be used: The picture is damaged or cut short." in html
+
+
+def test_a_newer_upload_or_a_removal_wins_over_a_picture_still_processing(alice_client, alice, r):
+    alice_client.post(SETTINGS, {"display_name": "", "note": "", "avatar": upload(picture())})
+    first = r.hget(keys.user(alice.id), "avatar_pending")
+    alice_client.post(SETTINGS, {"display_name": "", "note": "", "avatar": upload(picture())})
+    second = r.hget(keys.user(alice.id), "avatar_pending")
+
+    work.run_pending("media")
+
+    assert r.hget(keys.user(alice.id), "avatar") == second != first
+    assert image_keys(r) == [keys.image(second)] and len(stored_files()) == 2
+    alice_client.post(SETTINGS, {"display_name": "", "note": "", "avatar": upload(picture())})
+    alice_client.post(SETTINGS, {"display_name": "", "note": "", "remove_avatar": "on"})
+    work.run_pending("media")
+    assert r.hget(keys.user(alice.id), "avatar") is None
+    assert image_keys(r) == [] and stored_files() == []

@@ -7,18 +7,19 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
-from social import auth, images
+from social import auth, work
 from social.images import MAX_BYTES
 from social.keys import RELATIONS_CAP
 from social.numbers import whole_number
 from social.profile_forms import ProfileForm
+from social.profile_views import queue_pictures
 from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts
-from social.repository.profiles import Picture
 
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
 from .common import EntityView
 from .forms import bad_number, flag, invalid, limit_param, lookup_ids, number_param, text_param
+from .media import busy
 from .paging import page_number, read_posts
 
 RELATIONSHIPS_MAX = 80  # ids asked about at once
@@ -212,8 +213,9 @@ class AccountActionView(EntityView):
 class UpdateCredentialsView(EntityView):
     """PATCH /api/v1/accounts/update_credentials: `display_name`, `note`, `avatar`,
     `header` (multipart for the pictures; JSON or a form for the texts), checked by the
-    settings page's own form: a bad field is Mastodon's 422 and nothing is stored. The
-    reader's account with `source` after."""
+    settings page's own form: a bad field is Mastodon's 422 and nothing is stored. Pictures
+    are processed by the worker: the account answered (with `source`) shows the new ones
+    once ready."""
 
     scopes = {"patch": "write:accounts"}
     # Two pictures of up to 10 MB each and the texts (social/images.py).
@@ -241,13 +243,11 @@ class UpdateCredentialsView(EntityView):
         checked = form.checked_pictures()
         if checked is None:
             raise invalid(self.form_errors(form))
-        try:
-            pictures = [
-                Picture(kind, images.process(data, images.SIZES[kind])) for kind, data in checked
-            ]
-        except images.ImageRefused as refused:
-            raise invalid(str(refused)) from None
-        self.repo.profiles.update(me.id, pictures=pictures, **changes)
+        try:  # processed by the worker: the account shows them once ready
+            queue_pictures(self.repo, me.id, checked)
+        except work.QueueFull:
+            raise busy() from None
+        self.repo.profiles.update(me.id, **changes)
         me = self.repo.users.get_user(me.id) or me
         render = self.render(user_ids=[me.id])
         return json_response(render.account(me.id, me, source=True), headers=headers)

@@ -21,6 +21,7 @@ from social.repository import (
     Refused,
     hidden_by_filter,
 )
+from social.repository.attachments import MediaProcessing
 
 from . import entities
 from .base import ApiError, json_response
@@ -81,6 +82,10 @@ class StatusesView(EntityView):
                 spoiler_text=form.spoiler_text,
                 sensitive=form.sensitive,
             )
+        except MediaProcessing:  # Mastodon's words
+            raise ApiError(
+                422, "Cannot attach files that have not finished processing. Try again in a moment!"
+            ) from None
         except MediaNotFound as missing:  # Mastodon's words
             ids = ", ".join(missing.ids)
             raise ApiError(

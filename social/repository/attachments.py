@@ -1,8 +1,13 @@
 """Pictures in posts: uploads (keys.image, kind `post`), claimed by one post each.
 
-An upload is stored first (its files through social/media.py, then one pipeline writes its
-`image:<token>` hash, `state` "unattached", and files it in keys.media_unattached and
-keys.user_media). A post claims its uploads before it is written: one single-key script
+An upload is stored first: as sent (begin_upload: media.save_original, then its hash in
+state "processing" in one pipeline with its entries in keys.media_unattached and
+keys.user_media), and the worker (social/work_handlers/media.py) makes its sizes and turns
+it "unattached", or "failed" with the reason; upload() stores one already processed (the
+seed's). A composer's post with pictures is a draft (keys.post_draft) until the worker has
+processed them all: the worker then writes it through PostStore.create_post, as any post.
+
+A post claims its uploads before it is written: one single-key script
 per picture (so it works on a cluster) turns an unattached picture of the author's into
 "attached" with the post's id, and hands back what its card shows; PostStore copies that
 into the post hash's `media` field (encode_media), so cards read their pictures with the
@@ -18,25 +23,33 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.utils.translation import gettext_noop
 
 from social import keys, media
 from social.images import Variant
 
-from .base import RepositoryBase, as_int, decode_hash, now
+from .base import RepositoryBase, as_int, decode_hash, now, s
 from .errors import RepositoryError
-from .media_files import forget
+from .media_files import SWEPT_STATES, forget, queue_processing
 from .models import Attachment, Upload
+from .notices import NoticeStore
 
 KIND = "post"
 UNATTACHED = "unattached"
 ATTACHED = "attached"
+PROCESSING, FAILED = "processing", "failed"  # media_files's
 FULL, SMALL = "1600", "640"  # the sizes' names (images.POST_SIZES)
+UNPUBLISHED = gettext_noop("Your post could not be published. %(reason)s What you wrote: %(body)s")
 
 # KEYS: image:<token>; ARGV: owner id, post id. Claims an unattached picture of the owner's
-# for the post; returns {sizes, alt, blurhash, full_bytes}, or {} when it is not claimable.
+# for the post; returns {sizes, alt, blurhash, full_bytes}, {"processing"} for one of theirs
+# the worker has not processed yet, or {} when it is not claimable.
 CLAIM_SCRIPT = """
 local f = redis.call('HMGET', KEYS[1], 'owner', 'kind', 'state', 'sizes', 'alt', 'blurhash',
                      'full_bytes')
+if f[1] == ARGV[1] and f[2] == 'post' and f[3] == 'processing' then return {'processing'} end
 if f[1] ~= ARGV[1] or f[2] ~= 'post' or f[3] ~= 'unattached' then return {} end
 redis.call('HSET', KEYS[1], 'state', 'attached', 'post', ARGV[2])
 return {f[4] or '', f[5] or '', f[6] or '', f[7] or '0'}
@@ -50,10 +63,13 @@ end
 return 1
 """
 # KEYS: image:<token>; ARGV: owner id, alt text. Describes an unattached picture of the
-# owner's (Mastodon: only those); 1 when done, 0 when not theirs or already in a post.
+# owner's, processed or not (Mastodon: only those); 1 when done, 0 when not theirs or
+# already in a post.
 DESCRIBE_SCRIPT = """
 local f = redis.call('HMGET', KEYS[1], 'owner', 'kind', 'state')
-if f[1] ~= ARGV[1] or f[2] ~= 'post' or f[3] ~= 'unattached' then return 0 end
+if f[1] ~= ARGV[1] or f[2] ~= 'post' or (f[3] ~= 'unattached' and f[3] ~= 'processing') then
+  return 0
+end
 redis.call('HSET', KEYS[1], 'alt', ARGV[2])
 return 1
 """
@@ -66,6 +82,27 @@ class MediaNotFound(RepositoryError):
     def __init__(self, ids: Sequence[str]) -> None:
         super().__init__(", ".join(ids))
         self.ids = list(ids)
+
+
+class MediaProcessing(MediaNotFound):
+    """Pictures of the author's the worker has not processed yet (Mastodon's 422 "try again
+    in a moment"); `ids` names them."""
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A composer's post waiting for its pictures (keys.post_draft): what create_post
+    takes, and `token`, the one-off token it is written under (a run twice posts once)."""
+
+    id: str
+    author: int
+    body: str
+    media: tuple[str, ...]
+    post_token: str
+    reply_to: int | None = None
+    spoiler_text: str = ""
+    sensitive: bool = False
+    time: int = 0
 
 
 def valid_token(token: str) -> bool:
@@ -157,6 +194,30 @@ class AttachmentStore(RepositoryBase):
         item = attachment_from(token, sizes, alt, blurhash, str(full_bytes))
         return Upload(item, owner_id, UNATTACHED, None, size, ts)
 
+    def begin_upload(
+        self, owner_id: int, data: bytes, *, alt: str = "", draft: str = "",
+        at: int | None = None,
+    ) -> Upload:  # fmt: skip
+        """Store a picture as sent (its header checked: images.inspect) as owner_id's
+        upload for the worker to process: the bytes first, then its hash ("processing")
+        and its two lists in one pipeline (a failure takes the bytes back). draft: the
+        composer's post waiting for it. The caller queues its job."""
+        token = media.new_token()
+        ts = now() if at is None else at
+        alt = alt[: keys.MEDIA_ALT_MAX]
+        original = media.save_original(token, data)
+        try:
+            pipe = self._pipe()
+            fields = {"alt": alt, "draft": draft} if draft else {"alt": alt}
+            queue_processing(pipe, token, owner_id, KIND, original, ts, **fields)
+            pipe.zadd(keys.media_unattached(), {token: ts})
+            pipe.zadd(keys.user_media(owner_id), {token: ts})
+            pipe.execute()
+        except Exception:
+            media.delete_names([original])
+            raise
+        return Upload(attachment_from(token, "", alt, ""), owner_id, PROCESSING, None, 0, ts)
+
     def get(self, token: str) -> Upload | None:
         """Return the post picture token names, or None (no such, or not a post's)."""
         if not valid_token(token):
@@ -181,8 +242,15 @@ class AttachmentStore(RepositoryBase):
     def own_unattached(self, owner_id: int, token: str) -> Upload | None:
         """Return owner_id's unattached picture token names, or None (Mastodon shows and
         changes only those)."""
+        return self.own_loose(owner_id, token, (UNATTACHED,))
+
+    def own_loose(
+        self, owner_id: int, token: str, states: Sequence[str] = (PROCESSING, UNATTACHED, FAILED)
+    ) -> Upload | None:
+        """Return owner_id's picture token names while no post has it (processing,
+        processed, or refused by the worker), or None."""
         found = self.get(token)
-        if found is None or found.owner != owner_id or found.state != UNATTACHED:
+        if found is None or found.owner != owner_id or found.state not in states:
             return None
         return found
 
@@ -206,9 +274,12 @@ class AttachmentStore(RepositoryBase):
         for token in tokens:
             pipe.execute_command("EVAL", CLAIM_SCRIPT, 1, keys.image(token), owner_id, post_id)
         replies = pipe.execute()
-        refused = [token for token, got in zip(tokens, replies) if not got]
+        refused = [token for token, got in zip(tokens, replies) if len(got) < 4]
         if refused:
-            self.unclaim([t for t, got in zip(tokens, replies) if got], post_id)
+            self.unclaim([t for t, got in zip(tokens, replies) if len(got) == 4], post_id)
+            waiting = [token for token, got in zip(tokens, replies) if len(got) == 1]
+            if waiting and len(waiting) == len(refused):
+                raise MediaProcessing(waiting)
             raise MediaNotFound(refused)
         return [
             attachment_from(token, *(v.decode() if isinstance(v, bytes) else v for v in got))
@@ -230,19 +301,84 @@ class AttachmentStore(RepositoryBase):
             pipe.zrem(keys.media_unattached(), *tokens)
 
     def discard(self, owner_id: int, tokens: Sequence[str]) -> None:
-        """Delete owner_id's unattached uploads now (a form that uploaded them and then
-        failed): their hashes, list entries and files. Others' or attached ones are left."""
-        mine = [u for t in tokens if (u := self.own_unattached(owner_id, t)) is not None]
-        if not mine:
-            return
+        """Delete owner_id's uploads no post has now (processed or not: a form that
+        uploaded them and then failed, a draft given up): their hashes, list entries and
+        files. Others' or attached ones are left."""
+        mine = [u.id for t in tokens if (u := self.own_loose(owner_id, t)) is not None]
+        forget(self, mine, states=SWEPT_STATES)
+
+    # --- A composer's post waiting for its pictures -----------------------------------------
+
+    def draft_post(
+        self,
+        author_id: int,
+        body: str,
+        pictures: Sequence[tuple[bytes, str]],
+        *,
+        post_token: str | None = None,
+        reply_to: int | None = None,
+        spoiler_text: str = "",
+        sensitive: bool = False,
+        at: int | None = None,
+    ) -> Draft:
+        """Store a post and its pictures as sent, (bytes, alt) each, for the worker: each
+        picture through begin_upload, then the draft (keys.post_draft, a day). The caller
+        queues one job a picture; the last one to finish writes the post (create_post,
+        under post_token, else the draft's id: a job run twice posts once)."""
+        ts = now() if at is None else at
+        draft_id = media.new_token()
+        tokens: list[str] = []
+        try:
+            for data, alt in pictures:
+                tokens.append(self.begin_upload(author_id, data, alt=alt, draft=draft_id, at=ts).id)
+            draft = Draft(draft_id, author_id, body, tuple(tokens), post_token or draft_id,
+                          reply_to, spoiler_text, sensitive, ts)  # fmt: skip
+            self.r.set(
+                keys.post_draft(draft_id), json.dumps(draft.__dict__), ex=keys.POST_DRAFT_TTL
+            )
+        except Exception:
+            self.discard(author_id, tokens)
+            raise
+        return draft
+
+    def draft(self, draft_id: str) -> Draft | None:
+        """Return the draft draft_id names, or None (written, given up, or expired)."""
+        if not valid_token(draft_id):
+            return None
+        raw = self.r.get(keys.post_draft(draft_id))
+        try:
+            fields = json.loads(s(raw) or "null")
+            return Draft(**{**fields, "media": tuple(fields["media"])}) if fields else None
+        except (TypeError, ValueError, KeyError):
+            return None
+
+    def states(self, tokens: Sequence[str]) -> list[str]:
+        """Return the state of each picture tokens name ("" when gone), in one round trip."""
         pipe = self._pipe()
-        for upload in mine:
-            pipe.delete(keys.image(upload.id))
-        pipe.zrem(keys.media_unattached(), *[u.id for u in mine])
-        pipe.zrem(keys.user_media(owner_id), *[u.id for u in mine])
-        pipe.execute()
-        for upload in mine:
-            media.delete(KIND, upload.id)
+        for token in tokens:
+            pipe.hget(keys.image(token), "state")
+        return [s(state) or "" for state in pipe.execute()] if tokens else []
+
+    def end_draft(self, draft_id: str) -> bool:
+        """Delete a draft; return whether this call did (of runs ending it at once, one)."""
+        return bool(self.r.delete(keys.post_draft(draft_id)))
+
+    def refuse_draft(self, draft: Draft, reason: str, notices: NoticeStore) -> None:
+        """Give a draft up because its post cannot be written, and tell its author why,
+        with what they wrote (a notice on their home page: nothing typed is lost). Of runs
+        doing this at once, the one that ends the draft tells."""
+        if self.end_draft(draft.id):
+            pipe = self._pipe()
+            text = UNPUBLISHED % {"reason": reason, "body": draft.body}
+            notices.queue_notice(pipe, draft.author, text, kind="post_unpublished",
+                                 reason=reason, body=draft.body)  # fmt: skip
+            pipe.execute()
+        self.discard(draft.author, draft.media)
+
+    def drop_draft(self, draft: Draft) -> None:
+        """Give a draft up: delete it and its pictures (the queue refused their jobs)."""
+        self.end_draft(draft.id)
+        self.discard(draft.author, draft.media)
 
     def post_deleted(self, post_id: int, items: Sequence[Attachment]) -> list[str]:
         """The one hook a post's deletion calls for its pictures: delete them, hashes and

@@ -10,6 +10,12 @@ no round trip. A change moves the visibility version (queue_hiding): posts a pro
 remembers are checked again, and their cards, whose memo key holds the author's display
 name and avatar, are rendered anew.
 
+A picture uploaded on the settings page or through update_credentials is processed by the
+worker (social/work_handlers/media.py): begin_picture stores it as sent with its hash
+("processing") and names it in `avatar_pending` or `header_pending`; the worker makes its
+sizes, marks it "live" and adopt() moves it into `avatar` or `header` if it is still the
+one pending (a newer upload, or a removal, wins), then the replaced picture goes.
+
 Pictures are stored before Redis names them: the files first (media.save), then one
 pipeline writes the user hash fields and the picture's metadata, then the replaced
 picture's files and metadata go. A crash between leaves files (and at worst an `image:`
@@ -21,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_noop
 from redis.typing import EncodableT, FieldT
 
 from social import keys, media
@@ -30,8 +37,10 @@ from social.text import encode_mentions, hashtags, mentioned_names
 from .audit import AuditDraft, AuditStore
 from .base import STATUS_DELETED, Pipe, RepositoryBase, now, queue_hiding, s
 from .errors import UserNotFound
+from .media_files import forget, queue_processing
 from .models import User
 from .name_words import queue_name_words
+from .notices import NoticeStore
 from .users import UserStore
 
 DISPLAY_NAME_MAX = 50
@@ -40,6 +49,25 @@ TEXT_FIELDS = ("display_name", "note")
 PICTURES = media.KINDS  # avatar, header
 # What staff may remove (an audit action each: audit.ACTIONS).
 REMOVABLE = (*TEXT_FIELDS, *PICTURES)
+PENDING = {kind: f"{kind}_pending" for kind in PICTURES}  # user hash: the one being processed
+
+# KEYS: user:<id>; ARGV: kind, token. Makes a processed picture the profile's if it is still
+# the one pending: returns {1, the token it replaces or ""}; {0} when another (or none) is.
+ADOPT_SCRIPT = """
+local pending = ARGV[1] .. '_pending'
+if redis.call('HGET', KEYS[1], pending) ~= ARGV[2] then return {0} end
+local old = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HDEL', KEYS[1], pending)
+return {1, old}
+"""
+# KEYS: user:<id>; ARGV: kind, token. Forgets a pending picture: 1 if it was the one pending.
+UNPEND_SCRIPT = """
+if redis.call('HGET', KEYS[1], ARGV[1] .. '_pending') ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1] .. '_pending')
+return 1
+"""
+PICTURE_REFUSED = gettext_noop("Your new %(kind)s could not be used: %(reason)s")
 
 
 @dataclass(frozen=True)
@@ -91,8 +119,8 @@ class ProfileStore(RepositoryBase):
                 pipe.hset(keys.user(user_id), mapping=fields)
             if display_name is not None:  # found by its words (name_words.py)
                 queue_name_words(pipe, user_id, str(fields["display_name"]))
-            if remove:
-                pipe.hdel(keys.user(user_id), *remove)
+            if remove:  # a picture still being processed goes too
+                pipe.hdel(keys.user(user_id), *remove, *[PENDING[kind] for kind in remove])
             ts = now() if at is None else at
             for (kind, token), picture in zip(stored, pictures):
                 self._queue_image(pipe, user_id, kind, token, picture.variants, ts)
@@ -107,6 +135,68 @@ class ProfileStore(RepositoryBase):
             raise
         replaced = [kind for kind, _ in stored] + list(remove)
         self._forget([(kind, old[kind]) for kind in dict.fromkeys(replaced) if old[kind]])
+
+    def begin_picture(self, user_id: int, kind: str, data: bytes, *, at: int | None = None) -> str:
+        """Store a picture as sent (its header checked: images.inspect) as user_id's
+        pending avatar or header, for the worker; return its token (the caller queues its
+        job). The bytes first, then its hash and the pending field in one pipeline (a
+        failure takes the bytes back); one pending before is left to its job, which finds
+        itself replaced."""
+        token = media.new_token()
+        original = media.save_original(token, data)
+        try:
+            pipe = self._pipe()
+            queue_processing(pipe, token, user_id, kind, original, now() if at is None else at)
+            pipe.hset(keys.user(user_id), PENDING[kind], token)
+            pipe.execute()
+        except Exception:
+            media.delete_names([original])
+            raise
+        return token
+
+    def pending(self, user_id: int) -> list[str]:
+        """Return the kinds of user_id's pictures being processed (the settings page)."""
+        found = self.r.hmget(keys.user(user_id), list(PENDING.values()))
+        return [kind for kind, token in zip(PENDING, found) if token]
+
+    def adopt(self, user_id: int, kind: str, token: str) -> bool:
+        """Make a processed picture user_id's `kind` if it is still the one pending, and
+        forget the one it replaces; else forget it (replaced or removed meanwhile). Return
+        whether it was adopted. Run again, it finds nothing pending and forgets nothing of
+        the profile's: one adopted picture is never taken back."""
+        pipe = self._pipe()
+        pipe.execute_command("EVAL", ADOPT_SCRIPT, 1, keys.user(user_id), kind, token)
+        if kind == "avatar":
+            queue_hiding(pipe)  # cards show it: rendered anew
+        adopted, *old = self.send(pipe)[0]
+        if int(adopted) != 1:
+            if s(self.r.hget(keys.user(user_id), kind)) != token:
+                forget(self, [token])
+            return False
+        replaced = s(old[0]) if old else ""
+        if replaced and replaced != token:
+            self._forget([(kind, replaced)])
+        return True
+
+    def give_up(
+        self,
+        user_id: int,
+        kind: str,
+        token: str,
+        reason: str = "",
+        notices: NoticeStore | None = None,
+    ) -> None:
+        """Forget a pending picture (its hash, its bytes as sent) and, if it was still the
+        one pending, clear that; with notices, tell its owner why the worker refused it (a
+        notice on their home page)."""
+        was_pending = self.r.eval(UNPEND_SCRIPT, 1, keys.user(user_id), kind, token)
+        forget(self, [token])
+        if was_pending and notices is not None:
+            pipe = self._pipe()
+            text = PICTURE_REFUSED % {"kind": kind, "reason": reason}
+            notices.queue_notice(pipe, user_id, text, kind="picture_refused", picture=kind,
+                                 reason=reason)  # fmt: skip
+            pipe.execute()
 
     def remove(self, actor: User, target: User, field: str, reason: str = "") -> None:
         """Remove one part of target's profile for breaking the rules (staff), with its
@@ -138,13 +228,15 @@ class ProfileStore(RepositoryBase):
         """Delete the stored pictures of user_id and their fields (a purged account)."""
         old = self._current(user_id, deleted_too=True)
         pictures = [(kind, old[kind]) for kind in PICTURES if old[kind]]
-        if pictures:
-            self.r.hdel(keys.user(user_id), *[kind for kind, _ in pictures])
+        waiting = [old[PENDING[kind]] for kind in PICTURES if old[PENDING[kind]]]
+        if pictures or waiting:
+            self.r.hdel(keys.user(user_id), *PICTURES, *PENDING.values())
             self._forget(pictures)
+            forget(self, waiting)
 
     def _current(self, user_id: int, *, deleted_too: bool = False) -> dict[str, str]:
         """Return the account's name, status and picture tokens; raise UserNotFound."""
-        wanted = ("username", "status", *PICTURES)
+        wanted = ("username", "status", *PICTURES, *PENDING.values())
         found = dict(zip(wanted, (s(v) or "" for v in self.r.hmget(keys.user(user_id), wanted))))
         if not deleted_too and (not found["username"] or found["status"] == STATUS_DELETED):
             raise UserNotFound(user_id)
