@@ -485,6 +485,14 @@ def mail_sent(mail_id: str) -> str:
 
 MAIL_SENDING_TTL = 5 * 60  # a worker that died sending: its mail is tried again after this
 MAIL_SENT_TTL = 3 * 24 * 60 * 60  # longer than the mail queue's retries (about 12 hours)
+# --- The server's own words (social/repository/instance.py) -------------------------------
+
+
+def instance_about() -> str:
+    """Hash: the server's rules and extended description, as staff wrote them."""
+    return "instance:about"
+
+
 # --- Pictures (social/media.py, social/repository/profiles.py) -----------------------------
 # The bytes live in Django's storage; a picture is named by a random token (16 hex digits).
 

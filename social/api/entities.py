@@ -24,6 +24,7 @@ from social.repository.markers import Marker
 from social.repository.models import Attachment, Counts
 from social.repository.notification_events import MASTODON_TYPES, Event, group_key
 from social.repository.notifications import NotificationGroup
+from social.repository.tags import TagUse
 from social.repository.users import AccountRow, Relationship
 from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url
@@ -393,3 +394,20 @@ def filter_results(found: tuple[FilterHit, ...]) -> list[dict[str, Any]]:
          "status_matches": None}
         for h in found
     ]  # fmt: skip
+
+
+def tag_use(render: Render, use: TagUse, *, following: bool | None = False) -> dict[str, Any]:
+    """A Tag with its history (Mastodon's: a day's midnight, uses and distinct accounts,
+    as strings, today first); `following` for a user's call (None: a visitor's, left
+    out)."""
+    data: dict[str, Any] = {
+        "name": use.name,
+        "url": render.url(url("social:tag", use.name)),
+        "history": [
+            {"day": str(d.day), "uses": str(d.uses), "accounts": str(d.accounts)}
+            for d in use.history
+        ],
+    }
+    if following is not None:
+        data["following"] = following
+    return data

@@ -202,6 +202,18 @@ def limit_param(params: Mapping[str, Any], default: int, most: int) -> int:
     return default if number is None else max(1, min(number, most))
 
 
+def first_ids(request: Any, most: int) -> list[int]:
+    """`id[]` (or `id`) of a question about many accounts (relationships, familiar
+    followers): the first `most` values that are not empty, once each, in order; one that
+    is not a number (social.numbers.whole_number) is a 400, as a cursor's."""
+    name = "id[]" if "id[]" in request.GET else "id"
+    raw = [value for value in request.GET.getlist(name)[:most] if value]
+    ids = [number for value in raw if (number := whole_number(value)) is not None]
+    if len(ids) < len(raw):
+        raise bad_number(name)
+    return list(dict.fromkeys(ids))
+
+
 def lookup_ids(request: Any, most: int) -> list[int]:
     """`id[]` of a lookup of many records (statuses, accounts): the ids, once each, in the
     order given; those that are not ids (social.numbers.id_number) are none (as unknown

@@ -1,17 +1,24 @@
 """/api/v1/instance and /api/v2/instance: what this server is and allows, in Mastodon's
 shapes (V1_Instance, Instance). Pictures' limits are social/images.py's; polls and video
-are absent: their limits are zero."""
+are absent: their limits are zero. And what the instance's pages ask beside it: its
+rules and extended description (staff write them: /staff/about/), its weekly activity,
+its peers (none: it does not federate)."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, time
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.templatetags.static import static
+from django.utils.html import linebreaks
 
 from social.images import MAX_BYTES, MAX_PIXELS, MIME_TYPES
 from social.keys import MEDIA_ALT_MAX, MEDIA_PER_POST
 from social.post_forms import POST_MAX
+from social.repository.instance import About
 
+from . import entities
 from .base import json_response
 from .common import EntityView
 
@@ -38,6 +45,11 @@ POLLS = {"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0,
          "max_expiration": 0}  # fmt: skip
 
 
+def rules_json(about: About) -> list[dict]:
+    """The server's rules as Mastodon's Rule entities (no hints: the site keeps none)."""
+    return [{"id": str(rule.id), "text": rule.text, "hint": ""} for rule in about.rules]
+
+
 class InstanceView(EntityView):
     """What both instance views share."""
 
@@ -56,7 +68,7 @@ class InstanceV1View(InstanceView):
     app_may_call = True
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        users, posts = self.repo.stats.instance_figures()
+        about, users, posts = self.repo.instance.about_with_figures()
         host = request.get_host()
         return json_response(
             {
@@ -80,7 +92,7 @@ class InstanceV1View(InstanceView):
                     "polls": POLLS,
                 },
                 "contact_account": None,
-                "rules": [],
+                "rules": rules_json(about),
             }
         )
 
@@ -92,7 +104,7 @@ class InstanceV2View(InstanceView):
     app_may_call = True
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        users, _ = self.repo.stats.instance_figures()
+        about, users, _ = self.repo.instance.about_with_figures()
         base = self.base_url()
         return json_response(
             {
@@ -117,7 +129,7 @@ class InstanceV2View(InstanceView):
                 "registrations": {"enabled": False, "approval_required": False, "message": None},
                 "api_versions": {"mastodon": 2},
                 "contact": {"email": "", "account": None},
-                "rules": [],
+                "rules": rules_json(about),
             }
         )
 
@@ -160,4 +172,55 @@ class PreferencesView(EntityView):
                 "reading:expand:media": "default",
                 "reading:expand:spoilers": False,
             }
+        )
+
+
+class RulesView(EntityView):
+    """GET /api/v1/instance/rules: the rules staff wrote, in order ([] when none)."""
+
+    public = frozenset({"get"})
+    app_may_call = True
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return json_response(rules_json(self.repo.instance.about()))
+
+
+class ExtendedDescriptionView(EntityView):
+    """GET /api/v1/instance/extended_description: the description staff wrote, as HTML
+    (escaped, its paragraphs and line breaks kept); `updated_at` null while never written."""
+
+    public = frozenset({"get"})
+    app_may_call = True
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        about = self.repo.instance.about()
+        text = about.description.strip()
+        changed = about.description_updated
+        return json_response(
+            {
+                "updated_at": entities.iso(changed) if changed else None,
+                "content": linebreaks(text, autoescape=True) if text else "",
+            }
+        )
+
+
+class ActivityView(EntityView):
+    """GET /api/v1/instance/activity: the last twelve weeks, this one first (Monday to
+    Sunday, UTC): posts written, accounts active (logged in or posted) and sign-ups, from
+    the daily figures the dashboard charts (repository/stats.py), as Mastodon's strings."""
+
+    public = frozenset({"get"})
+    app_may_call = True
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return json_response(
+            [
+                {
+                    "week": str(int(datetime.combine(w.start, time(), UTC).timestamp())),
+                    "statuses": str(w.statuses),
+                    "logins": str(w.logins),
+                    "registrations": str(w.registrations),
+                }
+                for w in self.repo.stats.weekly_activity()
+            ]
         )

@@ -10,7 +10,10 @@ from . import (
     nodeinfo,
     notifications,
     oauth_views,
+    people,
+    push,
     statuses,
+    tags,
     timelines,
 )
 from .base import not_found
@@ -32,6 +35,7 @@ EMPTY_LISTS = (
     "custom_emojis", "lists", "follow_requests", "bookmarks", "conversations", "announcements",
     "endorsements", "featured_tags", "followed_tags", "trends",
     "trends/tags", "trends/statuses", "trends/links", "scheduled_statuses", "suggestions",
+    "instance/peers",
 )  # fmt: skip
 
 api_patterns = [
@@ -59,6 +63,16 @@ api_patterns = [
     *both(V1 + "instance", instance.InstanceV1View.as_view(), name="instance"),
     *both("v2/instance", instance.InstanceV2View.as_view(), name="instance_v2"),
     *both(V1 + "instance/languages", instance.LanguagesView.as_view()),
+    *both(V1 + "instance/rules", instance.RulesView.as_view()),
+    *both(V1 + "instance/extended_description", instance.ExtendedDescriptionView.as_view()),
+    *both(V1 + "instance/activity", instance.ActivityView.as_view()),
+    *both(V1 + "directory", people.DirectoryView.as_view()),
+    *both(V1 + "push/subscription", push.PushSubscriptionView.as_view()),
+    # Tags
+    *both(V1 + "tags/<str:hashtag>", tags.TagView.as_view()),
+    *both(V1 + "tags/<str:hashtag>/follow", tags.TagFollowView.as_view()),
+    *both(V1 + "tags/<str:hashtag>/unfollow", tags.TagFollowView.as_view()),
+    *both(V1 + "featured_tags/suggestions", tags.FeaturedTagSuggestionsView.as_view()),
     *both(V1 + "preferences", instance.PreferencesView.as_view()),
     *(p for name in EMPTY_LISTS for p in both(V1 + name, instance.EmptyListView.as_view())),
     # Word filters
@@ -77,10 +91,12 @@ api_patterns = [
     *both(V1 + "accounts/lookup", accounts.LookupView.as_view()),
     *both(V1 + "accounts/search", accounts.AccountSearchView.as_view()),
     *both(V1 + "accounts/relationships", accounts.RelationshipsView.as_view()),
+    *both(V1 + "accounts/familiar_followers", people.FamiliarFollowersView.as_view()),
     *both(V1 + "accounts/<str:account_id>", accounts.AccountView.as_view(), name="account"),
     *both(ACCOUNT + "statuses", accounts.AccountStatusesView.as_view()),
     *both(ACCOUNT + "followers", accounts.FollowListView.as_view(which="followers")),
     *both(ACCOUNT + "following", accounts.FollowListView.as_view(which="following")),
+    *both(ACCOUNT + "featured_tags", people.FeaturedTagsView.as_view()),
     *(
         p
         for action in accounts.AccountActionView.ACTIONS

@@ -53,6 +53,7 @@ from .fanout import FanoutStore
 from .filters import FilterStore
 from .front import FrontStore
 from .graph import GraphStore
+from .instance import InstanceStore
 from .jobs import JobStore
 from .likes import LikeStore
 from .limits import LimitStore
@@ -76,6 +77,7 @@ from .notices import NoticeStore
 from .notifications import NotificationStore
 from .oauth import OAuthStore
 from .pages import Conversation, PageStore
+from .people import PeopleStore
 from .posts import PostStore
 from .profiles import ProfileStore
 from .reader import PageReader
@@ -106,6 +108,7 @@ from .sources import (
 from .staff_pages import StaffPageStore
 from .stats import StatsStore
 from .suggestions import Suggestions
+from .tags import TagStore
 from .trending import TrendingStore
 from .users import UserStore
 from .visibility import (
@@ -194,6 +197,11 @@ class Repository:
         self.live = LiveStore(
             client, reader=self.reader, notifications=self.notifications, **config
         )
+        # The client API's server pages and lists (social/api/): the server's rules and
+        # description, tags' use, the profile directory and familiar followers.
+        self.instance = InstanceStore(client, audit=self.audit, **config)
+        self.tags = TagStore(client, **config)
+        self.people = PeopleStore(client, accounts=accounts, users=self.users, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.

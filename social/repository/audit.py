@@ -60,6 +60,7 @@ ACTIONS: dict[str, str] = {
     "remove_header": gettext_noop("Removed header image"),
     "retry_job": gettext_noop("Sent a failed job back to its queue"),
     "discard_job": gettext_noop("Discarded a failed job"),
+    "edit_about": gettext_noop("Edited the server's rules or description"),
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.

@@ -94,6 +94,27 @@ ACTIVE_DAYS = min(180, keys.STATS_TTL_DAYS)
 
 
 @dataclass(frozen=True)
+class Week:
+    """One week of /api/v1/instance/activity: its first day (a Monday, UTC), the posts
+    written and accounts signed up in it (the daily counters summed), and the distinct
+    accounts active in it (logged in or posted: its days' HyperLogLogs counted as one; on a
+    cluster, its busiest day's)."""
+
+    start: date
+    statuses: int
+    logins: int
+    registrations: int
+
+
+ACTIVITY_WEEKS = 12  # Mastodon's; the daily figures last keys.STATS_TTL_DAYS (90)
+
+
+def week_days(start: date, today: date) -> list[date]:
+    """The days of the week starting on start, up to today."""
+    return [day for n in range(7) if (day := start + timedelta(days=n)) <= today]
+
+
+@dataclass(frozen=True)
 class ServerHealth:
     """What Redis INFO and DBSIZE say about the server (or one node of a cluster)."""
 
@@ -226,6 +247,39 @@ class StatsStore(RepositoryBase):
             month, halfyear = got.count("month"), got.count("halfyear")
         users, posts = figures_from(got)
         return Usage(users, month, halfyear, posts)
+
+    def weekly_activity(self, today: date | None = None) -> list[Week]:
+        """The last ACTIVITY_WEEKS weeks, this one (so far) first: one round trip (on a
+        cluster, one per node). Weeks start on Monday, UTC."""
+        today = today or utc_day(now()).date()
+        monday = today - timedelta(days=today.weekday())
+        starts = [monday - timedelta(weeks=n) for n in range(ACTIVITY_WEEKS)]
+        reads = self.reads()
+        cluster = isinstance(self.r, RedisCluster)
+        for start in starts:
+            days = week_days(start, today)
+            for day in days:
+                for metric in ("posts", "signups"):
+                    reads.get(f"{metric}@{day}", keys.daily_counter(metric, day))
+                if cluster:  # a cluster refuses a PFCOUNT of keys on several nodes
+                    reads.execute_command(f"active@{day}", "PFCOUNT", keys.daily_active(day))
+            if not cluster:
+                hlls = [keys.daily_active(day) for day in days]
+                reads.execute_command(f"active@{start}", "PFCOUNT", *hlls)
+        got = reads.execute()
+        weeks = []
+        for start in starts:
+            days = week_days(start, today)
+
+            def total(metric: str, days: list[date] = days) -> int:
+                return sum(as_int(got.value(f"{metric}@{day}")) or 0 for day in days)
+
+            if cluster:
+                active = max((got.count(f"active@{day}") for day in days), default=0)
+            else:
+                active = got.count(f"active@{start}")
+            weeks.append(Week(start, total("posts"), active, total("signups")))
+        return weeks
 
     def dashboard(self, today: date | None = None) -> Dashboard:
         """Return the dashboard's figures: one pipeline, one round trip.

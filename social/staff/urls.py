@@ -3,7 +3,7 @@
 from django.urls import path
 
 from social.repository.reports import RESOLVED
-from social.staff import job_views, report_views, views
+from social.staff import instance_views, job_views, report_views, views
 
 app_name = "staff"
 
@@ -66,6 +66,7 @@ urlpatterns = [
         for action in report_views.REPORT_ACTIONS
     ],
     path("log/", views.AuditLogView.as_view(), name="log"),
+    path("about/", instance_views.AboutView.as_view(), name="about"),
     path("jobs/", job_views.JobsView.as_view(), name="jobs"),
     path(
         "jobs/<str:queue>/<str:job_id>/retry/",
