@@ -14,8 +14,6 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from django.templatetags.static import static
-
 from social import media
 from social.repository import Post, PostCounts, User
 from social.repository.attachments import FULL, KIND, SMALL
@@ -29,13 +27,9 @@ from social.repository.users import AccountRow, Relationship
 from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url
 
+from . import avatars
+
 SAMPLE_ACCOUNTS = 8  # accounts a notification group names (Mastodon's sample size)
-
-
-@lru_cache(maxsize=1)
-def avatar_path() -> str:
-    """The default avatar's URL path (hashed by collectstatic outside DEBUG)."""
-    return static("img/avatar.png")
 
 
 def iso(ts: int | float | None) -> str:
@@ -75,8 +69,10 @@ class Render:
 def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[str, Any]:
     """An Account (with `source` for verify_credentials)."""
     user, counts = row.user, row.counts
-    avatar = absolute(render, media.url("avatar", user.avatar, "400")) if user.avatar else ""
-    avatar = avatar or render.url(avatar_path())
+    if user.avatar:
+        avatar = absolute(render, media.url("avatar", user.avatar, "400"))
+    else:  # the coloured initial the pages draw, as a picture (avatars.py)
+        avatar = render.url(avatars.avatar_path(user.id, user.display_name, user.username))
     header = absolute(render, media.url("header", user.header, "1500")) if user.header else ""
     path = profile_url(user.username)  # None: a legacy name no URL holds
     profile = render.url(path) if path else render.url(url("social:home"))

@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 
 from . import (
     accounts,
+    avatars,
     filters,
     instance,
     media,
@@ -148,6 +149,12 @@ urlpatterns = [
         ".well-known/oauth-authorization-server",
         oauth_views.metadata_view,
         name="oauth_metadata",
+    ),
+    # Generated avatars of accounts without a picture (social/api/avatars.py).
+    re_path(
+        r"^avatars/initial/(?P<hue>[0-9]{1,2})-(?P<code>[0-9a-f]{1,6})\.png$",
+        avatars.initial_avatar,
+        name="initial_avatar",
     ),
     path("settings/apps/", oauth_views.AppsSettingsView.as_view(), name="settings_apps"),
     path(
