@@ -4,6 +4,8 @@ repository methods and limits as the pages' buttons)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
@@ -13,7 +15,8 @@ from social.keys import RELATIONS_CAP
 from social.numbers import whole_number
 from social.profile_forms import ProfileForm
 from social.profile_views import queue_pictures
-from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts
+from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts, Post
+from social.text import normal_tag
 
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
@@ -89,8 +92,11 @@ class AccountSearchView(EntityView):
 
 
 class AccountStatusesView(EntityView):
-    """GET /api/v1/accounts/:id/statuses: their posts, newest first (pinned, media and
-    reblogs: none here, so those filters give an empty list or change nothing)."""
+    """GET /api/v1/accounts/:id/statuses: their posts and reposts, newest first, as
+    Mastodon filters them: `only_media` (their posts with pictures), `exclude_replies`
+    (their threads kept: a reply to themselves), `exclude_reblogs`, `tagged` (their posts
+    with the tag); `pinned` is empty (the site pins nothing). The filters keep posts as
+    the read path fills the page (paging.read_posts): no round trip more than a page."""
 
     scopes = {"get": "read:statuses"}
     public = frozenset({"get"})
@@ -98,14 +104,43 @@ class AccountStatusesView(EntityView):
     def get(self, request: HttpRequest, account_id: str) -> HttpResponse:
         row = self.target(account_id)
         params = request.GET
-        if flag(params, "pinned") or flag(params, "only_media"):
+        tagged = text_param(params, "tagged", 200).strip().lstrip("#")
+        tag = normal_tag(tagged) if tagged else None
+        if flag(params, "pinned") or tag == "":  # no pins; a tag that is none
             return json_response([])
-        no_replies = flag(params, "exclude_replies")
+        keep = status_filter(
+            row.user.username,
+            only_media=flag(params, "only_media"),
+            no_replies=flag(params, "exclude_replies"),
+            no_reblogs=flag(params, "exclude_reblogs"),
+            tag=tag,
+        )
         page = read_posts(
-            self.repo, OwnPosts(row.user.id), self.viewer, params, shows=PROFILE,
-            keep=(lambda post: post.reply_to is None) if no_replies else None,
-        )  # fmt: skip
+            self.repo, OwnPosts(row.user.id), self.viewer, params, shows=PROFILE, keep=keep
+        )
         return self.statuses_response(page)
+
+
+def status_filter(
+    username: str, *, only_media: bool, no_replies: bool, no_reblogs: bool, tag: str | None
+) -> Callable[[Post], bool] | None:
+    """What an account's statuses keep of its list, as Mastodon's AccountStatusesFilter
+    (None: everything). A repost is none of theirs with pictures or a tag; a reply kept by
+    exclude_replies is one to a post of their own (a thread)."""
+    if not (only_media or no_replies or no_reblogs or tag):
+        return None
+    own = username.lower()
+
+    def keep(post: Post) -> bool:
+        if post.repost_of is not None:
+            return not (only_media or no_reblogs or tag)
+        if only_media and not post.media:
+            return False
+        if tag and tag not in post.tags:
+            return False
+        return not (no_replies and post.reply_to and post.reply_to_name.lower() != own)
+
+    return keep
 
 
 class FollowListView(EntityView):
