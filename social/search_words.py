@@ -14,7 +14,7 @@ character there is indexed with the one after it (a bigram; the run's last alone
 finds names holding those pairs. Korean is written with spaces: its words are words.
 
 A term of a query matches a text when it starts one of the text's words: every term must
-(`matches`).
+(`matches`, `holds`).
 """
 
 from __future__ import annotations
@@ -102,3 +102,13 @@ def haystack(text: str) -> str:
 def matches(wanted: list[str], text_words: str) -> bool:
     """Whether every term of wanted starts a word of text_words (a haystack)."""
     return all(f" {term}" in text_words for term in wanted)
+
+
+def holds(wanted: list[str], text: str) -> bool:
+    """Whether every term of wanted starts a word of text. Most texts hold none of the
+    terms anywhere: they are turned down by a look at the folded text, before it is cut
+    into words (a term that starts a word is somewhere in the text)."""
+    folded = fold(text)
+    if not all(term in folded for term in wanted):
+        return False
+    return matches(wanted, haystack(folded))

@@ -86,8 +86,8 @@ class FavouritesView(EntityView):
 
 class SearchView(EntityView):
     """GET /api/v2/search?q=: accounts, hashtags and statuses as /search/ finds them
-    (statuses: the reader's own, liked, reposted, replied to or mentioning them; none for
-    an app's own token or no token, as Mastodon without a search cluster). `type` narrows
+    (statuses: the reader's own, liked, reposted, replied to or mentioning them, as
+    Mastodon's search cluster finds them; none without a user). `type` narrows
     to one kind (another value finds nothing, as Mastodon's); `limit` and `offset` page
     each kind; `resolve` and `following` are ignored (every account is local)."""
 

@@ -31,7 +31,7 @@ from social.search_words import words
 
 from .base import NamedReads, Pipe
 
-SCAN_CAP = 1000  # members of the rarest term's range a search looks at, at most
+SCAN_CAP = 500  # members of the rarest term's range a search looks at, at most
 
 # KEYS: name_words, name_words_of. ARGV: the account's id, its words (space-separated; ""
 # for none). Replaces the members of the words held for the id with the new ones; returns
@@ -57,7 +57,9 @@ return 1
 
 # KEYS: name_words, name_words_of. ARGV: the most ids wanted, the most members of the
 # rarest term's range looked at, then the terms (folded). Returns the ids of accounts with
-# a word starting with each term, in the rarest term's word order.
+# a word starting with each term, in the rarest term's word order. The range is read 100
+# members at a time, until enough are found: a word most names start with costs no more
+# than it must.
 NAME_SEARCH_SCRIPT = """
 local limit, cap = tonumber(ARGV[1]), tonumber(ARGV[2])
 local rarest, fewest = nil, nil
@@ -66,26 +68,30 @@ for i = 3, #ARGV do
   if n == 0 then return {} end
   if not fewest or n < fewest then rarest, fewest = ARGV[i], n end
 end
-local found, seen = {}, {}
-local range = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. rarest, '[' .. rarest .. '\\255',
-  'LIMIT', 0, cap)
-for _, member in ipairs(range) do
-  local id = string.match(member, ' (%d+)$')
-  if id and not seen[id] then
-    seen[id] = true
-    local all = true
-    if #ARGV > 3 then
-      local held = ' ' .. (redis.call('HGET', KEYS[2], id) or '')
-      for i = 3, #ARGV do
-        if not string.find(held, ' ' .. ARGV[i], 1, true) then
-          all = false
-          break
+local found, seen, looked = {}, {}, 0
+while looked < math.min(cap, fewest) and #found < limit do
+  local range = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. rarest, '[' .. rarest .. '\\255',
+    'LIMIT', looked, math.min(100, cap - looked))
+  if #range == 0 then break end
+  looked = looked + #range
+  for _, member in ipairs(range) do
+    local id = string.match(member, ' (%d+)$')
+    if id and not seen[id] then
+      seen[id] = true
+      local all = true
+      if #ARGV > 3 then
+        local held = ' ' .. (redis.call('HGET', KEYS[2], id) or '')
+        for i = 3, #ARGV do
+          if not string.find(held, ' ' .. ARGV[i], 1, true) then
+            all = false
+            break
+          end
         end
       end
-    end
-    if all then
-      found[#found + 1] = id
-      if #found >= limit then break end
+      if all then
+        found[#found + 1] = id
+        if #found >= limit then break end
+      end
     end
   end
 end

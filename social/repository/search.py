@@ -11,7 +11,8 @@ Bounded work whatever the data size: every index read is a range of at most PEOP
 entries (users_lex, tags_lex by prefix; the trigram index), the display-name index one
 script that looks at SCAN_CAP entries at most, the posts at most 5 x LIST_SCAN texts. The
 first pipeline carries every kind's first reads; a bare word searched by a logged-in reader
-costs about ten round trips in all (tests/test_search_words.py pins them).
+costs ten round trips at most whatever the data (tests/test_search.py pins them;
+docs/benchmarks.md, "Search").
 """
 
 from __future__ import annotations
