@@ -13,7 +13,9 @@ shapes, the process cache and the other stores it uses, nothing more.
   `repo.trending`, `repo.search`.
 - The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.live` (what a
   streaming listener reads for its reader, live.py), `repo.api_reads` (positions in
-  lists); accounts and relationships in bulk are `repo.users`'.
+  lists), `repo.instance` (the server's rules and description), `repo.tags` (a tag's
+  use), `repo.people` (the directory, familiar followers); accounts and relationships in
+  bulk are `repo.users`'.
 - Staff and operators: `repo.audit`, `repo.reports`, `repo.moderation`, `repo.staff_pages`,
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.media_files` (the
   pictures' lifecycle), `repo.backup`, `repo.limits`.
