@@ -162,7 +162,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
     def busy(self, form: PostForm) -> HttpResponse:
-        """The form again with "try again in a moment" (503 with Retry-After): the
+        """The form again with "try again in a minute" (503 with Retry-After): the
         picture queue is full."""
         form.add_error(None, BUSY)
         response = self.form_invalid(form, status=503)

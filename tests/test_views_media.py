@@ -235,6 +235,8 @@ def test_a_picture_the_worker_refuses_is_told_with_the_text_and_nothing_is_kept(
     html = alice_client.get(HOME).content.decode()
     assert "Your post could not be published: The picture is damaged or cut short." in html
     assert '<q class="unpublished">Keep my words</q>' in html
+    chinese = alice_client.get(HOME, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "你的帖子未能发布：图片已损坏或不完整。" in chinese  # the reason translated too
 
 
 def test_a_reply_whose_post_goes_before_its_pictures_are_ready_is_told(

@@ -25,8 +25,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.utils.translation import gettext_noop
-
 from social import keys, media
 from social.images import Variant
 
@@ -41,7 +39,8 @@ UNATTACHED = "unattached"
 ATTACHED = "attached"
 PROCESSING, FAILED = "processing", "failed"  # media_files's
 FULL, SMALL = "1600", "640"  # the sizes' names (images.POST_SIZES)
-UNPUBLISHED = gettext_noop("Your post could not be published. %(reason)s What you wrote: %(body)s")
+# A notice's English text (pages show its kind in the reader's language: home.html).
+UNPUBLISHED = "Your post could not be published: %(reason)s What you wrote: %(body)s"
 
 # KEYS: image:<token>; ARGV: owner id, post id. Claims an unattached picture of the owner's
 # for the post; returns {sizes, alt, blurhash, full_bytes}, {"processing"} for one of theirs

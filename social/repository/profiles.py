@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.utils.translation import gettext_noop
 from redis.typing import EncodableT, FieldT
 
 from social import keys, media
@@ -67,7 +66,8 @@ if redis.call('HGET', KEYS[1], ARGV[1] .. '_pending') ~= ARGV[2] then return 0 e
 redis.call('HDEL', KEYS[1], ARGV[1] .. '_pending')
 return 1
 """
-PICTURE_REFUSED = gettext_noop("Your new %(kind)s could not be used: %(reason)s")
+# A notice's English text (pages show its kind in the reader's language: home.html).
+PICTURE_REFUSED = "Your new %(kind)s could not be used: %(reason)s"
 
 
 @dataclass(frozen=True)
