@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,19 @@ def test_a_picture_job_run_again_after_its_worker_died_posts_once(
     assert r.hget(keys.image(token), "post") == post_id
     assert stored_files() == [f"posts/{token}-1600.webp", f"posts/{token}-640.webp"]
     assert all_keys(r, "post_draft:*") == []
+
+
+def test_a_picture_is_processed_without_lock_files_in_the_temp_directory(
+    alice_client, alice, r, monkeypatch, tmp_path
+):
+    # The lock-file slots (/tmp/retwis-image-slots/<site>-<n>.lock, names anyone on the
+    # machine could predict) are gone: the media queue's concurrency bounds decoding.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
+    alice_client.post(HOME, {"status": "No locks", "picture_1": upload(picture())})
+    work.run_pending("media")
+
+    assert r.llen(keys.own_posts(alice.id)) == 1
+    assert list(temp.iterdir()) == []
