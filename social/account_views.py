@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.views import RedirectURLMixin
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext, ngettext
@@ -22,6 +23,7 @@ from social.account_forms import (
     PasswordChangeForm,
     RegisterForm,
 )
+from social.api.oauth_views import OPENER_POLICY
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.keys import DELETED_ACCOUNT_GRACE_DAYS
 from social.mixins import LoginNextMixin, RepositoryMixin
@@ -67,7 +69,11 @@ class RegisterView(RepositoryMixin, FormView):
 
 
 class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
-    """/login/: set the `auth` cookie and go to a safe `next`, or home."""
+    """/login/: set the `auth` cookie and go to a safe `next`, or home.
+
+    On the way to an app's consent page (`next` is /oauth/authorize), the login page and
+    its redirect keep a popup's opener as the consent page does (oauth_views.OPENER_POLICY):
+    a web client that opened the popup logged out still gets its code."""
 
     request: SiteHttpRequest
 
@@ -82,6 +88,12 @@ class LoginView(RepositoryMixin, RedirectURLMixin, FormView):
 
     def get_form_kwargs(self) -> dict:
         return {**super().get_form_kwargs(), "repo": self.repo, "ip": auth.client_ip(self.request)}
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
+        response = super().dispatch(request, *args, **kwargs)
+        if self.get_redirect_url().startswith(reverse("api:authorize")):
+            response["Cross-Origin-Opener-Policy"] = OPENER_POLICY
+        return response
 
     def form_valid(self, form: LoginForm) -> HttpResponse:
         user = form.get_user()

@@ -84,3 +84,30 @@ def test_every_other_page_keeps_the_sites_isolation(repo, alice, path):
         answer = browser.get(path)
         assert answer.status_code in (200, 302), (path, answer.status_code)
         assert answer[HEADER] == "same-origin", path
+
+
+def test_the_login_page_on_the_way_to_the_consent_page_keeps_the_link(repo, alice, app):
+    """A web client that opens the popup logged out: the login page and its redirect to the
+    consent page keep the opener too; a login going anywhere else keeps same-origin."""
+    from urllib.parse import urlencode
+
+    from tests.conftest import PASSWORD
+
+    consent = "/oauth/authorize?" + urlencode(query(app))
+    browser = Client()
+
+    page = browser.get("/login/", {"next": consent})
+    answer = browser.post(
+        "/login/?" + urlencode({"next": consent}),
+        {"username": "alice", "password": PASSWORD, "next": consent},
+    )
+
+    assert page.status_code == 200 and page[HEADER] == "unsafe-none"
+    assert answer.status_code == 302 and answer["Location"] == consent
+    assert answer[HEADER] == "unsafe-none"
+    assert Client().get("/login/")[HEADER] == "same-origin"
+    assert Client().get("/login/", {"next": "/timeline/"})[HEADER] == "same-origin"
+    assert (
+        Client().get("/login/", {"next": "https://evil.example/oauth/authorize"})[HEADER]
+        == "same-origin"
+    )

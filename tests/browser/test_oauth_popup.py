@@ -18,6 +18,7 @@ import requests
 
 from social import keys
 from tests.api import all_keys
+from tests.conftest import PASSWORD
 
 # The client's page: `login(via)` opens the popup and waits; window.outcome says how it
 # ended. A popup whose link was cut looks closed to its opener at once: "Failed to log in".
@@ -121,8 +122,12 @@ def web_client():
     serving.close()
 
 
-@pytest.mark.parametrize("via", ["message", "location"])
-def test_a_web_client_logs_in_through_a_popup(live_url, page_as, person, web_client, r, via):
+@pytest.mark.parametrize(
+    ("via", "logged_in"), [("message", True), ("location", True), ("message", False)]
+)
+def test_a_web_client_logs_in_through_a_popup(
+    live_url, page_as, new_page, person, web_client, r, via, logged_in
+):
     ada = person("ada")
     redirect_uri = web_client.origin + "/callback"
     app = requests.post(
@@ -138,13 +143,20 @@ def test_a_web_client_logs_in_through_a_popup(live_url, page_as, person, web_cli
         "site": live_url, "consent": consent, "via": via, "client_id": app["client_id"],
         "client_secret": app["client_secret"], "redirect_uri": redirect_uri,
     }  # fmt: skip
-    page = page_as(ada)  # logged in to the site in this browser
+    # Logged in to the site in this browser, or not: then the popup passes the login page.
+    page = page_as(ada) if logged_in else new_page()
     page.goto(web_client.origin + "/")
 
     with page.expect_popup() as opened:
         page.click("#login")
     popup = opened.value
     popup.wait_for_load_state()
+    if not logged_in:
+        assert popup.url.startswith(live_url + "/login/?next=")
+        popup.fill("#id_username", "ada")
+        popup.fill("#id_password", PASSWORD)
+        with popup.expect_navigation():
+            popup.click("main form button[type=submit]")
     assert popup.url.startswith(live_url + "/oauth/authorize?")
     popup.get_by_role("button", name="Authorise", exact=True).click()
     page.wait_for_function("window.outcome !== null")
