@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from typing import Any, cast
 from urllib.parse import urlencode
 
 import redis
@@ -29,7 +30,7 @@ class Api:
 
     def __init__(self, token: str | None) -> None:
         self.client = Client()
-        self.headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+        self.headers: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
 
     def get(self, path: str, params: dict | None = None, **extra):
         return self.client.get(path, params or {}, **self.headers, **extra)
@@ -56,5 +57,5 @@ class Api:
 def all_keys(r: redis.Redis | RedisCluster, pattern: str) -> list[str]:
     """The keys matching pattern on the test server, on every primary of a cluster."""
     if isinstance(r, RedisCluster):
-        return r.keys(pattern, target_nodes=RedisCluster.PRIMARIES)
-    return r.keys(pattern)
+        return cast(list[str], r.keys(pattern, target_nodes=RedisCluster.PRIMARIES))
+    return cast(list[str], r.keys(pattern))

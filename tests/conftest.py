@@ -16,6 +16,7 @@ every primary is flushed between tests (.ci/run runs a subset of the suite this 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import fakeredis
 import pytest
@@ -99,7 +100,7 @@ def redis_url(redis_server, settings, tmp_path_factory):
 
 
 @pytest.fixture
-def r(redis_url) -> redis.Redis:
+def r(redis_url) -> Iterator[redis.Redis | RedisCluster]:
     """A raw client on the test server, for asserting the resulting Redis state."""
     client = raw_client(redis_url, decode_responses=True)
     yield client
@@ -113,7 +114,7 @@ def repo(redis_url) -> Repository:
 
 
 @pytest.fixture(params=["real", "fake"])
-def any_repo(request, redis_server) -> Repository:
+def any_repo(request, redis_server) -> Iterator[Repository]:
     """The repository on real Redis and on fakeredis: contract tests run on both."""
     if request.param == "real":
         client = raw_client(redis_server.url)
@@ -146,7 +147,9 @@ def make_staff(repo: Repository, who: str | User = "sam", *, at: int | None = No
     """
     user = make_user(repo, who, at=at) if isinstance(who, str) else who
     repo.moderation.grant_staff(user.id, SYSTEM_ACTOR, at=at)
-    return repo.users.get_user(user.id)
+    staff = repo.users.get_user(user.id)
+    assert staff is not None
+    return staff
 
 
 @pytest.fixture
@@ -198,7 +201,7 @@ def bob_client(repo, bob) -> Client:
 
 
 @pytest.fixture
-def any_r(any_repo, redis_server) -> redis.Redis:
+def any_r(any_repo, redis_server) -> Iterator[redis.Redis | RedisCluster]:
     """A decoded raw client on any_repo's server (real or fake), for asserting its state."""
     if isinstance(any_repo.r, RedisCluster):
         client = raw_client(redis_server.url, decode_responses=True)
