@@ -89,6 +89,7 @@ def world(repo, alice, bob, sam):
         "name": "no/such.png",
         "queue": "mail",
         "job_id": "0" * 16,
+        "face": "4-41",
     }
 
 

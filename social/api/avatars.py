@@ -94,7 +94,7 @@ def avatar_path(user_id: int, display_name: str, username: str) -> str:
     """The path of an account's generated picture."""
     letter = drawn_letter(display_name, username)
     hue = int(user_id or 0) % HUES
-    return reverse("api:initial_avatar", args=[hue, f"{ord(letter):x}"])
+    return reverse("api:initial_avatar", args=[f"{hue}-{ord(letter):x}"])
 
 
 @lru_cache(maxsize=PICTURES_KEPT)
@@ -115,12 +115,13 @@ def picture(hue: int, letter: str) -> bytes:
     return out.getvalue()
 
 
-def initial_avatar(request: HttpRequest, hue: str, code: str) -> HttpResponse:
+def initial_avatar(request: HttpRequest, face: str) -> HttpResponse:
     """GET /avatars/initial/<hue>-<code>.png: the picture of the letter whose code point
     is `code` (hexadecimal) on colour `hue`; 404 for a hue or a letter no account shows."""
     if request.method not in ("GET", "HEAD"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
-    number = int(hue) if hue.isdigit() and len(hue) <= 2 else HUES
+    hue, _, code = face.partition("-")
+    number = int(hue) if hue.isascii() and hue.isdigit() and len(hue) <= 2 else HUES
     point = int(code, 16) if CODE_RE.fullmatch(code) else -1
     if number >= HUES or not 0 < point < 0x110000 or 0xD800 <= point < 0xE000:
         raise Http404("No such picture.")

@@ -151,11 +151,7 @@ urlpatterns = [
         name="oauth_metadata",
     ),
     # Generated avatars of accounts without a picture (social/api/avatars.py).
-    re_path(
-        r"^avatars/initial/(?P<hue>[0-9]{1,2})-(?P<code>[0-9a-f]{1,6})\.png$",
-        avatars.initial_avatar,
-        name="initial_avatar",
-    ),
+    path("avatars/initial/<str:face>.png", avatars.initial_avatar, name="initial_avatar"),
     path("settings/apps/", oauth_views.AppsSettingsView.as_view(), name="settings_apps"),
     path(
         "settings/apps/<str:client_id>/revoke/",
