@@ -52,3 +52,13 @@ def run_slow(payload: dict[str, str]) -> None:
     if not Path(payload["log"] + ".quick").exists():
         time.sleep(60)
     run_record(payload)
+
+
+def tell(payload: dict[str, str], error: str) -> None:
+    record(payload, "told:" + error.replace(" ", "_"))
+
+
+@work.handler("mail", "test_told", on_dead=tell)
+def run_told(payload: dict[str, str]) -> None:
+    record(payload, "refused")
+    raise work.Permanent("no such address")

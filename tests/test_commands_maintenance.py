@@ -91,7 +91,8 @@ def test_repair_dry_run_lists_but_keeps_the_claim(r, alice):
         "1 orphan username claim(s), 0 unlisted post(s), 0 unindexed username(s), "
         "0 interrupted fan-out(s), 0 deleted account(s) to purge, "
         "0 post(s) with wrong counters, 0 upload(s) unattached for over a day, 0 orphan "
-        "picture file(s), 0 picture(s) without files; nothing changed" in output
+        "picture file(s), 0 picture(s) without files, 0 picture(s) queued again; nothing changed"
+        in output
     )
     assert r.hget(keys.usernames_lower(), "ghost") == "999"
 

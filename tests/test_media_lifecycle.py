@@ -221,7 +221,27 @@ def test_repair_deletes_uploads_kept_as_sent_that_no_picture_names(repo, alice, 
     said = repair("--dry-run")
 
     assert f"file {stray}: no image hash names it" in said
-    assert "1 orphan picture file(s), 0 picture(s) without files" in said
+    assert "1 orphan picture file(s), 0 picture(s) without files, 0 picture(s) queued" in said
     assert f"image:{waiting.id}" not in said  # processing: no sizes yet, not an orphan
     repair()
     assert originals() == [r.hget(keys.image(waiting.id), "original")]
+
+
+def test_repair_queues_again_a_picture_whose_job_was_lost(repo, alice, r):
+    from social import work
+
+    # Stored and hashed, but the web process died before queuing its job.
+    lost = repo.attachments.begin_upload(alice.id, picture(), at=int(time.time()) - 3600)
+    fresh = repo.attachments.begin_upload(alice.id, picture())  # its job may still come
+    assert r.xlen(keys.job_stream("media")) == 0
+
+    said = repair("--dry-run")
+    assert "1 picture(s) queued again" in said
+    assert r.xlen(keys.job_stream("media")) == 0  # a dry run queues nothing
+    repair()
+
+    [(_, fields)] = r.xrange(keys.job_stream("media"))
+    assert f'"token":"{lost.id}"' in fields["job"]
+    assert work.run_pending("media") == 1
+    assert r.hget(keys.image(lost.id), "state") == "unattached"  # processed: ready for a post
+    assert r.hget(keys.image(fresh.id), "state") == "processing"

@@ -313,3 +313,29 @@ def test_a_picture_is_processed_without_lock_files_in_the_temp_directory(
 
     assert r.llen(keys.own_posts(alice.id)) == 1
     assert list(temp.iterdir()) == []
+
+
+def test_a_picture_whose_job_keeps_killing_its_worker_is_refused_and_its_author_told(
+    alice_client, alice, repo, r
+):
+    """The job is taken over from dead workers until it has used its attempts: then it is
+    a dead letter, the picture refused, and the author gets their text back."""
+    from social.work.runner import run_job
+
+    alice_client.post(HOME, {"status": "Never decoded", "picture_1": upload(picture())})
+    (token,) = r.zrange(keys.user_media(alice.id), 0, -1)
+    repo.jobs.ensure_group("media")
+    for number in range(work.QUEUES["media"].attempts + 1):  # each worker dies holding it
+        [job] = repo.jobs.reclaim("media", f"dying-{number}", idle_ms=0) or [
+            repo.jobs.take("media", f"dying-{number}")
+        ]
+
+    assert run_job(repo.jobs, job, "survivor") == "dead"
+
+    assert r.llen(keys.job_dead("media")) == 1
+    assert r.llen(keys.own_posts(alice.id)) == 0
+    assert all_keys(r, "image:*") == [] and all_keys(r, "post_draft:*") == []
+    assert stored_files() == []
+    (notice,) = r.lrange(keys.notices(alice.id), 0, -1)
+    assert '"kind": "post_unpublished"' in notice and "Never decoded" in notice
+    assert "The picture could not be processed." in alice_client.get(HOME).content.decode()

@@ -309,3 +309,16 @@ def test_queue_stats_show_depth_oldest_and_failures(repo, r, log):
     assert (stats.retried, stats.died, stats.done) == (1, 1, 0)
     assert [d for d, _ in stats.backoff] == ["down.example"]
     assert isinstance(repo.jobs.dead_letters("mail")[0], Job)
+
+
+def test_a_dead_letter_tells_whoever_waits_once(repo, r, log):
+    work.enqueue("mail", "test_told", {"log": str(log)})
+
+    work.run_pending("mail")
+
+    assert lines(log) == ["refused", "told:Permanent:_no_such_address"]
+    assert len(dead(r)) == 1
+    [letter] = repo.jobs.dead_letters("mail")
+    repo.jobs.retry_dead("mail", letter.id)
+    work.run_pending("mail")
+    assert lines(log)[-2:] == ["refused", "told:Permanent:_no_such_address"]

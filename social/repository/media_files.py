@@ -46,6 +46,7 @@ UNATTACHED = "unattached"  # attachments.UNATTACHED
 PROCESSING, FAILED, LIVE = "processing", "failed", "live"
 # What an unattached upload may be when the day-old sweep deletes it.
 SWEPT_STATES = (UNATTACHED, PROCESSING, FAILED)
+STUCK_GRACE = 15 * 60  # seconds a picture may wait for its job before repair queues another
 UNATTACHED_MAX_AGE = 24 * 60 * 60
 ORPHAN_FILE_GRACE = 60 * 60  # a file younger than this may be an upload being named
 BATCH = 500
@@ -249,6 +250,25 @@ class MediaFileStore(RepositoryBase):
             or (state not in (PROCESSING, FAILED) and not media.exists(kind, token))
         ]
         return Orphans(files, hashes)
+
+    def stuck(self, *, grace: int = STUCK_GRACE, at: int | None = None) -> list[str]:
+        """Return the tokens of pictures still processing grace seconds after they were
+        uploaded: their job was lost (a web process died between storing the picture and
+        queuing it) or is far behind. Queuing them again is safe: the job is idempotent."""
+        cutoff = (time.time() if at is None else at) - grace
+        found = (s(k) for k in self.r.scan_iter(keys.IMAGE_PATTERN, count=BATCH))
+        stuck = []
+        for batch in batched(found, BATCH):
+            pipe = self._pipe()
+            for key in batch:
+                pipe.hmget(key, ["state", "time"])
+            for key, (state, uploaded) in zip(batch, pipe.execute()):
+                token = key.removeprefix(keys.IMAGE_PATTERN[:-1])
+                moment = as_int(uploaded)
+                old = moment is not None and moment <= cutoff
+                if s(state) == PROCESSING and old and valid_token(token):
+                    stuck.append(token)
+        return stuck
 
     def _image_kinds(self) -> Iterator[tuple[str, str, str]]:
         """Yield (token, kind, state) of every image hash (SCAN: every node of a cluster)."""

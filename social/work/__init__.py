@@ -22,7 +22,7 @@ from social.repository import get_repository
 from social.repository.jobs import QueueFull
 
 from .queues import QUEUES, Queue, queue
-from .registry import Handler, register
+from .registry import DeadHandler, Handler, register
 from .runner import Permanent, Retry, Worker, run_pending
 
 __all__ = [
@@ -38,12 +38,15 @@ __all__ = [
 ]
 
 
-def handler(queue_name: str, kind: str) -> Callable[[Handler], Handler]:
-    """Register the decorated function as what runs jobs of kind on queue_name."""
+def handler(
+    queue_name: str, kind: str, *, on_dead: DeadHandler | None = None
+) -> Callable[[Handler], Handler]:
+    """Register the decorated function as what runs jobs of kind on queue_name; on_dead,
+    if given, runs once (best effort) when such a job becomes a dead letter."""
     queue(queue_name)  # an unknown queue fails at import, not when a job comes
 
     def register_it(function: Handler) -> Handler:
-        register(queue_name, kind, function)
+        register(queue_name, kind, function, on_dead)
         return function
 
     return register_it

@@ -7,6 +7,9 @@ import importlib
 from collections.abc import Callable
 
 Handler = Callable[[dict[str, str]], None]
+# Run once when a job of its kind becomes a dead letter: (payload, last error). Tells
+# whoever waits on the job (a picture's owner) that it will not happen.
+DeadHandler = Callable[[dict[str, str], str], None]
 
 # Modules whose import registers handlers.
 HANDLER_MODULES: list[str] = [
@@ -15,14 +18,17 @@ HANDLER_MODULES: list[str] = [
 ]
 
 HANDLERS: dict[tuple[str, str], Handler] = {}
+DEAD_HANDLERS: dict[tuple[str, str], DeadHandler] = {}
 _loaded = False
 
 
-def register(queue: str, kind: str, function: Handler) -> None:
+def register(queue: str, kind: str, function: Handler, on_dead: DeadHandler | None = None) -> None:
     key = (queue, kind)
     if key in HANDLERS and HANDLERS[key] is not function:
         raise ValueError(f"two handlers for {queue}/{kind}")
     HANDLERS[key] = function
+    if on_dead is not None:
+        DEAD_HANDLERS[key] = on_dead
 
 
 def load() -> None:
@@ -42,6 +48,11 @@ def load() -> None:
 def handler_for(queue: str, kind: str) -> Handler | None:
     load()
     return HANDLERS.get((queue, kind))
+
+
+def dead_handler_for(queue: str, kind: str) -> DeadHandler | None:
+    load()
+    return DEAD_HANDLERS.get((queue, kind))
 
 
 def queues_with_handlers() -> list[str]:

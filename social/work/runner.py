@@ -14,7 +14,7 @@ from social.repository import get_repository
 from social.repository.jobs import Job, JobStore, now_ms
 
 from .queues import DEFAULT_QUEUES, SECOND, queue
-from .registry import handler_for, queues_with_handlers
+from .registry import dead_handler_for, handler_for, queues_with_handlers
 
 log = logging.getLogger("social.work")
 
@@ -52,8 +52,7 @@ def run_job(jobs: JobStore, job: Job, consumer: str, *, now: int | None = None) 
     at = now_ms() if now is None else now
     if job.delivered > shape.attempts:
         # Taken over from workers that died or froze in it, time after time.
-        jobs.bury(job, f"its worker stopped {job.delivered - 1} times while running it", now=at)
-        return "dead"
+        return bury(jobs, job, f"its worker stopped {job.delivered - 1} times while running it", at)
     function = handler_for(job.queue, job.kind)
     if function is None:
         jobs.bury(job, f"no handler for {job.queue}/{job.kind}", now=at)
@@ -79,9 +78,8 @@ def run_job(jobs: JobStore, job: Job, consumer: str, *, now: int | None = None) 
     try:
         function(dict(job.payload))
     except Permanent as error:
-        jobs.bury(job, describe(error))
         log.warning("job %s %s/%s failed for good: %s", job.id, job.queue, job.kind, error)
-        return "dead"
+        return bury(jobs, job, describe(error), at)
     except Exception as error:  # a handler's failure is the job's, never the worker's
         if job.destination and isinstance(error, Retry):
             jobs.destination_failed(
@@ -89,10 +87,9 @@ def run_job(jobs: JobStore, job: Job, consumer: str, *, now: int | None = None) 
                 max_ms=shape.destination_most_ms, keep_ms=shape.destination_keep_ms, now=at,
             )  # fmt: skip
         if job.attempt + 1 >= shape.attempts:
-            jobs.bury(job, describe(error))
             log.warning("job %s %s/%s dead after %d attempts: %s", job.id, job.queue,
                         job.kind, job.attempt + 1, describe(error))  # fmt: skip
-            return "dead"
+            return bury(jobs, job, describe(error), at)
         delay = shape.backoff(job.attempt)
         if isinstance(error, Retry) and error.after is not None:
             delay = max(delay, int(error.after * 1000))
@@ -107,6 +104,19 @@ def run_job(jobs: JobStore, job: Job, consumer: str, *, now: int | None = None) 
             jobs.release(job.queue, job.destination, lease)
     jobs.done(job)
     return "done"
+
+
+def bury(jobs: JobStore, job: Job, error: str, at: int) -> str:
+    """Make the job a dead letter, then run its kind's on_dead (once, best effort: a worker
+    that dies in between leaves the letter, which staff can retry); return "dead"."""
+    jobs.bury(job, error, now=at)
+    told = dead_handler_for(job.queue, job.kind)
+    if told is not None:
+        try:
+            told(dict(job.payload), error)
+        except Exception:
+            log.exception("on_dead of job %s %s/%s failed", job.id, job.queue, job.kind)
+    return "dead"
 
 
 def keep_alive(jobs: JobStore, job: Job, consumer: str, every: float, ended: threading.Event):

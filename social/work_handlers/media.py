@@ -40,9 +40,23 @@ READY = {"post": UNATTACHED, "avatar": LIVE, "header": LIVE}  # the state once p
 LOST = gettext_noop("The picture was lost before it could be processed. Send it again.")
 REPLY_GONE = gettext_noop("The post you replied to is gone.")
 PICTURES_GONE = gettext_noop("Its pictures were deleted meanwhile.")
+GAVE_UP = gettext_noop("The picture could not be processed. Try another one.")
 
 
-@work.handler("media", "picture")
+def gave_up(payload: dict[str, str], error: str) -> None:
+    """The job became a dead letter (it failed, or killed its worker, every attempt): the
+    picture is refused, which tells its owner and frees what waits on it (a draft's text
+    comes back in a notice). Staff retrying the letter find it refused: nothing runs twice."""
+    repo = get_repository()
+    token = payload.get("token", "")
+    picture = repo.media_files.processing(token)
+    if picture is None or picture.state != PROCESSING:
+        return
+    repo.media_files.fail(token, GAVE_UP)
+    process_picture(payload)
+
+
+@work.handler("media", "picture", on_dead=gave_up)
 def process_picture(payload: dict[str, str]) -> None:
     """Make the sizes of the picture payload["token"] names, mark it ready (or refused,
     saying why), delete its bytes as sent, then do what waits on it."""

@@ -33,6 +33,8 @@ Why it exists: two kinds of damage have no other way back.
 11. Display names whose words the people search's index (keys.name_words) does not hold
    as the user hash has them (a database from before the index, a backup restored) are
    indexed; a deleted or purged account's words go.
+12. Pictures still processing 15 minutes after their upload (a web process died between
+   storing one and queuing its job) are queued again (the job is idempotent).
 
 --dry-run only reports. Safe to run on a live site.
 """
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from social import work
 from social.repository import get_repository
 from social.repository.media_files import ORPHAN_FILE_GRACE
 
@@ -128,6 +131,13 @@ class Command(BaseCommand):
         strays = repo.media_files.orphans(grace=options["file_grace"])
         if not dry_run:
             repo.media_files.mend_orphans(strays)
+        stuck = repo.media_files.stuck()
+        if not dry_run:
+            for token in stuck:
+                try:
+                    work.enqueue("media", "picture", {"token": token})
+                except work.QueueFull:
+                    break  # the queue is busy: the next run queues the rest
         if verbosity >= 1:
             for name in strays.files:
                 self.stdout.write(f"  file {name}: no image hash names it")
@@ -135,7 +145,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"  image:{token}: its files are gone")
         pictures = (
             f"{len(stale)} upload(s) unattached for over a day, {len(strays.files)} "
-            f"orphan picture file(s), {len(strays.hashes)} picture(s) without files"
+            f"orphan picture file(s), {len(strays.hashes)} picture(s) without files, "
+            f"{len(stuck)} picture(s) queued again"
         )
         odd = repo.repair.names_without_url()
         if verbosity < 1:
