@@ -12,7 +12,7 @@ WEB_THREADS override it) and static files served by WhiteNoise. With --dev it ru
 environment, is read from var/secret_key (made once, mode 0600). ALLOWED_HOSTS defaults to
 127.0.0.1,localhost.
 
-Beside it, the streaming API (social/streaming/): Granian serving the ASGI app on
+Beside it, the streaming API (social/streaming/): uvicorn serving the ASGI app on
 127.0.0.1:$STREAMING_PORT (default PORT + 1), named to apps and the pages by
 RETWIS_STREAMING_URL; CSRF_TRUSTED_ORIGINS names the site's origin, whose pages it admits.
 And the worker tier: one `manage.py work` process (pictures, mail; social/work/).
