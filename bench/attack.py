@@ -70,7 +70,7 @@ from attack_clients import (  # noqa: E402
     read_pages,
 )
 from login_bench import percentile  # noqa: E402
-from upload_bench import quiet_port  # noqa: E402
+from pictures import quiet_port  # noqa: E402
 
 from social import keys  # noqa: E402  (key names only: no Django needed)
 from tests.redis_server import RedisServer  # noqa: E402

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
-from upload_bench import big_jpeg, noise_png  # noqa: E402
+from pictures import big_jpeg, noise_png  # noqa: E402
 
 from tests.redis_server import RedisServer  # noqa: E402
 
