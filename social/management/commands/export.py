@@ -18,13 +18,13 @@ import gzip
 import json
 import os
 import tempfile
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from social.management.progress import Reporter
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
 from social.repository.backup import BATCH
@@ -68,15 +68,18 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if options["batch_size"] < 1 or options["progress_every"] < 1:
             raise CommandError("--batch-size and --progress-every must be at least 1.")
-        self.verbosity = options["verbosity"]
-        self.every = options["progress_every"]
-        self.started = time.monotonic()
+        # On stderr: stdout may be the export.
+        report = Reporter(self.stderr, options["verbosity"])
         backup = get_repository().backup
         output = options["output"]
         try:
-            self.total = backup.key_count()
-            self._say(f"Exporting about {self.total:,} keys to {output}.")
-            lines = backup.export_lines(batch=options["batch_size"], progress=self._progress())
+            total = backup.key_count()
+            report.say(f"Exporting about {total:,} keys to {output}.")
+            progress = report.progress(
+                lambda done: f"  {done:,}/~{total:,} keys, {report.elapsed():.1f}s",
+                every=options["progress_every"],
+            )
+            lines = backup.export_lines(batch=options["batch_size"], progress=progress)
             if output == "-":
                 counts = self._write(lines, lambda line: self.stdout.write(line, ending=""))
                 size = ""
@@ -89,10 +92,10 @@ class Command(BaseCommand):
         if options["with_files"]:
             folder = Path(options["with_files"])
             folder.mkdir(parents=True, exist_ok=True)
-            self._say(f"Copied {copy_out(folder):,} picture file(s) to {folder}.")
-        self._say(
+            report.say(f"Copied {copy_out(folder):,} picture file(s) to {folder}.")
+        report.say(
             f"Exported {keys:,} keys in {records:,} records to {output}{size} "
-            f"in {time.monotonic() - self.started:.1f}s."
+            f"in {report.elapsed():.1f}s."
         )
 
     def _write_file(self, path: Path, lines: Iterable[str]) -> tuple[int, int]:
@@ -118,22 +121,3 @@ class Command(BaseCommand):
             last = line
         end = json.loads(last)  # the closing line: the export's own count
         return end["keys"], end["records"]
-
-    def _progress(self) -> Callable[[int], None]:
-        """Return the progress callback: a line on stderr each time `every` more keys are out."""
-        reported = 0
-
-        def progress(done: int) -> None:
-            nonlocal reported
-            if done - reported >= self.every:
-                reported = done
-                elapsed = time.monotonic() - self.started
-                self._say(f"  {done:,}/~{self.total:,} keys, {elapsed:.1f}s")
-
-        return progress
-
-    def _say(self, message: str) -> None:
-        """Write a line on stderr (stdout may be the export) at verbosity >= 1."""
-        if self.verbosity >= 1:
-            self.stderr.write(message, style_func=lambda text: text)
-            self.stderr.flush()

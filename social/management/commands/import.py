@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import gzip
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from social.management.progress import Reporter
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
 from social.repository.backup import BATCH, TargetNotEmpty
@@ -71,8 +70,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if options["batch_size"] < 1 or options["progress_every"] < 1:
             raise CommandError("--batch-size and --progress-every must be at least 1.")
-        self.verbosity, self.every = options["verbosity"], options["progress_every"]
-        self.started = time.monotonic()
+        report = Reporter(self.stdout, options["verbosity"])
         dry_run, source = options["dry_run"], options["input"]
         backup = get_repository().backup
         stream = self._open(source, options.get("stdin") or sys.stdin)
@@ -82,7 +80,10 @@ class Command(BaseCommand):
                 batch=options["batch_size"],
                 force=options["force"],
                 dry_run=dry_run,
-                progress=self._progress(),
+                progress=report.progress(
+                    lambda done: f"  {done:,} keys, {report.elapsed():.1f}s",
+                    every=options["progress_every"],
+                ),
             )
         except TargetNotEmpty as exc:
             raise CommandError(
@@ -108,11 +109,11 @@ class Command(BaseCommand):
             raise CommandError(f"No such directory: {files}")
         if files and not dry_run:
             copied, present = copy_in(Path(files))
-            self._say(f"Stored {copied:,} picture file(s) from {files} ({present:,} were there).")
+            report.say(f"Stored {copied:,} picture file(s) from {files} ({present:,} were there).")
         verb = "Checked" if dry_run else "Imported"
-        self._say(
+        report.say(
             f"{verb} {summary.keys:,} keys in {summary.records:,} records from {source} "
-            f"(exported {summary.created}) in {time.monotonic() - self.started:.1f}s."
+            f"(exported {summary.created}) in {report.elapsed():.1f}s."
             + (" Nothing was written." if dry_run else ""),
             self.style.SUCCESS,
         )
@@ -129,21 +130,3 @@ class Command(BaseCommand):
             return opener(path, "rt", encoding="utf-8")
         except OSError as exc:
             raise CommandError(f"Cannot read {source}: {exc.strerror or exc}.") from exc
-
-    def _progress(self) -> Callable[[int], None]:
-        """Return the progress callback: a line each time `every` more keys are in."""
-        reported = 0
-
-        def progress(done: int) -> None:
-            nonlocal reported
-            if done - reported >= self.every:
-                reported = done
-                self._say(f"  {done:,} keys, {time.monotonic() - self.started:.1f}s")
-
-        return progress
-
-    def _say(self, message: str, style: Callable[[str], str] | None = None) -> None:
-        """Write a line at verbosity >= 1."""
-        if self.verbosity >= 1:
-            self.stdout.write(style(message) if style else message)
-            self.stdout.flush()

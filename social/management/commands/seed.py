@@ -35,6 +35,7 @@ from social.demo import (
     drawn_pictures,
     pictured_posts,
 )
+from social.management.progress import Reporter
 from social.redis_client import UNAVAILABLE
 from social.repository import Repository, RepositoryError, User, get_repository
 
@@ -80,7 +81,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         plan = self._plan(options)
-        self.verbosity = options["verbosity"]
+        self.report = Reporter(self.stdout, options["verbosity"])
         repo = get_repository()
         try:
             if not self._may_write(repo, options):
@@ -110,9 +111,9 @@ class Command(BaseCommand):
             return True
         users = repo.repair.count_users()
         if options["if_empty"]:
-            self._say(f"Redis already holds data ({users:,} users): not seeding.")
+            self.report.say(f"Redis already holds data ({users:,} users): not seeding.")
             if repo.users.user_id_for_name(DEMO_USERNAME) is not None:
-                self._say(f"Demo login (unless changed): {DEMO_USERNAME} / {DEMO_PASSWORD}")
+                self.report.say(f"Demo login (unless changed): {DEMO_USERNAME} / {DEMO_PASSWORD}")
             return False
         raise CommandError(
             f"Redis already holds data ({users:,} users; next_user_id exists). Point REDIS_URL "
@@ -122,7 +123,7 @@ class Command(BaseCommand):
     def _seed(self, repo: Repository, plan: Plan, *, dry_run: bool, reposts: int = 0) -> None:
         """Generate the data set and write it stage by stage, reporting each stage's time."""
         started = time.monotonic()
-        self._say(
+        self.report.say(
             f"Seeding {plan.users:,} users, {plan.follows:,} follows, {plan.posts:,} posts "
             f"over {plan.days} days (--seed {plan.seed}){' [dry run]' if dry_run else ''}."
         )
@@ -142,7 +143,7 @@ class Command(BaseCommand):
         profiles = data.profiles(users)
         if dry_run:
             replies = sum(parent is not None for *_, parent in posts)
-            self._say(
+            self.report.say(
                 f"Dry run: would write {len(users):,} users, {len(follows):,} follows, "
                 f"{len(posts):,} posts ({replies:,} replies) and {len(likes):,} likes, then "
                 f"{len(users):,} home feeds. Nothing was written."
@@ -164,7 +165,7 @@ class Command(BaseCommand):
             gc.unfreeze()
             if collecting:
                 gc.enable()
-        self._say(f"Done in {time.monotonic() - started:.1f}s.", self.style.SUCCESS)
+        self.report.say(f"Done in {time.monotonic() - started:.1f}s.", self.style.SUCCESS)
         self._report_demo(repo, accounts, users)
 
     def _write(
@@ -189,7 +190,7 @@ class Command(BaseCommand):
         added = self._stage(
             "likes", len(liked), lambda p: repo.bulk.add_likes_bulk(liked, progress=p)
         )
-        self._say(
+        self.report.say(
             f"  conversations: {written.replies:,} replies, {written.mentions:,} mentions, "
             f"{written.tagged:,} posts with {written.tags:,} tags, {added:,} likes"
         )
@@ -201,7 +202,7 @@ class Command(BaseCommand):
             lambda p: repo.fanouts.rebuild_home_feeds(user_ids, progress=p),
         )
         if reposts:
-            self._say(f"  {reposted.done:,} reposts")
+            self.report.say(f"  {reposted.done:,} reposts")
         return ids
 
     def _pictures(self, repo: Repository, posts, ids, chosen: list) -> int:
@@ -234,43 +235,35 @@ class Command(BaseCommand):
         password_hash = make_password(DEMO_PASSWORD)  # once: hashing per user takes hours
         created = repo.bulk.create_users_bulk(accounts, password_hash, progress=progress)
         if len(created) < len(accounts):
-            self._say(f"  {len(accounts) - len(created):,} names were taken already; skipped.")
+            skipped = len(accounts) - len(created)
+            self.report.say(f"  {skipped:,} names were taken already; skipped.")
         return created
 
     def _report_demo(self, repo: Repository, accounts, users) -> None:
         """Print the demo login (or why there is none)."""
         demo_id = repo.users.user_id_for_name(DEMO_USERNAME)
         if users and demo_id == users[0][0]:
-            self._say(
+            self.report.say(
                 f"Demo login: {DEMO_USERNAME} / {DEMO_PASSWORD} "
                 f"(every seeded user, e.g. {accounts[-1][0]}, has this password)."
             )
         else:
-            self._say(
+            self.report.say(
                 f"User {DEMO_USERNAME!r} existed already; seeded users' password is "
                 f"{DEMO_PASSWORD!r}."
             )
 
     def _stage(self, name: str, total: int, work: Callable[[Callable[[int], None]], object]):
-        """Run one stage with throttled progress lines; report its count and time."""
-        started = last = time.monotonic()
-
-        def progress(done: int) -> None:
-            nonlocal last
-            now = time.monotonic()
-            if self.verbosity >= 2 or (self.verbosity >= 1 and now - last >= 2):
-                last = now
-                self._say(f"  {name}: {done:,}/{total:,}")
-
+        """Run one stage with progress lines (every 2 s; at verbosity 2, at each call);
+        report its count and time."""
+        started = time.monotonic()
+        progress = self.report.progress(
+            lambda done: f"  {name}: {done:,}/{total:,}",
+            seconds=0 if self.report.verbosity >= 2 else 2,
+        )
         result = work(progress)
-        self._say(f"  {name:<10} {total:>9,} in {time.monotonic() - started:5.1f}s")
+        self.report.say(f"  {name:<10} {total:>9,} in {time.monotonic() - started:5.1f}s")
         return result
-
-    def _say(self, message: str, style: Callable[[str], str] | None = None) -> None:
-        """Write a line at verbosity >= 1."""
-        if self.verbosity >= 1:
-            self.stdout.write(style(message) if style else message)
-            self.stdout.flush()
 
 
 class _Reposts:
