@@ -157,6 +157,7 @@ def tag_posts(tag: str) -> str:
 
 
 TAG_CAP = 1000
+TAG_PATTERN = "tag:*"  # SCAN's match for every tag's post list (manage.py repair)
 
 
 def trending_hour(hour: str) -> str:

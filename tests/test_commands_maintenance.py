@@ -143,3 +143,17 @@ def test_rebuild_after_repair_keeps_reference_posts_in_feeds(r, repo, alice, bob
     run("repair", grace=0)
     run("rebuild_feeds")
     assert feed(r, bob.id) == [post]
+
+
+def test_repair_indexes_the_tags_filed_before_the_tag_index(r, repo, alice):
+    repo.posts.create_post(alice.id, "about #redis and #日本語")
+    r.delete(keys.tag_index())  # as a database written before the index
+    r.rpush(keys.tag_posts("old_one"), 1)  # a list no post names any more: indexed all the same
+
+    assert sorted(repo.repair.unindexed_tags()) == ["old_one", "redis", "日本語"]
+    run("repair", dry_run=True)
+    assert r.exists(keys.tag_index()) == 0
+    run("repair", grace=0)
+
+    assert sorted(r.zrange(keys.tag_index(), 0, -1)) == ["old_one", "redis", "日本語"]
+    assert repo.repair.unindexed_tags() == []

@@ -1,6 +1,7 @@
 """Every key string is pinned: the reference Retwis names must never drift."""
 
 from datetime import date
+from fnmatch import fnmatchcase
 
 import pytest
 
@@ -99,6 +100,14 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
 )
 def test_it_names_the_additions_as_documented(built, expected):
     assert built == expected
+
+
+def test_the_tag_pattern_matches_every_tag_s_post_list_and_no_other_key():
+    assert keys.TAG_PATTERN == "tag:*"
+    lists = [keys.tag_posts("redis"), keys.tag_posts("日本語"), keys.tag_posts("a_1")]
+    others = [keys.tag_index(), keys.trending_day(), keys.user(7), keys.image("0" * 16)]
+    assert [fnmatchcase(key, keys.TAG_PATTERN) for key in lists] == [True] * 3
+    assert [fnmatchcase(key, keys.TAG_PATTERN) for key in others] == [False] * 4
 
 
 @pytest.mark.parametrize(

@@ -379,13 +379,6 @@ class ApiView(View):
         if refused is not None:
             raise ApiError(403, "CSRF verification failed: send the token, or use a Bearer token")
 
-    def param(self, name: str, default: Any = None) -> Any:
-        """Return one parameter from the body (JSON or form) or the query string."""
-        params = self.request.params
-        if name in params:
-            return params.get(name)
-        return self.request.GET.get(name, default)
-
     def enforce(self, checks: list[Check], message: str) -> dict[str, str]:
         """Count an attempt against the site's limits; return the X-RateLimit-* headers
         for the answer (RateLimited becomes a 429 with them)."""

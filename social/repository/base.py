@@ -263,9 +263,11 @@ class NamedReads:
         return Replies({name: replies[slot] for name, slot in self._slots.items()})
 
 
+# A pipeline's marks, read by RepositoryBase.send: it holds a change that hides or shows
+# listed posts (queue_hiding), so send() moves the visibility version after it; and the
+# places of the live bus's XADDs in it (bus.queue_event), whose errors send() logs and never
+# raises, so telling listeners never fails a write.
 HIDING_MARK = "_retwis_hides_posts"
-# The positions of the live bus's XADDs in a pipeline (live.queue_event): send() logs their
-# errors and never raises them, so telling listeners never fails a write.
 EVENTS_MARK = "_retwis_live_events"
 
 
@@ -338,7 +340,8 @@ class StoreSettings(FeedShape, total=False):
 
 class RepositoryBase:
     """What every store holds: the client, the feed shapes and the process cache, and the
-    helpers they share (pipelines, named reads, counters, the WATCH/MULTI list rewrite)."""
+    helpers they share (pipelines, named reads, counters, the WATCH/MULTI list rewrite,
+    taking a hash once)."""
 
     def __init__(
         self,
@@ -371,6 +374,17 @@ class RepositoryBase:
         not enough, the method says what repairs it.
         """
         return self.r.pipeline(transaction=False)
+
+    def _take_hash(self, key: str) -> dict[str, str] | None:
+        """Read and delete the hash at key (HGETALL and DEL in one MULTI on that one key);
+        return its fields, or None when there was none: a link or code is taken once,
+        even by two requests at the same moment."""
+        # transaction=True: a cluster pipeline is plain by default; one key, one slot.
+        with self.r.pipeline(transaction=True) as pipe:
+            pipe.hgetall(key)
+            pipe.delete(key)
+            raw, deleted = pipe.execute()
+        return decode_hash(raw) if deleted else None
 
     def _rewrite_list(
         self, key: str, change: Callable[[list[int]], list[int]]

@@ -39,12 +39,9 @@ from __future__ import annotations
 import enum
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Generic, Literal, TypeAlias, TypeVar
+from typing import Final, Generic, Literal, TypeAlias, TypeVar
 
-from .models import Post, User
-
-if TYPE_CHECKING:  # oauth.py imports this module
-    from .oauth import RememberedToken
+from .models import Post, RememberedToken, User
 
 K = TypeVar("K")
 V = TypeVar("V")

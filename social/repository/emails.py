@@ -199,12 +199,8 @@ class EmailStore(RepositoryBase):
         """
         if not token or len(token) > TOKEN_MAX:
             return None
-        key = keys.email_confirmation(digest(token))
-        with self.r.pipeline(transaction=True) as pipe:
-            pipe.hgetall(key)
-            pipe.delete(key)
-            raw, deleted = pipe.execute()
-        link = self._confirmable(decode_hash(raw), token) if deleted else None
+        taken = self._take_hash(keys.email_confirmation(digest(token)))
+        link = self._confirmable(taken, token) if taken is not None else None
         if link is None:
             return None
         user_id, claim = link.user.id, claim_of(link.email)
@@ -318,12 +314,8 @@ class EmailStore(RepositoryBase):
         once, even by two submissions at the same moment)."""
         if not token or len(token) > TOKEN_MAX:
             return None
-        key = keys.password_reset(digest(token))
-        with self.r.pipeline(transaction=True) as pipe:
-            pipe.hgetall(key)
-            pipe.delete(key)
-            raw, deleted = pipe.execute()
-        return self._resettable(decode_hash(raw), token) if deleted else None
+        taken = self._take_hash(keys.password_reset(digest(token)))
+        return self._resettable(taken, token) if taken is not None else None
 
     # --- Queued mail, sent once in effect -------------------------------------------------
 

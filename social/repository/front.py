@@ -28,10 +28,11 @@ class FrontStore(RepositoryBase):
     """The front page's version."""
 
     def version(self) -> tuple[object, object] | None:
-        """Return (front_version, visibility_version) in one command; None on a cluster or
-        a database without a visibility version (the reference's: its writes move
-        neither). The visibility version starts at random (posts.queue_visibility_version),
-        so a database flushed or replaced under the process meets no remembered page."""
+        """Return (front_version, visibility_version) in one command (MGET); None on a
+        cluster, or while the database has no visibility version (one the reference Retwis
+        wrote: the first post or hiding write made here creates it). The visibility version
+        starts at random (base.queue_visibility_version), so a database flushed or replaced
+        under the process meets no remembered page."""
         if self.on_cluster:
             return None
         front, visibility = self.r.mget(keys.front_version(), keys.visibility_version())

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Unpack, cast
@@ -443,27 +443,25 @@ class JobStore(RepositoryBase):
 
     def staff_retry_dead(self, queue: str, job_id: str, actor: User) -> bool:
         """retry_dead, as staff, logged in the audit log; False when it was not there."""
-        letter = self._dead_letter(queue, job_id)
-        if letter is None or not self.retry_dead(queue, job_id):
-            return False
-        self._log(actor, "retry_job", letter)
-        return True
+        return self._as_staff(actor, "retry_job", queue, job_id, self.retry_dead)
 
     def staff_discard_dead(self, queue: str, job_id: str, actor: User) -> bool:
         """discard_dead, as staff, logged in the audit log; False when it was not there."""
-        letter = self._dead_letter(queue, job_id)
-        if letter is None or not self.discard_dead(queue, job_id):
-            return False
-        self._log(actor, "discard_job", letter)
-        return True
+        return self._as_staff(actor, "discard_job", queue, job_id, self.discard_dead)
 
-    def _dead_letter(self, queue: str, job_id: str) -> Job | None:
+    def _as_staff(
+        self, actor: User, action: str, queue: str, job_id: str, act: Callable[[str, str], bool]
+    ) -> bool:
+        """Do act(queue, job_id) to a dead letter and log it as action, with the job's
+        queue, kind, id and last error; False when it was not there."""
         raw = cast(list[bytes], self.r.lrange(keys.job_dead(queue), 0, keys.JOB_DEAD_CAP - 1))
-        return next((j for j in (Job.decoded(queue, x) for x in raw) if j.id == job_id), None)
-
-    def _log(self, actor: User, action: str, job: Job) -> None:
+        letters = (Job.decoded(queue, x) for x in raw)
+        job = next((letter for letter in letters if letter.id == job_id), None)
+        if job is None or not act(queue, job_id):
+            return False
         reason = f"{job.queue}/{job.kind} {job.id}: {job.error}"
         self.audit.run_audited([AuditDraft(actor, action, reason=reason)], lambda pipe, ts: None)
+        return True
 
     def discard_dead(self, queue: str, job_id: str) -> bool:
         """Delete one dead letter; False when it is not there."""

@@ -162,10 +162,6 @@ class MediaFileStore(RepositoryBase):
         """Delete the pictures tokens name (see forget)."""
         return forget(self, tokens, states=states)
 
-    def forget_post(self, tokens: Sequence[str]) -> list[str]:
-        """Delete a deleted post's pictures (the files too); return the tokens deleted."""
-        return self.forget(tokens)
-
     def unattached_due(self, *, at: int | None = None, limit: int = BATCH) -> list[str]:
         """Return tokens of uploads in media_unattached older than UNATTACHED_MAX_AGE."""
         cutoff = (now() if at is None else at) - UNATTACHED_MAX_AGE
@@ -256,31 +252,32 @@ class MediaFileStore(RepositoryBase):
         uploaded: their job was lost (a web process died between storing the picture and
         queuing it) or is far behind. Queuing them again is safe: the job is idempotent."""
         cutoff = (time.time() if at is None else at) - grace
-        found = (s(k) for k in self.r.scan_iter(keys.IMAGE_PATTERN, count=BATCH))
         stuck = []
-        for batch in batched(found, BATCH):
-            pipe = self._pipe()
-            for key in batch:
-                pipe.hmget(key, ["state", "time"])
-            for key, (state, uploaded) in zip(batch, pipe.execute()):
-                token = key.removeprefix(keys.IMAGE_PATTERN[:-1])
-                moment = as_int(uploaded)
-                old = moment is not None and moment <= cutoff
-                if s(state) == PROCESSING and old and valid_token(token):
-                    stuck.append(token)
+        for token, (state, uploaded) in self._images("state", "time"):
+            moment = as_int(uploaded)
+            if state == PROCESSING and moment is not None and moment <= cutoff:
+                stuck.append(token)
         return stuck
 
     def _image_kinds(self) -> Iterator[tuple[str, str, str]]:
         """Yield (token, kind, state) of every image hash (SCAN: every node of a cluster)."""
+        for token, (kind, state) in self._images("kind", "state"):
+            yield token, kind or "", state or ""
+
+    def _images(self, *fields: str) -> Iterator[tuple[str, list[str | None]]]:
+        """Yield (token, its fields' values) of every image hash with a well-formed token:
+        SCAN (every node of a cluster), then an HMGET of each key of a batch on one
+        pipeline."""
         found = (s(k) for k in self.r.scan_iter(keys.IMAGE_PATTERN, count=BATCH))
+        prefix = keys.IMAGE_PATTERN.removesuffix("*")
         for batch in batched(found, BATCH):
             pipe = self._pipe()
             for key in batch:
-                pipe.hmget(key, ["kind", "state"])
-            for key, (kind, state) in zip(batch, pipe.execute()):
-                token = key.removeprefix(keys.IMAGE_PATTERN[:-1])
+                pipe.hmget(key, fields)
+            for key, values in zip(batch, pipe.execute()):
+                token = key.removeprefix(prefix)
                 if valid_token(token):
-                    yield token, s(kind) or "", s(state) or ""
+                    yield token, [s(value) for value in values]
 
     def mend_orphans(self, found: Orphans) -> None:
         """Delete orphan files, and orphan hashes with whatever names them."""

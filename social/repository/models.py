@@ -115,6 +115,31 @@ class Credentials:
 
 
 @dataclass(frozen=True)
+class AccessToken:
+    """An access token as stored: for a user, or (user_id None) for an app itself."""
+
+    digest: str
+    client_id: str
+    user_id: int | None
+    scopes: tuple[str, ...]
+    created: int
+
+    @property
+    def created_at(self) -> datetime | None:
+        return as_datetime(self.created)
+
+
+@dataclass(frozen=True)
+class RememberedToken:
+    """A token and its user as this process last read them (cache.tokens): a guess, never
+    trusted alone. A read of a page may use it and check it on its own first pipeline
+    (oauth.queue_token_check, oauth.token_holds), answering nothing before the check."""
+
+    token: AccessToken
+    user: User
+
+
+@dataclass(frozen=True)
 class Attachment:
     """A picture of a post as its card shows it: the post hash's `media` field carries
     these (attachments.encode_media), so cards read them with the post. `id` is its token

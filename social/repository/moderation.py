@@ -102,6 +102,15 @@ def check_suspension(target: Target, actor: User) -> None:
         raise NotAllowed(gettext_noop("Revoke staff before suspending this account."))
 
 
+def check_staff_change(target: Target, actor: User) -> None:
+    """Raise NotAllowed when actor may not grant or revoke target's staff: their own, or
+    actor is no owner."""
+    if target.user.id == actor.id:
+        raise NotAllowed(gettext_noop("You cannot change your own staff status."))
+    if not target.actor_is_owner:
+        raise NotAllowed(OWNER_ONLY)
+
+
 def already_suspended(user: User) -> str:
     """Return the refusal for suspending an account that already is (or was deleted by
     its owner: hidden alike)."""
@@ -209,11 +218,8 @@ class ModerationStore(RepositoryBase):
         """Make user_id staff; False (and the index re-synced) when already staff. Owners
         only."""
         target = self._target(user_id, actor)
+        check_staff_change(target, actor)
         user = target.user
-        if user.id == actor.id:
-            raise NotAllowed(gettext_noop("You cannot change your own staff status."))
-        if not target.actor_is_owner:
-            raise NotAllowed(OWNER_ONLY)
         if user.is_suspended:
             raise NotAllowed(gettext_noop("Unsuspend the account before making it staff."))
         if user.is_staff:
@@ -235,11 +241,8 @@ class ModerationStore(RepositoryBase):
         ownership with it (two log entries).
         """
         target = self._target(user_id, actor)
+        check_staff_change(target, actor)
         user = target.user
-        if user.id == actor.id:
-            raise NotAllowed(gettext_noop("You cannot change your own staff status."))
-        if not target.actor_is_owner:
-            raise NotAllowed(OWNER_ONLY)
         if target.is_owner and actor.id != SYSTEM_ACTOR.id:
             raise NotAllowed(OWNER_KEEPS)
         if not user.is_staff:

@@ -34,7 +34,7 @@ from .base import (
     user_from_hash,
 )
 from .errors import UserNotFound
-from .models import User, as_datetime
+from .models import AccessToken, RememberedToken, User, as_datetime
 
 CLIENT_ID_BYTES = 32  # token_urlsafe: 43 characters
 NAME_MAX = 100  # an app's name as registered (Mastodon: 60; clients send longer ones)
@@ -88,21 +88,6 @@ class AuthCode:
 
 
 @dataclass(frozen=True)
-class AccessToken:
-    """An access token as stored: for a user, or (user_id None) for an app itself."""
-
-    digest: str
-    client_id: str
-    user_id: int | None
-    scopes: tuple[str, ...]
-    created: int
-
-    @property
-    def created_at(self) -> datetime | None:
-        return as_datetime(self.created)
-
-
-@dataclass(frozen=True)
 class Authorisation:
     """An app a person authorised: its tokens' scopes together, how many, since when."""
 
@@ -117,16 +102,6 @@ class Authorisation:
     @property
     def last_at(self) -> datetime | None:
         return as_datetime(self.last)
-
-
-@dataclass(frozen=True)
-class RememberedToken:
-    """A token and its user as this process last read them (cache.tokens): a guess, never
-    trusted alone. A read of a page may use it and check it on its own first pipeline
-    (queue_token_check, token_holds), answering nothing before the check."""
-
-    token: AccessToken
-    user: User
 
 
 class StaleToken(Exception):
@@ -277,17 +252,12 @@ class OAuthStore(RepositoryBase):
 
     def take_code(self, code: str) -> AuthCode | None:
         """Return the grant code stands for and delete it, or None: a code is used once,
-        even by two exchanges at the same moment (HGETALL and DEL in one MULTI on its one
-        key)."""
+        even by two exchanges at the same moment (RepositoryBase._take_hash)."""
         if not code or len(code) > 256:
             return None
-        with self.r.pipeline(transaction=True) as pipe:
-            pipe.hgetall(keys.oauth_code(digest(code)))
-            pipe.delete(keys.oauth_code(digest(code)))
-            raw, deleted = pipe.execute()
-        h = decode_hash(raw)
+        h = self._take_hash(keys.oauth_code(digest(code))) or {}
         user_id = as_int(h.get("user_id"))
-        if not deleted or not h.get("client_id") or user_id is None:
+        if not h.get("client_id") or user_id is None:
             return None
         return AuthCode(
             client_id=h["client_id"],

@@ -18,7 +18,6 @@ who asked; blocking again (ZADD on both) completes it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Unpack
 
 from django.utils.translation import gettext_noop
@@ -129,12 +128,3 @@ class RelationStore(RepositoryBase):
         """The accounts user_id mutes, newest first, paged (every one: account_reader.py)."""
         source = AccountSource.zset(keys.mutes(user_id), own=True)
         return self.accounts.page(source, Viewer(user_id), number, per_page, counts=counts)
-
-    def counts_against(self, user_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
-        """Return {id: (accounts blocking it, accounts muting it)}: a signal for staff."""
-        pipe = self._pipe()
-        for user_id in user_ids:
-            pipe.zcard(keys.blocked_by(user_id))
-            pipe.zcard(keys.muted_by(user_id))
-        replies = pipe.execute() if user_ids else []
-        return {uid: (b, m) for uid, b, m in zip(user_ids, replies[0::2], replies[1::2])}

@@ -239,7 +239,9 @@ class RepairStore(RepositoryBase):
         """Return the tags with a post list (tag:<tag>) that the search index (tags_lex)
         lacks: tags filed before it existed. SCAN, in batches."""
         missing: list[str] = []
-        found = (s(k).removeprefix("tag:") for k in self.r.scan_iter("tag:*", count=SCAN_COUNT))
+        prefix = keys.TAG_PATTERN.removesuffix("*")
+        scan = self.r.scan_iter(keys.TAG_PATTERN, count=SCAN_COUNT)
+        found = (s(k).removeprefix(prefix) for k in scan)
         for batch in batched(found, SCAN_COUNT):
             scores = self.r.zmscore(keys.tag_index(), batch)
             missing += [tag for tag, score in zip(batch, scores) if score is None]

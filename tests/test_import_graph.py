@@ -1,0 +1,81 @@
+"""No import circle among the site's modules, type-only imports counted: every import of a
+module of social/, at the top, under TYPE_CHECKING or inside a function, is an edge."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def modules(package: str = "social") -> dict[str, Path]:
+    """Return every module of package, by dotted name (a package by its own name)."""
+    found = {}
+    for path in (ROOT / package).rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """Return the modules of known that module name imports (a name from a package counts
+    as its module when it is one)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in known and t != name)
+    return found
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return the graph's strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while (top := stack.pop()) != node:
+                component.append(top)
+            if component:
+                found.append(sorted([node, *component]))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_module_of_the_site_imports_itself_round_a_circle():
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+
+    assert len(graph) > 100 and "social.repository.oauth" in graph["social.repository.api_reads"]
+    assert circles(graph) == []
+
+
+def test_a_circle_is_found_even_when_one_edge_is_only_for_types():
+    graph = {"audit": {"base"}, "base": {"cache"}, "cache": {"oauth"}, "oauth": {"audit"}}
+    assert circles(graph) == [["audit", "base", "cache", "oauth"]]
+    assert circles({**graph, "cache": set()}) == []
