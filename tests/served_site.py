@@ -14,9 +14,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def need_npm(ready: bool, what: str) -> None:
+    """Skip the calling test module unless ready (what `npm ci` installs is there: what
+    names it); in CI fail instead, where .ci/run must have installed it."""
+    if ready:
+        return
+    message = (
+        f"{what} in node_modules/: run `npm ci` "
+        "(scripts/run-tests does when npm is installed; sudo apt-get install npm)"
+    )
+    if os.environ.get("CI") == "true":
+        raise RuntimeError(f"CI: {message}")
+    pytest.skip(message, allow_module_level=True)
 
 
 @contextmanager

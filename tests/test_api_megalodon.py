@@ -11,7 +11,6 @@ Node or the module the test is skipped locally; CI fails instead.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,20 +18,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CLUSTER
-from tests.served_site import served_site
+from tests.served_site import need_npm, served_site
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node") or shutil.which("nodejs")
 MODULE = ROOT / "node_modules" / "megalodon" / "package.json"
 
-if NODE is None or not MODULE.is_file():
-    message = (
-        "the megalodon test needs Node and megalodon in node_modules/: run `npm ci` "
-        "(scripts/run-tests does when npm is installed; sudo apt-get install npm)"
-    )
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"CI: {message}")
-    pytest.skip(message, allow_module_level=True)
+need_npm(NODE is not None and MODULE.is_file(), "the megalodon test needs Node and megalodon")
 
 DETECT = """
 const { detector } = require("megalodon");

@@ -68,6 +68,17 @@ def snapshot(r) -> dict:
     }
 
 
+def answer(url: str, param: str, value: str) -> int:
+    """What a staff page answers to junk in param: the delete page, without a valid list
+    of ids (none is: `next` is not one), goes back to the posts with the form's message;
+    the log refuses a cursor it cannot read (blank is none); the rest reads past it."""
+    if url == "/staff/posts/delete/":
+        return 302
+    if (url, param) == ("/staff/log/", "before") and value.strip():
+        return 400
+    return 200
+
+
 @pytest.mark.parametrize("value", JUNK)
 @pytest.mark.parametrize(
     ("url", "param"), [(url, param) for url, params in PAGES.items() for param in params]
@@ -79,7 +90,7 @@ def test_no_junk_in_a_staff_query_parameter_gives_a_500(
 
     response = sam_client.get(url, {param: value})
 
-    assert response.status_code in (200, 302, 400), response.content[:500]
+    assert response.status_code == answer(url, param, value), response.content[:500]
     assert b"<script>x</script>" not in response.content
     assert snapshot(r) == before
 

@@ -10,23 +10,15 @@ and fail in CI (CI=true), where .ci/run must have installed it.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from tests.browser.conftest import ROOT, register_with_errors
+from tests.served_site import need_npm
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SERIOUS = ("moderate", "serious", "critical")
 
-if not AXE.is_file():
-    message = (
-        "the accessibility tests need axe-core in node_modules/: run `npm ci` "
-        "(scripts/run-tests does when npm is installed; sudo apt-get install npm)"
-    )
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"CI: {message}")
-    pytest.skip(message, allow_module_level=True)
+need_npm(AXE.is_file(), "the accessibility tests need axe-core")
 
 
 def axe_violations(page) -> list[dict]:
