@@ -99,9 +99,8 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
         # A suspended account is logged out everywhere (its cookie stops resolving), so
         # only an active user gets here. Everything cheap is checked (is_valid); the
         # attempt is counted before any picture is read, and a refused picture counts.
+        self.count_attempt()
         user_id = self.request.user.id
-        limits = auth.post_limits(user_id)
-        self.repo.limits.enforce(limits, gettext("You have posted a lot in a short time."))
         checked = form.checked_pictures()
         if checked is None:
             return self.form_invalid(form)
@@ -194,7 +193,20 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
             return self.form_invalid(form, status=403)
         return self.form_invalid(form)
 
+    def count_attempt(self) -> None:
+        """Count this submission against the post limit, once; raise RateLimited past it."""
+        if not getattr(self, "counted", False):
+            self.counted = True
+            self.repo.limits.enforce(
+                auth.post_limits(self.request.user.id),
+                gettext("You have posted a lot in a short time."),
+            )
+
     def form_invalid(self, form: PostForm, status: int = 400) -> HttpResponse:
+        if form.sent_pictures():
+            # A refused submission with pictures counts too: its upload cost the server
+            # (bench/attack.py), and past the limit the answer is a short 429, not a page.
+            self.count_attempt()
         if form.sent_pictures():  # a browser cannot be handed files back
             form.add_error(
                 None, gettext("Pictures are not kept when a post is refused: choose them again.")

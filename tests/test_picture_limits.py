@@ -74,7 +74,11 @@ def test_the_composer_counts_a_refused_picture_and_not_a_cheap_mistake(
     assert cheap.status_code == 400 and "Keep it to 280 characters" in cheap.content.decode()
     long_alt = {"status": "ok", "picture_1": upload(picture()), "alt_1": "a" * 1501}
     assert alice_client.post(HOME, long_alt).status_code == 400
-    assert counted(r, "post_user", alice) == 2  # refused before anything was counted
+    # No picture was read for those, but their uploads cost the server: they count (the
+    # attack of issue 33 sends four huge pictures with a status too long, in a loop).
+    assert counted(r, "post_user", alice) == 4
+    typo = alice_client.post(HOME, {"status": "x" * 281})  # no pictures: not counted
+    assert typo.status_code == 400 and counted(r, "post_user", alice) == 4
     assert r.llen(keys.own_posts(alice.id)) == 0
     assert all_keys(r, "image:*") == [] and stored_files() == []
 
@@ -138,3 +142,17 @@ def test_a_profile_save_over_the_limit_reads_no_picture(
 
     assert page.status_code == 429 and api.status_code == 429
     assert all_keys(r, "image:*") == [] and stored_files() == []
+
+
+def test_a_loop_of_refused_submissions_with_pictures_meets_the_post_limit(
+    alice_client, alice, r, settings, monkeypatch
+):
+    monkeypatch.setattr(images, "inspect", lambda data: pytest.fail("a picture was read"))
+    limit = 3
+    settings.RETWIS_LIMIT_POSTS = (limit, 600)
+    sent = {"status": "x" * 281, "picture_1": upload(picture())}
+
+    answers = [alice_client.post(HOME, dict(sent)).status_code for _ in range(limit + 2)]
+
+    assert answers == [400] * limit + [429, 429]
+    assert counted(r, "post_user", alice) == limit
