@@ -27,6 +27,7 @@ from social.repository import (
     UserNotFound,
     Viewer,
 )
+from social.repository.reader import PageAt
 from tests.conftest import make_staff, make_user
 
 T0 = 1_700_000_000
@@ -148,3 +149,56 @@ def test_the_welcome_page_fills_in_for_hidden_posts_from_its_spare_ids(scene):
 
     assert [p.id for p in latest.items] == [two, one]
     assert not set(extra) & {p.id for p in latest.items}
+
+
+@pytest.fixture
+def interleaved(any_repo):
+    """The timeline, newest first: "kept 9".."kept 0" by alice, each after (older than)
+    one by bob, whom staff then suspend: half the newest ids are hidden from everyone."""
+    repo = any_repo
+    alice, bob = make_user(repo, "alice"), make_user(repo, "bob")
+    kept = []
+    for i in range(10):
+        kept.append(repo.posts.create_post(alice.id, f"kept {i}", at=T0 + 2 * i))
+        repo.posts.create_post(bob.id, f"gone {i}", at=T0 + 2 * i + 1)
+    repo.moderation.suspend(bob.id, make_staff(repo, "sam"), "spam")
+    return repo, kept[::-1]
+
+
+def test_a_filling_page_holds_its_size_and_the_next_starts_where_it_ended(interleaved):
+    repo, kept = interleaved
+    read = repo.reader.page
+
+    first = read(Timeline(), ANONYMOUS, 1, 3, shows=PUBLIC, fill=True).page
+    plain = read(Timeline(), ANONYMOUS, 1, 3, shows=PUBLIC).page  # without fill: cut first
+
+    assert [p.id for p in first.items] == kept[:3] and first.has_next
+    assert [p.id for p in plain.items] == kept[:1]
+    assert first.next_from == 7 and first.previous_before == 0 and not first.has_previous
+    seen, page = [p.id for p in first.items], first
+    while page.has_next:
+        at = PageAt(start=page.next_from) if page.next_from is not None else None
+        page = read(Timeline(), ANONYMOUS, page.number + 1, 3, shows=PUBLIC, fill=True, at=at).page
+        seen += [p.id for p in page.items]
+    assert seen == kept  # every visible post once, in order
+    assert page.number == 4 and [p.id for p in page.items] == kept[9:]
+
+
+def test_a_page_read_backward_holds_the_posts_just_before_its_end(interleaved):
+    repo, kept = interleaved
+    second = repo.reader.page(
+        Timeline(), ANONYMOUS, 2, 3, shows=PUBLIC, fill=True, at=PageAt(start=7)
+    ).page
+
+    back = repo.reader.page(
+        Timeline(), ANONYMOUS, 1, 3, shows=PUBLIC, fill=True, at=PageAt(before=7)
+    ).page
+
+    assert [p.id for p in second.items] == kept[3:6] and second.previous_before == 7
+    assert [p.id for p in back.items] == kept[:3]
+    assert back.has_next and back.previous_before == 0  # it reached the list's head
+    for _ in range(2):  # cold, then warm (the process remembers it): the same page
+        again = repo.reader.page(
+            Timeline(), ANONYMOUS, 2, 3, shows=PUBLIC, fill=True, at=PageAt(before=12)
+        ).page
+        assert [p.id for p in again.items] == kept[3:6] and again.previous_before == 6

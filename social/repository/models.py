@@ -252,10 +252,16 @@ class Page(Generic[T]):
     per_page: int = 10
     # For pages of posts: each post's reply and like counts, by post id (PostStore.counts).
     counts: dict[int, PostCounts] = field(default_factory=dict)
+    # A page that read past hidden posts (reader.py's fill): the list position the next
+    # page starts at when not its number's own (None: it is), and the one the previous
+    # page ends before (None: its number's own; 0: none, this page reached the head).
+    # The pager's links carry them (?from=, ?before=).
+    next_from: int | None = None
+    previous_before: int | None = None
 
     @property
     def has_previous(self) -> bool:
-        return self.number > 1
+        return self.number > 1 and self.previous_before != 0
 
     @property
     def next_number(self) -> int:

@@ -87,6 +87,10 @@ class Source:
     # It may list reposts (a reposter's own list, home feeds): each is shown as the post
     # it shares, once a page, and that post is loaded with it.
     has_reposts: ClassVar[bool] = False
+    # Its newest ids come first, in order (new posts get higher ids): the API's id cursors
+    # bound it (reader.py's below and above). Not a user's likes (by when liked), a post's
+    # replies (oldest first), posts named by id.
+    newest_first: ClassVar[bool] = True
 
     @property
     def remembered(self) -> bool:
@@ -203,6 +207,7 @@ class Liked(Source):
 
     user_id: int
     zset: ClassVar[bool] = True
+    newest_first: ClassVar[bool] = False
 
     def list_key(self) -> str:
         return keys.user_likes(self.user_id)
@@ -213,6 +218,7 @@ class Replies(Source):
     """A post's direct replies, oldest first."""
 
     post_id: int
+    newest_first: ClassVar[bool] = False
 
     def list_key(self) -> str:
         return keys.replies(self.post_id)
@@ -225,6 +231,7 @@ class Listed(Source):
 
     post_ids: tuple[int, ...]
     reads_ids: ClassVar[bool] = False
+    newest_first: ClassVar[bool] = False
 
     @property
     def remembered(self) -> bool:
