@@ -16,7 +16,8 @@ from django.views.generic import TemplateView
 from social.account_forms import LoginForm, RegisterForm
 from social.forms import SearchForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
-from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
+from social.mixins import MAX_PAGE, LoginNextMixin, RepositoryMixin, UserPageMixin
+from social.numbers import whole_number
 from social.post_views import PostCreateView
 from social.redis_client import ping_within
 from social.remembered import RememberedPageMixin, posts_fingerprint
@@ -24,9 +25,27 @@ from social.repository import (
     UserNotFound,
     Viewer,
 )
+from social.repository.reader import PageAt
 from social.repository.search import KINDS
 from social.templating.filters import age_changes_at
 from social.text import normal_tag
+
+# The furthest list position a pager's link names (the longest lists are capped well below).
+POSITION_MAX = MAX_PAGE * 100
+
+
+def page_at(request: HttpRequest, number: int) -> PageAt | None:
+    """Where page `number` of a list of posts lies when the pager's link says (?from=,
+    ?before=: list positions, after a page that read past posts hidden from its reader;
+    reader.py's fill), or None: at its number's own place. Page 1 is the list's head."""
+    if number <= 1:
+        return None
+    start, before = (whole_number(request.GET.get(name, "")) for name in ("from", "before"))
+    if before is not None and before <= POSITION_MAX:
+        return PageAt(before=before)
+    if start is not None and start <= POSITION_MAX:
+        return PageAt(start=start)
+    return None
 
 
 class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
@@ -45,7 +64,11 @@ class HomeView(RememberedPageMixin, RepositoryMixin, TemplateView):
         home = self.read_as_viewer(
             lambda viewer: (
                 self.repo.pages.home(
-                    viewer.id, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE, viewer=viewer
+                    viewer.id,
+                    self.page_number(),
+                    settings.RETWIS_FEED_PAGE_SIZE,
+                    viewer=viewer,
+                    where=page_at(self.request, self.page_number()),
                 )
                 if viewer.id is not None
                 else None
@@ -87,7 +110,10 @@ class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["timeline"] = timeline = self.read_as_viewer(
             lambda viewer: self.repo.pages.timeline(
-                viewer, self.page_number(), settings.RETWIS_TIMELINE_PAGE_SIZE
+                viewer,
+                self.page_number(),
+                settings.RETWIS_TIMELINE_PAGE_SIZE,
+                where=page_at(self.request, self.page_number()),
             )
         )
         self.checked_page(timeline.posts)
@@ -100,6 +126,7 @@ class TimelineView(RememberedPageMixin, RepositoryMixin, TemplateView):
         return (
             posts_fingerprint(timeline.posts, time.time()),
             timeline.posts.has_next,
+            timeline.posts.next_from,  # the pager's link (a page that read past hidden ones)
             timeline.latest_users,
             context["trending"],
         )
@@ -122,6 +149,7 @@ class ProfileView(RepositoryMixin, TemplateView):
                     viewer,
                     self.page_number(),
                     settings.RETWIS_FEED_PAGE_SIZE,
+                    page_at(self.request, self.page_number()),
                 )
             )
         except UserNotFound:
@@ -158,6 +186,7 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
                 self.page_number(),
                 settings.RETWIS_FEED_PAGE_SIZE,
                 viewer=Viewer.of(self.request.user),
+                where=page_at(self.request, self.page_number()),
             )
         )
         return context
@@ -176,7 +205,11 @@ class TagView(RepositoryMixin, TemplateView):
         context["posts"] = self.checked_page(
             self.read_as_viewer(
                 lambda viewer: self.repo.pages.tag(
-                    self.kwargs["tag"], viewer, self.page_number(), settings.RETWIS_FEED_PAGE_SIZE
+                    self.kwargs["tag"],
+                    viewer,
+                    self.page_number(),
+                    settings.RETWIS_FEED_PAGE_SIZE,
+                    page_at(self.request, self.page_number()),
                 )
             )
         )
@@ -198,6 +231,7 @@ class LikesView(UserPageMixin, TemplateView):
                 Viewer.of(self.request.user),
                 self.page_number(),
                 settings.RETWIS_FEED_PAGE_SIZE,
+                page_at(self.request, self.page_number()),
             )
         except UserNotFound:
             raise Http404("No such user.") from None

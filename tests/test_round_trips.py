@@ -22,7 +22,7 @@ import pytest
 from django.test import Client
 
 from social.repository import PROCESS_CACHE, Repository, get_repository
-from tests.conftest import CLUSTER, login, make_user
+from tests.conftest import CLUSTER, login, make_staff, make_user
 
 CLUSTER_NODES = 3
 
@@ -398,3 +398,83 @@ def test_pictures_and_content_warnings_ride_on_the_post_reads(
     PROCESS_CACHE.clear()
     assert "alt 3" not in alice_client.get("/p/20/").content.decode()
     assert costs(alice_client, "/p/20/", round_trips) == pictured
+
+
+# Full pages (reader.py's fill): a page whose newest posts are hidden from its reader reads
+# further, past the budget above (which holds for pages of visible posts). A reader with
+# relation sets (mutes...) loads a page of posts more with the page: no round trip more
+# (above). Past that, each further load costs one round trip (two with new authors), after
+# one more for the ids when those read first run out: at most FILL_ROUNDS (2) of them, so
+# at most 6 round trips more cold on one server. Warm, the process remembers the posts the
+# page loaded: one round trip, as any page.
+MUTED_HOME = pin((8, 1), (17, 3))  # HOME, then the ids past the margin, their posts, author
+HIDDEN_TIMELINE = pin((7, 1), (18, 3))  # a visitor's (4, 1), then the ids past the margin
+# (FILL_MARGIN: 5), the posts past the first 50 and their author
+ONLY_HIDDEN = pin((11, 1), (23, 3))  # HOME, then twice: more ids, their posts, their author
+
+
+def test_a_page_with_many_hidden_posts_reads_further_in_a_fixed_number_of_round_trips(
+    repo, network, alice_client, client, round_trips
+):
+    alice, bob, charlie = network
+    add_posts(repo, [bob], 20)
+    add_posts(repo, [charlie], 30)  # the newest 30: muted, more than the margin
+    repo.relations.mute(alice, charlie)
+
+    assert costs(alice_client, "/", round_trips) == MUTED_HOME
+    # the page after the first 20 (on the cluster its keys reach one node fewer)
+    assert costs(alice_client, "/?page=2", round_trips) == pin(MUTED_HOME, (16, 3))
+    assert alice_client.get("/").content.decode().count('<article class="post"') == 10
+
+
+def test_a_visitors_timeline_fills_in_for_a_suspended_accounts_posts(
+    repo, network, client, round_trips
+):
+    alice, bob, charlie = network
+    add_posts(repo, [bob, charlie], 50)
+    spammer = make_user(repo, "spammer")
+    add_posts(repo, [spammer.id], 15)  # the newest 15, then hidden from everyone
+    repo.moderation.suspend(spammer.id, make_staff(repo), "spam")
+
+    assert costs(client, "/timeline/", round_trips) == HIDDEN_TIMELINE
+    assert client.get("/timeline/").content.decode().count('<article class="post"') == 50
+
+
+def test_a_page_of_only_hidden_posts_stops_after_a_bounded_number_of_round_trips(
+    repo, network, alice_client, round_trips
+):
+    alice, bob, charlie = network
+    add_posts(repo, [charlie], 300)  # far more than FILL_ROUNDS further loads reach
+    repo.relations.mute(alice, charlie)
+
+    # (page 2: an empty first page adds its people to follow)
+    assert costs(alice_client, "/?page=2", round_trips) == ONLY_HIDDEN
+    html = alice_client.get("/?page=2").content.decode()
+    assert 'rel="next"' in html and "page=3&amp;from=" in html  # the next page goes on
+
+
+API_MUTED_HOME = pin((12, 1), (25, 3))  # the token and its user; the page's first
+# pipeline, posts and authors; then, its 10 posts muted, twice 20 more ids, their posts and
+# author (the 31st to 50th: bob's). Warm: the one pipeline, the accounts on it.
+
+
+def test_an_api_page_with_many_hidden_posts_reads_further_in_a_fixed_number_of_round_trips(
+    repo, network, round_trips
+):
+    from tests.api import Api, token_for
+
+    alice, bob, charlie = network
+    add_posts(repo, [bob], 20)
+    add_posts(repo, [charlie], 30)
+    repo.relations.mute(alice, charlie)
+    api = Api(token_for(repo, repo.users.get_user(alice)))
+    counted = []
+    for cold in (True, False):
+        if cold:
+            PROCESS_CACHE.clear()
+        round_trips.reset()
+        page = api.get("/api/v1/timelines/home", {"limit": 5})
+        counted.append(round_trips.count)
+        assert [s["account"]["username"] for s in page.json()] == ["bob"] * 5
+
+    assert tuple(counted) == API_MUTED_HOME

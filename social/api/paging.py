@@ -3,9 +3,10 @@ the read path's offsets.
 
 A list of posts is read from the position of `max_id` (or up to that of `min_id`) in its
 Redis list: one LPOS (or ZREVRANK) finds it, then `repo.reader` reads the page from there
-(its `offset`), so blocks, mutes, filters and visibility
-apply exactly as on the pages. Lists of accounts (followers, blocks...) are paged by
-number, their `max_id` an opaque page cursor, as Mastodon's own are opaque to clients.
+(its `offset`, or backward from `at`), so blocks, mutes, filters and visibility apply
+exactly as on the pages, and a page holds `limit` posts whenever there are that many.
+Lists of accounts (followers, blocks...) are paged by number, their `max_id` an opaque
+page cursor, as Mastodon's own are opaque to clients.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from django.http import HttpRequest
 
 from social.repository import ListPolicy, Post, PostCounts, Repository, Source, Viewer
 from social.repository.oauth import RememberedToken
+from social.repository.reader import PageAt
 from social.repository.users import AccountRow
 
 from .forms import limit_param, number_param
 
 CURSORS = ("max_id", "since_id", "min_id")
-RETRIES = 5  # pages read past ones whose every post is hidden, before answering empty
 
 
 def cursor(params: Mapping[str, Any], name: str) -> int | None:
@@ -51,12 +52,19 @@ def read_posts(
     shows: ListPolicy, default: int = 20, most: int = 40,
     keep: Callable[[Post], bool] | None = None, check: RememberedToken | None = None,
 ) -> PostsPage:  # fmt: skip
-    """Read the page of source the cursors in params ask for (see the module docstring).
-    keep: a further filter (exclude_replies). check: the caller's token as remembered,
-    checked on the page's first pipeline (StaleToken when it no longer holds)."""
+    """Read the page of source the cursors in params ask for (see the module docstring):
+    `limit` posts whenever the list holds that many the reader may see past max_id (or
+    since_id), or before min_id, the read path filling in for those it leaves out
+    (reader.py's fill: bounded round trips). keep: a further filter (exclude_replies),
+    applied as the page is filled. check: the caller's token as remembered, checked on
+    the page's first pipeline (StaleToken when it no longer holds).
+
+    The next page's max_id is the list entry the page read last, so the next page starts
+    right after it: no post skipped or shown twice, however many were left out. A list
+    not in id order (a user's likes) is paged by position alone."""
     limit = limit_param(params, default, most)
     max_id, since_id, min_id = (cursor(params, name) for name in CURSORS)
-    offset, count = 0, limit
+    offset, at = 0, None
     if max_id is not None:
         found = repo.api_reads.position(source, max_id)
         if found is None:
@@ -66,34 +74,19 @@ def read_posts(
         found = repo.api_reads.position(source, min_id)
         if found is None or found[0] == 0:
             return PostsPage(prev_min=min_id)
-        offset = max(0, found[0] - limit)
-        count = found[0] - offset
-    floor = min_id if min_id is not None else since_id
-    for _ in range(RETRIES):
-        read, accounts, names = repo.api_reads.page_from(
-            source, viewer, offset, count, check, shows=shows
-        )
-        posts = [
-            post
-            for post in read.page.items
-            if (max_id is None or post.id < max_id)
-            and (floor is None or post.id > floor)
-            and (keep is None or keep(post))
-        ]
-        older = [i for i in read.loaded if floor is None or i > floor]
-        if posts or not read.page.has_next or not older or min_id is not None:
-            break
-        offset += count
-    # The page's own ids: those loaded, but the posts its reposts share (older, mostly).
-    shared = {p.repost_of for p in read.loaded.values() if p.repost_of is not None}
-    listed = [i for i in read.loaded if i not in shared] or list(read.loaded)
-    more = read.page.has_next and bool(listed)
+        at = PageAt(before=found[0])  # the `limit` posts just newer than min_id
+    read, accounts, names = repo.api_reads.page_from(
+        source, viewer, offset, limit, check, shows=shows, at=at, keep=keep,
+        below=max_id if source.newest_first else None,
+        above=min_id if min_id is not None else since_id,
+    )  # fmt: skip
+    posts = read.page.items
     return PostsPage(
         posts=posts,
         counts=read.page.counts,
         accounts=accounts,
         names=names,
-        next_max=min(listed) if more and min_id is None else None,
+        next_max=read.last_id if read.page.has_next and min_id is None else None,
         prev_min=max(p.id for p in posts) if posts else None,
     )
 

@@ -7,11 +7,13 @@ users.py; the instance's figures are stats.py's.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Unpack
 
 from .base import Client, RepositoryBase, StoreSettings
+from .models import Post
 from .oauth import RememberedToken, StaleToken, queue_token_check, token_holds
-from .reader import NamedReads, PageRead, PageReader
+from .reader import NamedReads, PageAt, PageRead, PageReader
 from .sources import ListPolicy, Source
 from .users import AccountRow, accounts_from, names_from, queue_accounts
 from .visibility import Viewer
@@ -39,14 +41,20 @@ class ApiReadStore(RepositoryBase):
         check: RememberedToken | None = None,
         *,
         shows: ListPolicy,
+        at: PageAt | None = None,
+        keep: Callable[[Post], bool] | None = None,
+        below: int | None = None,
+        above: int | None = None,
     ) -> tuple[PageRead, dict[int, AccountRow], dict[str, int]]:
-        """Read `count` posts of source from `offset` on, on the read path; and the
-        accounts the posts this process last listed there name (their authors, those of
-        the posts their reposts share, and those their replies answer, by name), read on
-        the page's first pipeline: when the page lists what it listed last, its accounts
-        cost no round trip more. check: the caller's token as remembered, checked on the
-        same pipeline (raise StaleToken when it no longer holds: nothing was shown)."""
-        remembered = self.reader.last_listed(source, 1, count, offset=offset)
+        """Read `count` posts of source from `offset` on (or, at, up to a place), on the
+        read path, a full page whenever the list holds that many the reader may see (its
+        `fill`; keep, below, above: as there); and the accounts the posts this process
+        last listed there name (their authors, those of the posts their reposts share,
+        and those their replies answer, by name), read on the page's first pipeline: when
+        the page lists what it listed last, its accounts cost no round trip more. check:
+        the caller's token as remembered, checked on the same pipeline (raise StaleToken
+        when it no longer holds: nothing was shown)."""
+        remembered = self.reader.last_listed(source, 1, count, offset=offset, at=at)
         authors = list(dict.fromkeys(post.author_id for post in remembered))
         named = {post.author_name for post in remembered}
         replied = (p.reply_to_name for p in remembered if p.reply_to_name not in named)
@@ -59,8 +67,9 @@ class ApiReadStore(RepositoryBase):
 
         wanted = remembered or check is not None
         read = self.reader.page(
-            source, viewer, 1, count, shows=shows, offset=offset, first=first if wanted else None
-        )
+            source, viewer, 1, count, shows=shows, offset=offset, at=at, fill=True, keep=keep,
+            below=below, above=above, first=first if wanted else None,
+        )  # fmt: skip
         if check is not None and not token_holds(check, read.got):
             self.cache.tokens.discard(check.token.digest)
             raise StaleToken(check.token.digest)

@@ -34,7 +34,7 @@ from .graph import MUTUAL_SCAN_LIMIT
 from .loading import HIDDEN_STATUSES
 from .models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from .notices import decode_notices
-from .reader import VERSION, PageReader
+from .reader import VERSION, PageAt, PageReader
 from .sources import (
     CONVERSATION,
     HOME,
@@ -161,14 +161,16 @@ class PageStore(RepositoryBase):
         *,
         at: float | None = None,
         viewer: Viewer | None = None,
+        where: PageAt | None = None,
     ) -> HomePage:
         """Return the logged-in home page: the feed (with fan-out-on-read authors merged
         in), the reader's counts and notices, and people to follow when its first page is
         empty (Suggestions). One round trip warm (the posts remembered, the same page as
-        last time); see reader.py for the rest."""
+        last time); see reader.py for the rest. where: the page's place when the pager
+        says (PageAt), as for every page of posts below."""
         viewer = viewer or Viewer(user_id)
         source = HomeFeed(user_id)
-        maybe_empty = number == 1 and not self.reader.remembers(source, number, per_page)
+        maybe_empty = number == 1 and not self.reader.remembers(source, number, per_page, at=where)
 
         def first(reads: NamedReads) -> None:
             queue_counts(reads, user_id)
@@ -176,7 +178,9 @@ class PageStore(RepositoryBase):
             if maybe_empty:
                 self.suggestions.queue(reads, user_id, at=at)
 
-        read = self.reader.page(source, viewer, number, per_page, shows=HOME, first=first)
+        read = self.reader.page(
+            source, viewer, number, per_page, shows=HOME, first=first, fill=True, at=where
+        )
         home = HomePage(
             feed=read.page,
             counts=counts_from(read.got),
@@ -193,6 +197,7 @@ class PageStore(RepositoryBase):
         number: int = 1,
         per_page: int = 50,
         latest_users: int = 10,
+        where: PageAt | None = None,
     ) -> TimelinePage:
         """Return a page of the global timeline plus the newest sign-ups (suspended ones
         left out: checked with the posts, or remembered with the names and the version)."""
@@ -206,8 +211,9 @@ class PageStore(RepositoryBase):
                 reads.zmscore(SUSPENDED, keys.suspended_users(), names)
 
         read = self.reader.page(
-            Timeline(), viewer, number, per_page, shows=PUBLIC, first=first, then=then
-        )
+            Timeline(), viewer, number, per_page, shows=PUBLIC, first=first, then=then,
+            fill=True, at=where,
+        )  # fmt: skip
         names = [s(n) for n in read.got[NAMES]]
         visible = self._signups(names, read.got[VERSION])
         if visible is None:
@@ -232,7 +238,12 @@ class PageStore(RepositoryBase):
     # --- Profile ------------------------------------------------------------------------------
 
     def profile_for_name(
-        self, username: str, viewer: Viewer, number: int = 1, per_page: int = 10
+        self,
+        username: str,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 10,
+        where: PageAt | None = None,
     ) -> Profile:
         """Return the profile page of the user called username.
 
@@ -245,7 +256,7 @@ class PageStore(RepositoryBase):
         remembered = self.cache.names.get(username)
         if remembered is not None:
             try:
-                page = self.profile(remembered, viewer, number, per_page)
+                page = self.profile(remembered, viewer, number, per_page, where)
             except UserNotFound:
                 page = None
             if page is not None and page.user.username == username:
@@ -254,12 +265,19 @@ class PageStore(RepositoryBase):
         user_id = self.users.user_id_for_name(username)
         if user_id is None:
             raise UserNotFound(username)
-        page = self.profile(user_id, viewer, number, per_page)
+        page = self.profile(user_id, viewer, number, per_page, where)
         if page.user.username == username:
             self.cache.names.put(username, user_id)
         return page
 
-    def profile(self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 10) -> Profile:
+    def profile(
+        self,
+        user_id: int,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 10,
+        where: PageAt | None = None,
+    ) -> Profile:
         """Return the profile page of user_id as viewer sees it (staff: hidden posts too).
 
         1) the owner's hash, a page of own posts, counts, whether viewer follows and is
@@ -305,7 +323,7 @@ class PageStore(RepositoryBase):
 
         read = self.reader.page(
             OwnPosts(user_id), viewer, number, per_page, shows=PROFILE,
-            first=first, then=then, authors=owner_of, total=POST_COUNT,
+            first=first, then=then, authors=owner_of, total=POST_COUNT, fill=True, at=where,
         )  # fmt: skip
         owner = owner_of(read.got).get(user_id)
         if owner is None or not may_see_account(viewer, owner):
@@ -397,22 +415,43 @@ class PageStore(RepositoryBase):
         return post, counts
 
     def mentions(
-        self, user_id: int, number: int = 1, per_page: int = 10, *, viewer: Viewer | None = None
+        self,
+        user_id: int,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        viewer: Viewer | None = None,
+        where: PageAt | None = None,
     ) -> Page[Post]:
         """Return a page of the posts mentioning user_id, newest first, and mark them seen
         (the unread count clears). Two round trips warm."""
         read = self.reader.page(
             Mentions(user_id), viewer or Viewer(user_id), number, per_page, shows=MENTIONS,
             first=lambda reads: reads.hset(SEEN, keys.user(user_id), "unread_mentions", 0),
+            fill=True, at=where,
         )  # fmt: skip
         return read.page
 
-    def tag(self, tag: str, viewer: Viewer, number: int = 1, per_page: int = 20) -> Page[Post]:
+    def tag(
+        self,
+        tag: str,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 20,
+        where: PageAt | None = None,
+    ) -> Page[Post]:
         """Return a page of the newest posts with #tag. One or two round trips warm."""
-        return self.reader.page(TagPosts(tag), viewer, number, per_page, shows=PUBLIC).page
+        return self.reader.page(
+            TagPosts(tag), viewer, number, per_page, shows=PUBLIC, fill=True, at=where
+        ).page
 
     def likes(
-        self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 10
+        self,
+        user_id: int,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 10,
+        where: PageAt | None = None,
     ) -> tuple[User, Page[Post]]:
         """Return the account and a page of the posts it likes, most recently liked first.
         The account comes with the ids. Raise UserNotFound when there is no such account
@@ -420,6 +459,7 @@ class PageStore(RepositoryBase):
         read = self.reader.page(
             Liked(user_id), viewer, number, per_page, shows=PLAIN,
             first=lambda reads: reads.hgetall(OWNER, keys.user(user_id)),
+            fill=True, at=where,
         )  # fmt: skip
         owner = user_from_hash(user_id, decode_hash(read.got[OWNER]))
         if owner is None or not may_see_account(viewer, owner):

@@ -79,7 +79,8 @@ class Layout:
         if user is None or not user.is_authenticated:
             account = None
         else:
-            fresh = 0 if context.get("notifications_seen") else user.unread_notifications
+            # The page's own count when it changed it (notifications, mentions seen).
+            fresh = context.get("notifications_unread", user.unread_notifications)
             reports = open_report_count() if user.is_staff else 0
             account = (user.username, fresh, user.is_staff, reports)
         item = self.item(context)
@@ -101,11 +102,18 @@ class Layout:
     ) -> Markup:  # fmt: skip
         """pager(request, page): the links to a Page's neighbours (_pager.html pager_page),
         remembered per language and everything they show. The other query parameters
-        (filters) are kept; url: the list's own address when it is shown at another one."""
+        (filters) are kept; url: the list's own address when it is shown at another one.
+        A page of posts that read past hidden ones says where its neighbours lie
+        (Page.next_from, previous_before): the links carry it, but to page 1, the head."""
         here = url or request.path
         query = request.META.get("QUERY_STRING", "")
-        prev_href = page_href(here, query, page.previous_number) if page.has_previous else None
-        next_href = page_href(here, query, page.next_number) if page.has_next else None
+        prev_href = next_href = None
+        if page.has_previous:
+            number = page.previous_number
+            before = page.previous_before if number > 1 else None
+            prev_href = page_href(here, query, number, before=before)
+        if page.has_next:
+            next_href = page_href(here, query, page.next_number, start=page.next_from)
         return self.part(
             "pager_page", page_language(context), prev_href, next_href, page.number,
             page.num_pages, prev_label, next_label, template="_pager.html",

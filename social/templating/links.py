@@ -148,9 +148,13 @@ def _changed(query: QueryDict, changes: dict) -> str:
 
 
 @lru_cache(maxsize=4096)
-def page_href(path: str, query: str, number: int) -> str:
-    """querystring(request, page=number) after path, remembered by the raw query string."""
-    return path + _changed(QueryDict(query), {"page": number})
+def page_href(
+    path: str, query: str, number: int, start: int | None = None, before: int | None = None
+) -> str:
+    """querystring(request, page=number) after path, remembered by the raw query string;
+    with the list position the page starts at (`from`) or ends before (`before`) when
+    not its number's own (a list of posts that read past hidden ones: Page.next_from)."""
+    return path + _changed(QueryDict(query), {"page": number, "from": start, "before": before})
 
 
 def script_prefix() -> str:
