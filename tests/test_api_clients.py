@@ -413,3 +413,33 @@ def test_mastodon_py_posts_pictures_with_alt_text_and_a_warning(site, person, re
         client.media_post(str(svg), mime_type="image/svg+xml")
     assert r.llen(keys.own_posts(alice.id)) == 1
     assert r.zcard(keys.media_unattached()) == 5
+
+
+def test_mastodon_py_reads_what_apps_ask_of_a_server(site, person, repo, r):
+    """Issue 37 through Mastodon.py: full home pages past hidden posts, a tag, familiar
+    followers, the directory, instance rules and activity, people found by
+    their display name and the reader's own posts found by their words."""
+    ada, bea, cal = person("ada"), person("bea"), person("cal")
+    app_and_login(site, "bea").account_update_credentials(display_name="Beatrix Quill")
+    for follower, followed in ((ada, bea), (ada, cal), (cal, bea)):
+        repo.graph.follow(follower.id, followed.id)
+    for number in range(6):
+        repo.posts.create_post(bea.id, f"visible {number} #garden")
+    for number in range(8):  # the newest posts: all by someone ada mutes
+        repo.posts.create_post(cal.id, f"muted {number}")
+    repo.posts.create_post(ada.id, "my own words about lanterns")
+    client = app_and_login(site, "ada")
+    client.account_mute(client.account_lookup("cal"))
+
+    home = client.timeline_home(limit=5)
+    assert len(home) == 5 and all("muted" not in s.content for s in home)
+    assert client.tag("garden").name == "garden"
+    [familiar] = client.account_familiar_followers(client.account_lookup("bea"))
+    assert [a.acct for a in familiar.accounts] == ["cal"]
+    assert {a.acct for a in client.directory(order="new")} >= {"ada", "bea", "cal"}
+    assert isinstance(client.instance_rules(), list)
+    assert len(client.instance_activity()) >= 1
+    found = client.search_v2("Beatrix", result_type="accounts")
+    assert [a.acct for a in found.accounts] == ["bea"]
+    mine = client.search_v2("lanterns", result_type="statuses")
+    assert [s.content for s in mine.statuses] == ["<p>my own words about lanterns</p>"]

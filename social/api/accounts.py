@@ -12,7 +12,6 @@ from django.utils.translation import gettext
 from social import auth, work
 from social.images import MAX_BYTES
 from social.keys import RELATIONS_CAP
-from social.numbers import whole_number
 from social.profile_forms import ProfileForm
 from social.profile_views import queue_pictures
 from social.repository import PROFILE, CannotFollowSelf, NotAllowed, OwnPosts, Post
@@ -21,7 +20,15 @@ from social.text import normal_tag
 from . import entities
 from .base import BODY_MAX, ApiError, json_response
 from .common import EntityView
-from .forms import bad_number, flag, invalid, limit_param, lookup_ids, number_param, text_param
+from .forms import (
+    first_ids,
+    flag,
+    invalid,
+    limit_param,
+    lookup_ids,
+    number_param,
+    text_param,
+)
 from .media import busy
 from .paging import page_number, read_posts
 
@@ -195,11 +202,7 @@ class RelationshipsView(EntityView):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         me = self.me()
-        name = "id[]" if "id[]" in request.GET else "id"
-        raw = [value for value in request.GET.getlist(name)[:RELATIONSHIPS_MAX] if value]
-        ids = [number for value in raw if (number := whole_number(value)) is not None]
-        if len(ids) < len(raw):
-            raise bad_number(name)
+        ids = first_ids(request, RELATIONSHIPS_MAX)
         found = self.repo.users.relationships(me.id, ids)
         return json_response([entities.relationship(found[i]) for i in dict.fromkeys(ids)])
 

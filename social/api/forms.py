@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
+from django.http import QueryDict
 
 from social.keys import MEDIA_PER_POST
 from social.numbers import id_number, whole_number
@@ -205,9 +206,16 @@ def limit_param(params: Mapping[str, Any], default: int, most: int) -> int:
 def first_ids(request: Any, most: int) -> list[int]:
     """`id[]` (or `id`) of a question about many accounts (relationships, familiar
     followers): the first `most` values that are not empty, once each, in order; one that
-    is not a number (social.numbers.whole_number) is a 400, as a cursor's."""
-    name = "id[]" if "id[]" in request.GET else "id"
-    raw = [value for value in request.GET.getlist(name)[:most] if value]
+    is not a number (social.numbers.whole_number) is a 400, as a cursor's. From the query,
+    or from a JSON body (Mastodon.py sends familiar_followers' ids so, on a GET)."""
+    source = getattr(request, "params", None)
+    if isinstance(source, dict) and not isinstance(source, QueryDict) and "id" in source:
+        name, given = "id", source["id"]
+        values = [str(v) for v in (given if isinstance(given, list) else [given])[:most]]
+    else:
+        name = "id[]" if "id[]" in request.GET else "id"
+        values = request.GET.getlist(name)[:most]
+    raw = [value for value in values if value and value != "None"]
     ids = [number for value in raw if (number := whole_number(value)) is not None]
     if len(ids) < len(raw):
         raise bad_number(name)
