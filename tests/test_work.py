@@ -322,3 +322,24 @@ def test_a_dead_letter_tells_whoever_waits_once(repo, r, log):
     repo.jobs.retry_dead("mail", letter.id)
     work.run_pending("mail")
     assert lines(log)[-2:] == ["refused", "told:Permanent:_no_such_address"]
+
+
+def test_an_idle_worker_on_an_empty_database_writes_nothing_and_does_not_spin(repo, r):
+    def commands() -> int:
+        if hasattr(r, "get_primaries"):  # a cluster: every primary's
+            return sum(n.redis_connection.info("stats")["total_commands_processed"]
+                       for n in r.get_primaries())  # fmt: skip
+        return int(r.info("stats")["total_commands_processed"])
+
+    before = commands()
+    worker = work.Worker({"mail": 1, "media": 1}, block_ms=200)
+    worker.start()
+    try:
+        time.sleep(2)  # what must not happen takes a while to not happen
+    finally:
+        worker.stop()
+        worker.join(DEADLINE)
+
+    assert r.dbsize() == 0
+    # Two threads for 2 s, a take (and, for the first, a promote) every 200 ms at most.
+    assert commands() - before < 150

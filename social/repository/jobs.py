@@ -230,12 +230,13 @@ class JobStore(RepositoryBase):
     # --- Taking jobs --------------------------------------------------------------------
 
     def ensure_group(self, queue: str) -> None:
-        """Create the queue's stream and consumer group if missing (reading from the start,
-        so jobs queued before any worker ran are not skipped)."""
+        """Create the queue's consumer group if its stream exists and has none (reading from
+        the start, so jobs queued before any worker ran are not skipped). A queue nothing was
+        ever queued on has no stream: an idle worker writes nothing."""
         try:
-            self.r.xgroup_create(keys.job_stream(queue), GROUP, id="0", mkstream=True)
+            self.r.xgroup_create(keys.job_stream(queue), GROUP, id="0")
         except redis.ResponseError as error:
-            if "BUSYGROUP" not in str(error):
+            if "BUSYGROUP" not in str(error) and "requires the key to exist" not in str(error):
                 raise
 
     def take(self, queue: str, consumer: str, *, block_ms: int | None = None) -> Job | None:

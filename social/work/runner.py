@@ -211,9 +211,14 @@ class Worker:
                 for claimed in taken:
                     self.count(run_job(jobs, claimed, consumer))
                 block = min(self.block_ms, int(PROMOTE_EVERY * 1000)) if housekeeping else None
+                asked = time.monotonic()
                 job = jobs.take(name, consumer, block_ms=block or self.block_ms)
                 if job is not None:
                     self.count(run_job(jobs, job, consumer))
+                elif time.monotonic() - asked < (block or self.block_ms) / 2000:
+                    # Answered at once with nothing: the queue has no stream yet (nothing was
+                    # ever queued on it), so XREADGROUP cannot wait. Wait here instead.
+                    self.stopping.wait((block or self.block_ms) / 1000)
             except Exception:  # Redis away, say: wait, then carry on
                 log.exception("worker %s: error in its loop", consumer)
                 self.stopping.wait(1.0)

@@ -39,11 +39,11 @@ def live_media(tmp_path_factory):
     return tmp_path_factory.mktemp("media")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def live_url(redis_server, tmp_path_factory, live_media):
     """Run the site (the launcher, as `scripts/run-site --no-seed`) on the suite's Redis; yield
-    its base URL. At the end SIGTERM must stop it cleanly: exit code 0.
-    """
+    its base URL. At the end SIGTERM must stop it cleanly: exit code 0. Stopped when the
+    browser tests end: its worker would otherwise take the jobs later tests queue."""
     settings = {
         "REDIS_URL": redis_server.url,
         "SECRET_KEY": "browser-tests-only-" + "x" * 50,
@@ -320,6 +320,8 @@ class SiteTour:
                 ("block confirmation", "/u/carol/block/"),
                 ("followers the reader follows", "/u/ada/followers/you-follow/"),
                 ("a muted account's profile, Unmute on its cards", "/u/dan/"),
+                ("the picture viewer open on a post's second picture", self.viewer_opened),
+                ("a sensitive picture shown, with its Hide", self.sensitive_opened),
             ]
         return [
             ("dashboard", "/staff/"),
@@ -354,6 +356,20 @@ class SiteTour:
         page.locator(f"#post-{self.sensitive} details.sensitive-media > summary").click()
         assert page.locator(f"#post-{self.warned} img[alt='A stage in purple light']").is_visible()
 
+    def viewer_opened(self, page, base: str) -> None:
+        """The timeline with bob's second picture in the picture viewer (issue 37)."""
+        assert page.goto(base + "/timeline/").status == 200
+        page.locator(f"#post-{self.pictured} a.media-item").nth(1).click()
+        dialog = page.get_by_role("dialog", name="Picture viewer")
+        assert dialog.is_visible()
+        assert dialog.locator(".viewer-alt").inner_text() == "A lighthouse at dusk"
+
+    def sensitive_opened(self, page, base: str) -> None:
+        """The timeline with carol's sensitive picture shown and its Hide control."""
+        assert page.goto(base + "/timeline/").status == 200
+        page.locator(f"#post-{self.sensitive} details.sensitive-media > summary").click()
+        assert page.locator(f"#post-{self.sensitive} .sensitive-hide").is_visible()
+
     def consent_page(self, page, base: str) -> None:
         """The consent page of an app asking to read and write for the reader."""
         query = urlencode(
@@ -369,6 +385,7 @@ class SiteTour:
         from social import keys
 
         self.repo.r.delete(keys.markers(self.ada.id))
+        self.repo.r.hdel(keys.user(self.ada.id), "mentions_seen_at")  # the Mentions tab's
         self.repo.r.hset(keys.user(self.ada.id), "unread_notifications", 3)
         assert page.goto(base + "/notifications/").status == 200
         assert page.locator("li.notification.unread .new-badge").count() == 3
