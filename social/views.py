@@ -172,7 +172,8 @@ class HealthView(View):
 
 class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
     """/mentions/: the posts that mention the reader, newest first (a tab of the
-    notifications, which count them: the navigation has one count)."""
+    notifications, which count them: the navigation's one count loses the unread mentions
+    and replies when this tab is seen)."""
 
     request: AuthenticatedHttpRequest
 
@@ -189,6 +190,13 @@ class MentionsView(LoginNextMixin, RepositoryMixin, TemplateView):
                 where=page_at(self.request, self.page_number()),
             )
         )
+        user = self.request.user
+        # The mentions shown are read now: counted off the navigation's count, when there
+        # are mentions this tab has not shown (no round trip otherwise).
+        if user.unread_mentions and user.unread_notifications:
+            context["notifications_unread"] = self.repo.notifications.mentions_seen(
+                user.id, user.unread_mentions, user.unread_notifications
+            )
         return context
 
 
@@ -276,5 +284,5 @@ class NotificationsView(LoginNextMixin, RepositoryMixin, TemplateView):
         context["notifications"] = self.checked_page(
             self.repo.notifications.page(Viewer.of(self.request.user), self.page_number())
         )
-        context["notifications_seen"] = True  # the header's count was read before it cleared
+        context["notifications_unread"] = 0  # the header's count was read before it cleared
         return context

@@ -143,7 +143,9 @@ def test_the_visitor_pages_stay_within_budget(repo, network, client, round_trips
 # their counts; authors. Warm: the user hash, then the one first pipeline.
 CONVERSATION_PAGES = {
     "permalink": ("/p/1/", pin((5, 1), (9, 3))),
-    "mentions": ("/mentions/", pin((5, 2), (10, 4))),
+    # cold, with mentions the tab has not shown: their count taken off the navigation's
+    # (one write on the user hash: issue 37)
+    "mentions": ("/mentions/", pin((6, 2), (11, 4))),
     "tag": ("/tag/redis/", pin((5, 1), (8, 3))),
     # name -> id first; the owner's hash comes with the ids
     "likes tab": ("/u/bob/likes/", pin((6, 3), (10, 5))),

@@ -55,8 +55,8 @@ class MarkerStore(RepositoryBase):
         """Save the markers of last_read ({timeline: id}, timelines of TIMELINES) and
         return them as saved. With `notifications`, the unread count becomes the number of
         events newer than it (counted from the list read in the same round trip; an event
-        pushed in between is counted again by its own push: at most one too many). One
-        round trip, two with `notifications`."""
+        pushed in between is counted again by its own push: at most one too many), and
+        the unread mentions among them. One round trip, two with `notifications`."""
         when = int(time.time()) if at is None else at
         wanted = {t: int(i) for t, i in last_read.items() if t in TIMELINES}
         if not wanted:
@@ -69,7 +69,12 @@ class MarkerStore(RepositoryBase):
             pipe.lrange(keys.notifications(user_id), 0, -1)
             *_, fields, raw = pipe.execute()
             unread = unread_events(events_from(raw), wanted["notifications"])
-            self.r.hset(keys.user(user_id), "unread_notifications", len(unread))
+            # and the unread mentions the Mentions tab would take off it (notifications.py)
+            mentions = sum(1 for e in unread if e.kind in ("mention", "reply"))
+            self.r.hset(
+                keys.user(user_id),
+                mapping={"unread_notifications": len(unread), "unread_mentions": mentions},
+            )
         else:
             *_, fields = pipe.execute()
         saved = markers_from(decode_hash(fields))

@@ -53,6 +53,12 @@ from .reader import PageRead, PageReader
 from .sources import WITH_HIDDEN, Listed
 from .visibility import Viewer, may_notify
 
+# The kinds the Mentions tab shows (a reply to the reader names them: a mention too).
+MENTION_KINDS = frozenset({"mention", "reply"})
+# The user hash's field holding when the Mentions tab last counted its mentions as read:
+# the notifications page leaves mentions and replies no newer unmarked ("New") too.
+MENTIONS_SEEN_AT = "mentions_seen_at"
+
 # KEYS[1]: keys.notified(recipient). ARGV: the event ("<kind>|<actor>|<post>"), its time,
 # the oldest time still kept, how many are kept, the key's TTL. Return 1 when the event was
 # not there (the caller tells the recipient), 0 when they were told of it before. One key:
@@ -129,6 +135,9 @@ class NotificationGroup:
     accounts: tuple[User, ...]  # each actor once
     events: tuple[Event, ...]
     unread: bool = False
+    # Of a follow group's accounts, those the reader follows (the page's "Follow back" is
+    # offered to the others); read only for the site's page (NotificationStore.page).
+    followed: frozenset[int] = frozenset()
 
     @property
     def actors(self) -> tuple[User, ...]:
@@ -158,9 +167,16 @@ class Listing:
     newest: int | None
     marker: int | None
     unread_count: int
+    mentions_seen_at: int = 0  # when the Mentions tab last counted mentions as read
 
     def unread(self) -> list[Event]:
         return unread_events(self.events, self.last_read)
+
+    def unread_here(self) -> list[Event]:
+        """The unread events the notifications page marks "New": the mentions and
+        replies the Mentions tab showed are not among them."""
+        seen_at = self.mentions_seen_at
+        return [e for e in self.unread() if e.kind not in MENTION_KINDS or e.time > seen_at]
 
 
 @dataclass
@@ -213,6 +229,9 @@ class NotificationStore(RepositoryBase):
         reads.hget("unread", keys.user(viewer.id), "unread_notifications")
         if seen:
             reads.hset("seen", keys.user(viewer.id), "unread_notifications", 0)
+            # The Mentions tab's count is seen too (one user hash: no node more).
+            reads.hset("mentions", keys.user(viewer.id), "unread_mentions", 0)
+            reads.hget("seen_at", keys.user(viewer.id), MENTIONS_SEEN_AT)
         if viewer.has_relations:
             for name, key in (("blocks", keys.blocks), ("blocked_by", keys.blocked_by),
                               ("mutes", keys.mutes)):  # fmt: skip
@@ -223,6 +242,8 @@ class NotificationStore(RepositoryBase):
             for i in got.members(name)
         }  # fmt: skip
         found = listing_from(got.members("events"), got.value("marker"), got.value("unread"), at)
+        if seen:
+            found = replace(found, mentions_seen_at=as_int(got.value("seen_at")) or 0)
         if apart:
             found = replace(found, events=[e for e in found.events if e.actor_id not in apart])
         return found
@@ -232,19 +253,48 @@ class NotificationStore(RepositoryBase):
     ) -> Page[NotificationGroup]:
         """A page of the reader's notification groups, newest first, those newer than
         their marker `unread`; marks them all seen (the marker moves to the newest event,
-        the unread count to 0). Round trips: the list with the marker, then the read
-        path's (the posts, with the actors and the marker's save)."""
+        the unread count to 0). Each post's counts (a mention's card: Reply, Like) and,
+        for follows, which of the followers the reader follows back. Round trips: the list
+        with the marker, then the read path's (the posts, with the actors, the reader's
+        follows among them and the marker's save)."""
         assert viewer.id is not None
         listing = self.listing(viewer, at=at, seen=True)
         groups = grouped(listing.events)
         start = (max(1, number) - 1) * per_page
-        unread = {e.id for e in listing.unread()}
+        unread = {e.id for e in listing.unread_here()}
         seen = self._seen(viewer.id, listing)
-        shown, _ = self.show(viewer, groups[start : start + per_page], also=seen)
+        shown, read = self.show(viewer, groups[start : start + per_page], also=seen, follows=True)
         items = [replace(g, unread=any(e.id in unread for e in g.events)) for g in shown]
         return Page(
-            items=items, number=number, has_next=len(groups) > start + per_page, per_page=per_page
+            items=items,
+            number=number,
+            has_next=len(groups) > start + per_page,
+            per_page=per_page,
+            counts=read.page.counts if read is not None else {},
         )
+
+    def mentions_seen(self, user_id: int, mentions: int, unread: int) -> int:
+        """Count the reader's unread mentions as read (the Mentions tab shows them):
+        `mentions` (the user hash's `unread_mentions`, the posts filed in their mentions
+        since that tab or the notifications page was seen) off their `unread` notifications
+        count, the other kinds left unread and the notifications page's marker where it
+        is; return the count left. One round trip on the user hash, which the tab's own
+        read of the mentions zeroes `unread_mentions` on; two when a notifications page
+        seen meanwhile set the count below what was taken (set back to 0).
+
+        A mention a blocked account wrote is filed but not told: counting it off takes
+        one unread notification of another kind with it, until the notifications page is
+        seen."""
+        taken = min(mentions, unread)
+        if taken <= 0:
+            return max(0, unread)
+        pipe = self._pipe()
+        pipe.hincrby(keys.user(user_id), "unread_notifications", -taken)
+        pipe.hset(keys.user(user_id), MENTIONS_SEEN_AT, int(time.time()))
+        left, _ = pipe.execute()
+        if left < 0:
+            self.r.hset(keys.user(user_id), "unread_notifications", 0)
+        return max(0, left)
 
     def _seen(self, user_id: int, listing: Listing) -> Callable[[NamedReads], None] | None:
         """The marker's save past every event read (queued with the page's reads); None
@@ -329,16 +379,28 @@ class NotificationStore(RepositoryBase):
         viewer: Viewer,
         groups: Sequence[EventGroup],
         also: Callable[[NamedReads], None] | None = None,
+        *,
+        follows: bool = False,
     ) -> tuple[list[NotificationGroup], PageRead | None]:
         """Groups as the reader may see them, with their posts loaded on the read path and
-        their actors read with the posts (also: more to queue there)."""
+        their actors read with the posts (also: more to queue there; follows: which of
+        the follow groups' accounts the reader follows, NotificationGroup.followed)."""
         if not groups and also is None:
             return [], None
+        reader_id = viewer.id
+        assert reader_id is not None
         post_ids = tuple(dict.fromkeys(g.post_id for g in groups if g.post_id is not None))
         actor_ids = list(dict.fromkeys(e.actor_id for g in groups for e in g.events))
+        followers = (
+            list(dict.fromkeys(e.actor_id for g in groups if g.kind == "follow" for e in g.events))
+            if follows
+            else []
+        )
 
         def then(later: NamedReads, got: Replies, _ids: Sequence[int]) -> None:
             queue_users(later, actor_ids)
+            if followers:
+                later.zmscore("followed", keys.following(reader_id), followers)
             if also is not None:
                 also(later)
 
@@ -346,9 +408,13 @@ class NotificationStore(RepositoryBase):
             Listed(post_ids), viewer, 1, max(1, len(post_ids)), shows=WITH_HIDDEN, then=then
         )
         users = users_from(read.then, actor_ids) if actor_ids else {}
+        scores = read.then.scores_if_read("followed", len(followers))
+        followed = frozenset(a for a, score in zip(followers, scores) if score is not None)
         shown = []
         for group in groups:
             found = visible_group(viewer, group, users, read)
+            if found is not None and found.kind == "follow" and followed:
+                found = replace(found, followed=followed & {u.id for u in found.accounts})
             if found is not None:
                 shown.append(found)
         return shown, read
@@ -358,7 +424,7 @@ class NotificationStore(RepositoryBase):
         /api/v1/notifications/clear) and their unread count. One round trip."""
         pipe = self._pipe()
         pipe.delete(keys.notifications(user_id))
-        pipe.hset(keys.user(user_id), "unread_notifications", 0)
+        pipe.hset(keys.user(user_id), mapping={"unread_notifications": 0, "unread_mentions": 0})
         pipe.execute()
 
 

@@ -293,9 +293,9 @@ def test_likes_replies_and_reposts_are_counted_in_the_navigation_until_notificat
         ]
     )
     expect(groups.locator(".new-badge")).to_have_count(3)  # unread until seen
-    expect(groups.nth(0).get_by_role("link", name="Sorted sets for the rest")).to_have_attribute(
-        "href", f"/p/{reply}/"
-    )  # the reply itself (issue 27)
+    reply_card = groups.nth(0).locator(f"article#post-{reply}")  # the reply itself (issue 27)
+    expect(reply_card).to_contain_text("Sorted sets for the rest")
+    expect(reply_card.get_by_role("link", name="Reply", exact=True)).to_be_visible()  # issue 37
     for index in (1, 2):
         expect(
             groups.nth(index).get_by_role("link", name="Counters belong in hashes")
