@@ -10,17 +10,19 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.views import View
 from django.views.generic import FormView, TemplateView
+from markupsafe import Markup
 
 from social import auth
-from social.answers import answer
+from social.answers import answer, wants_json
 from social.forms import FILTER_PLACES, FilterForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.keys import FILTERS_CAP, RELATIONS_CAP
 from social.mixins import LoginNextMixin, RepositoryMixin, UserPageMixin
 from social.repository import CannotFollowSelf, NotAllowed, UserNotFound, Viewer
+from social.templating.filters import intcomma
 
 
 class FollowListView(UserPageMixin, TemplateView):
@@ -112,7 +114,18 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
             % name,
             "pressed": follows,
         }
+        if wants_json(request) and level != messages.ERROR:  # the profile's count, as it is now
+            control["count_html"] = followers_words(self.repo.graph.follower_count(target.id))
         return answer(request, back, said, level=level, control=control)
+
+
+def followers_words(count: int) -> str:
+    """A profile's followers count as its head shows it ("<strong>2</strong> followers",
+    social/_profile.html), the number escaped."""
+    words = ngettext(
+        "<strong>%(num)s</strong> follower", "<strong>%(num)s</strong> followers", count
+    )
+    return str(Markup(words) % {"num": intcomma(count)})
 
 
 class RelationView(LoginNextMixin, UserPageMixin, View):

@@ -86,6 +86,7 @@ def test_follow_and_unfollow_answer_the_button(r, alice, bob, alice_client):
         "label": "Unfollow",
         "name": "Unfollow @bob",
         "pressed": True,
+        "count_html": "<strong>1</strong> follower",  # the profile's count (issue 37)
     }
     assert r.zscore(keys.following(alice.id), bob.id) is not None
 

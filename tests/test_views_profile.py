@@ -20,7 +20,7 @@ def test_it_shows_the_users_own_posts_not_their_home_feed(alice_client, alice, b
     assert response.status_code == 200
     assert b"written by alice" in response.content
     assert b"written by bob" not in response.content
-    assert b"<strong>1</strong> posts" in response.content
+    assert b"<strong>1</strong> post " in response.content
     assert b"<strong>1</strong> following" in response.content
 
 

@@ -87,6 +87,11 @@ class GraphStore(RepositoryBase):
         self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))
         return True
 
+    def follower_count(self, user_id: int) -> int:
+        """How many follow user_id (one ZCARD): what a profile shows after a follow in
+        place (relation_views.FollowView)."""
+        return int(self.r.zcard(keys.followers(user_id)))
+
     def unfollow(self, follower_id: int, followee_id: int) -> bool:
         """Stop following and drop followee's posts from the home feed; False if not following."""
         pipe = self._pipe()
