@@ -8,12 +8,15 @@
      own time zone instead of the server's.
    - Live pages, for a reader (the header's data-live: where the streaming API is; its
      data-* the words): the notification count grows as notifications arrive, and home and
-     the timeline say "3 new posts" in their .new-posts bar (a button that loads the list's
-     first page). An unreachable stream changes nothing on the page: it is tried again,
+     the timeline say "3 new posts" in their .new-posts bar (a button that puts them above
+     the list, the page and its composer left as they are). An unreachable stream changes nothing on the page: it is tried again,
      later and later.
    - Like, Repost, Follow, Mute and Block (after a confirm) act in place: the form is sent by
      fetch with its CSRF field, asking for JSON (social/answers.py), and the button becomes
-     what the answer says; a refusal is said beside it. */
+     what the answer says; a refusal is said beside it. A mute changes every card of the
+     account; a follow, the profile's count.
+   - A post's pictures open in a viewer (a dialog: Esc, arrow keys, the description shown).
+   - The composer's text survives a reload the page makes (keepDraft). */
 (function () {
   "use strict";
 
@@ -212,11 +215,21 @@
   }
 
   // The .new-posts bar: a button saying how many posts arrived since the page was shown,
-  // in the header's words; it loads the list's first page.
+  // in the header's words. Pressed, it reads the list's first page and puts the posts this
+  // page lacks above the others, without leaving the page: the composer keeps whatever is
+  // being written, pictures chosen included. Past the first page (or if that read fails)
+  // it loads the first page instead, keeping the composer's text (keepDraft).
   function newPosts(header, bar) {
     var seen = {};
     var count = 0;
     var button = null;
+    function shown() {
+      count = 0;
+      if (button) {
+        bar.removeChild(button);
+        button = null;
+      }
+    }
     return function (status) {
       if (!status || !status.id || seen[status.id]) {
         return;
@@ -228,12 +241,151 @@
         button.type = "button";
         button.className = "new-posts-button";
         button.addEventListener("click", function () {
-          window.location.assign(window.location.pathname);
+          showNewPosts(header, bar, button, shown);
         });
         bar.appendChild(button);
       }
       button.textContent = plural(header, "posts", count) || String(count);
     };
+  }
+
+  // The cards of a list (posts, and posts folded in a <details>) that follow its bar.
+  function cardsAfter(bar) {
+    var cards = [];
+    for (var node = bar.nextElementSibling; node; node = node.nextElementSibling) {
+      if (node.matches("article.post, details.folded")) {
+        cards.push(node);
+      }
+    }
+    return cards;
+  }
+
+  function cardId(card) {
+    var article = card.matches("article") ? card : card.querySelector("article.post");
+    return article ? article.id : "";
+  }
+
+  function reloadFirstPage(header) {
+    var form = document.querySelector("form.compose");
+    var files = form ? Array.prototype.some.call(form.querySelectorAll("input[type=file]"),
+      function (input) { return input.files && input.files.length; }) : false;
+    if (files && !window.confirm(header.getAttribute("data-drop-pictures") || "")) {
+      return;
+    }
+    keepDraft();
+    window.location.assign(window.location.pathname);
+  }
+
+  function showNewPosts(header, bar, button, done) {
+    var page = parseInt(new URLSearchParams(window.location.search).get("page"), 10) || 1;
+    if (page > 1 || !window.fetch || !window.DOMParser) {
+      reloadFirstPage(header);
+      return;
+    }
+    if (button.getAttribute("aria-busy") === "true") {
+      return;
+    }
+    button.setAttribute("aria-busy", "true");
+    fetch(window.location.pathname, { credentials: "same-origin" }).then(function (response) {
+      if (!response.ok) {
+        throw new Error(String(response.status));
+      }
+      return response.text();
+    }).then(function (html) {
+      var fetched = new DOMParser().parseFromString(html, "text/html");
+      var theirBar = fetched.querySelector(".new-posts[data-stream]");
+      if (!theirBar) {
+        throw new Error("no list");
+      }
+      var present = {};
+      cardsAfter(bar).forEach(function (card) {
+        present[cardId(card)] = true;
+      });
+      // The newest first, down to the first post this page shows already.
+      var fresh = [];
+      var theirs = cardsAfter(theirBar);
+      for (var i = 0; i < theirs.length && !present[cardId(theirs[i])]; i++) {
+        fresh.push(document.importNode(theirs[i], true));
+      }
+      if (!document.getElementById("card-actions")) {  // a page that had no cards
+        var actions = fetched.getElementById("card-actions");
+        if (actions) {
+          document.body.appendChild(document.importNode(actions, true));
+        }
+      }
+      var first = cardsAfter(bar)[0] || null;
+      var empty = bar.parentNode.querySelectorAll(":scope > p.empty");
+      for (var e = 0; e < empty.length && fresh.length; e++) {
+        empty[e].parentNode.removeChild(empty[e]);
+      }
+      fresh.forEach(function (card) {
+        bar.parentNode.insertBefore(card, first);
+      });
+      done();
+      localTimes();
+      if (fresh.length) {  // read on from the newest (the bar that had the focus is gone)
+        var article = fresh[0].matches("article") ? fresh[0] : fresh[0].querySelector("article");
+        article.setAttribute("tabindex", "-1");
+        article.focus();
+      }
+    }).catch(function () {
+      button.removeAttribute("aria-busy");
+      reloadFirstPage(header);
+    });
+  }
+
+  // The composer's text (and content warning) kept for the next page of this address in
+  // this tab, when the page must be left: restored once into an empty composer.
+  var DRAFT = "retwis-draft:";
+  function keepDraft() {
+    var form = document.querySelector("form.compose");
+    if (!form || !window.sessionStorage) {
+      return;
+    }
+    var kept = {};
+    ["status", "spoiler_text"].forEach(function (name) {
+      var field = form.elements[name];
+      if (field && field.value) {
+        kept[name] = field.value;
+      }
+    });
+    try {
+      if (Object.keys(kept).length) {
+        window.sessionStorage.setItem(DRAFT + window.location.pathname, JSON.stringify(kept));
+      }
+    } catch (error) {
+      // storage full or refused: nothing kept, as before
+    }
+  }
+
+  function restoreDraft() {
+    var form = document.querySelector("form.compose");
+    var key = DRAFT + window.location.pathname;
+    var kept = null;
+    try {
+      kept = window.sessionStorage && JSON.parse(window.sessionStorage.getItem(key) || "null");
+      if (kept) {
+        window.sessionStorage.removeItem(key);
+      }
+    } catch (error) {
+      return;
+    }
+    if (!form || !kept) {
+      return;
+    }
+    Object.keys(kept).forEach(function (name) {
+      var field = form.elements[name];
+      if (field && !field.value && typeof kept[name] === "string") {
+        field.value = kept[name];
+        field.dispatchEvent(new Event("input"));
+        if (name === "spoiler_text") {
+          var extra = field.closest("details");
+          if (extra) {
+            extra.open = true;
+          }
+        }
+      }
+    });
   }
 
   function live(header) {
@@ -339,8 +491,9 @@
     shown.title = control.count_title || "";
   }
 
-  // POST the form's fields (its CSRF field, `next`) to url, asking for JSON; then done(answer)
-  // or the refusal said beside the control.
+  // POST the form's fields (its CSRF field, `next`) to url, asking for JSON; then
+  // done(answer's control), and the answer's message said beside the control, or beside
+  // what done returns (an element still on the page); or the refusal said beside it.
   function send(url, fields, control, done) {
     var failed = document.querySelector(".topbar").getAttribute("data-failed") || "";
     if (control.getAttribute("aria-busy") === "true") {
@@ -358,9 +511,9 @@
       });
     }).then(function (answer) {
       if (answer && answer.ok) {
-        done(answer.control);
+        var beside = done(answer.control) || control;
         if (answer.message) {
-          note(control, answer.message, false);
+          note(beside, answer.message, false);
         }
       } else {
         note(control, (answer && answer.message) || failed, true);
@@ -385,8 +538,59 @@
     }
     event.preventDefault();
     send(url, new FormData(form), button, function (control) {
+      if (kind === "mute") {
+        muteEverywhere(url, button, control);
+      }
       become(button, form, kind, control);
+      if (kind === "follow" && control.count_html && button.closest(".profile-head")) {
+        followers(control.count_html);  // the profile's own account, not a list's row
+      }
     });
+  }
+
+  // A mute or unmute (url: its URL before the answer) as every control on the page naming
+  // that account says it now: the author's other cards' Mute and the profile's menu item.
+  // Muting folds away the author's other cards (not the one pressed, which says so and
+  // offers Unmute), as the next page would leave them out; unmuting shows them again. On
+  // the author's own profile their cards stay, as the server shows them there.
+  function muteEverywhere(url, pressed, control) {
+    var own = document.querySelector(".profile-actions form[action='" + url + "']");
+    var buttons = document.querySelectorAll("button.mute[formaction='" + url + "']");
+    Array.prototype.forEach.call(buttons, function (button) {
+      if (button === pressed) {
+        return;
+      }
+      become(button, document.getElementById("card-actions"), "mute", control);
+      var card = button.closest("article.post");
+      var folded = card && card.parentNode.matches("details.folded") ? card.parentNode : card;
+      if (folded && control.pressed && !own) {
+        folded.hidden = true;
+        folded.setAttribute("data-muted-here", "");
+      }
+    });
+    if (!control.pressed) {
+      var hidden = document.querySelectorAll("[data-muted-here]");
+      Array.prototype.forEach.call(hidden, function (card) {
+        if (card.querySelector("button.mute[formaction='" + control.action + "']")) {
+          card.hidden = false;
+          card.removeAttribute("data-muted-here");
+        }
+      });
+    }
+    if (own && own.querySelector("button") !== pressed) {
+      become(own.querySelector("button"), own, "mute", control);
+    }
+  }
+
+  // The profile's followers count after a follow or unfollow in place (the server's
+  // words: "<strong>2</strong> followers", escaped there).
+  function followers(html) {
+    var link = document.querySelector(".profile-head .counts a.followers");
+    if (link) {
+      var words = document.createElement("template");
+      words.innerHTML = html;
+      link.replaceChildren(words.content);
+    }
   }
 
   // "Block @name" on a profile: a confirm (what a block does), then the block, in place: the
@@ -409,20 +613,119 @@
       if (menu) {
         menu.open = false;
       }
-      if (main && main.querySelector("button")) {
-        become(main.querySelector("button"), main, "follow", control);
-        main.querySelector("button").focus();
+      var button = main && main.querySelector("button");
+      if (button) {
+        become(button, main, "follow", control);
+        button.focus();
       }
-      link.parentNode.removeChild(link);
+      var actions = link.closest(".profile-actions");
+      link.parentNode.removeChild(link);  // the note goes beside what stays
+      return button || actions;
     });
   }
 
+  // --- The picture viewer -----------------------------------------------------------------
+
+  // A post's picture, clicked, opens in a dialog over the page (the footer's
+  // template#picture-viewer, in the page's language) at its full size with its
+  // description shown; Previous and Next (and the arrow keys) go through the post's
+  // pictures, Esc or Close returns to the picture's link. Without the script, or with a
+  // modifier key (a new tab), the link opens the file itself.
+  function viewer() {
+    var made = document.getElementById("picture-viewer-dialog");
+    var template = document.getElementById("picture-viewer");
+    if (made || !template || typeof HTMLDialogElement !== "function") {
+      return made;
+    }
+    made = document.importNode(template.content, true).querySelector("dialog");
+    made.id = "picture-viewer-dialog";
+    document.body.appendChild(made);
+    return made;
+  }
+
+  function openPictures(link) {
+    var dialog = viewer();
+    if (!dialog) {
+      return false;
+    }
+    var links = Array.prototype.slice.call(link.closest(".media-grid").querySelectorAll("a.media-item"));
+    var at = links.indexOf(link);
+    var img = dialog.querySelector(".viewer-picture");
+    var said = dialog.querySelector(".viewer-alt");
+    var position = dialog.querySelector(".viewer-position");
+    var file = dialog.querySelector(".viewer-file");
+    var previous = dialog.querySelector(".viewer-previous");
+    var next = dialog.querySelector(".viewer-next");
+
+    function show(index) {
+      at = (index + links.length) % links.length;
+      var thumb = links[at].querySelector("img");
+      var alt = thumb ? thumb.getAttribute("alt") || "" : "";
+      img.src = links[at].href;
+      img.alt = alt;
+      said.textContent = alt;
+      file.href = links[at].href;
+      position.textContent = (position.getAttribute("data-of") || "%(num)s / %(total)s")
+        .replace("%(num)s", String(at + 1)).replace("%(total)s", String(links.length));
+      previous.hidden = next.hidden = position.hidden = links.length < 2;
+    }
+
+    function key(event) {
+      if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+        var forward = (event.key === "ArrowRight") !== (getComputedStyle(dialog).direction === "rtl");
+        show(at + (forward ? 1 : -1));
+        event.preventDefault();
+      }
+    }
+    function step(by) {
+      return function () { show(at + by); };
+    }
+    function backdrop(event) {
+      if (event.target === dialog) {  // the dim area around the picture
+        dialog.close();
+      }
+    }
+    var back = step(-1);
+    var forth = step(1);
+    function closed() {
+      dialog.removeEventListener("keydown", key);
+      dialog.removeEventListener("click", backdrop);
+      dialog.removeEventListener("close", closed);
+      previous.removeEventListener("click", back);
+      next.removeEventListener("click", forth);
+      img.removeAttribute("src");
+      links[at].focus();  // back where the reader was (the picture they last saw)
+    }
+    dialog.addEventListener("keydown", key);
+    dialog.addEventListener("click", backdrop);
+    dialog.addEventListener("close", closed);
+    previous.addEventListener("click", back);
+    next.addEventListener("click", forth);
+    dialog.querySelector(".viewer-close").onclick = function () { dialog.close(); };
+    show(at);
+    dialog.showModal();
+    return true;
+  }
+
+  function onPictureClick(event) {
+    var link = event.target.closest && event.target.closest(".media-grid a.media-item");
+    if (!link || event.defaultPrevented || event.button !== 0 || event.ctrlKey ||
+        event.metaKey || event.shiftKey || event.altKey) {
+      return;
+    }
+    if (openPictures(link)) {
+      event.preventDefault();
+    }
+  }
+
   function start() {
+    restoreDraft();
     var areas = document.querySelectorAll("textarea[data-maxchars]");
     for (var i = 0; i < areas.length; i++) {
       counter(areas[i]);
     }
     localTimes();
+    document.addEventListener("click", onPictureClick);
     var header = document.querySelector(".topbar[data-live]");
     if (header) {
       live(header);
