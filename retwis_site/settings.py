@@ -263,6 +263,15 @@ DEFAULT_FROM_EMAIL = (
 if "@" not in DEFAULT_FROM_EMAIL or "\n" in DEFAULT_FROM_EMAIL:
     raise ImproperlyConfigured(f"DEFAULT_FROM_EMAIL must be an address, not {DEFAULT_FROM_EMAIL!r}")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# Whom people write to about the site (a suspended account is told it at login). Empty:
+# nobody is named.
+RETWIS_CONTACT_EMAIL = os.environ.get("RETWIS_CONTACT_EMAIL", "").strip()
+if RETWIS_CONTACT_EMAIL and (
+    "@" not in RETWIS_CONTACT_EMAIL or any(ch.isspace() for ch in RETWIS_CONTACT_EMAIL)
+):
+    raise ImproperlyConfigured(
+        f"RETWIS_CONTACT_EMAIL must be an e-mail address, not {RETWIS_CONTACT_EMAIL!r}"
+    )
 # The site's address for links in mail ("https://example.org"). Mail is written by the
 # worker, away from any request, and a request's Host (port and all) is no address to mail
 # out, so it is required when DEBUG is off (scripts/run-site sets http://127.0.0.1:$PORT).

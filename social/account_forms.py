@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import password_validation
 from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, ValidationError
 from django.utils.translation import gettext, gettext_lazy
@@ -108,6 +109,20 @@ class RegisterForm(forms.Form):
         return self.cleaned_data
 
 
+def suspended_message(user: User) -> str:
+    """What a suspended account is told when it logs in: the reason staff gave (not for an
+    account its owner deleted) and whom to write to (RETWIS_CONTACT_EMAIL), when known."""
+    said = [str(LoginForm.SUSPENDED)]
+    if user.suspended_reason and not user.is_deleted:
+        said.append(
+            gettext("The moderators’ reason: %(reason)s") % {"reason": user.suspended_reason}
+        )
+    if settings.RETWIS_CONTACT_EMAIL:
+        contact = {"address": settings.RETWIS_CONTACT_EMAIL}
+        said.append(gettext("To ask about it, write to %(address)s.") % contact)
+    return " ".join(said)
+
+
 class LoginForm(forms.Form):
     """Login: username and password; failure never says which part was wrong."""
 
@@ -160,7 +175,7 @@ class LoginForm(forms.Form):
             raise ValidationError(self.INVALID, code="invalid_login")
         auth.login_succeeded(self.repo, checks)
         if user.is_suspended:
-            raise ValidationError(self.SUSPENDED, code="inactive")
+            raise ValidationError(suspended_message(user), code="inactive")
         self.user_cache = user
         return data
 

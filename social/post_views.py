@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -11,7 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.translation import gettext, gettext_lazy
 from django.views.generic import FormView, TemplateView
 
@@ -65,6 +66,50 @@ class ConversationMixin(RepositoryMixin):
             "counts": conversation.counts,
             "reply_form": reply_form if conversation.can_reply else None,
         }
+
+
+# The pages a permalink's back link names by their own name (URL name -> words); a
+# profile is "@name", a tag "#tag", any other page of the site "Back".
+BACK_WORDS = {
+    "home": gettext_lazy("Home"),
+    "timeline": gettext_lazy("Timeline"),
+    "notifications": gettext_lazy("Notifications"),
+    "mentions": gettext_lazy("Mentions"),
+    "search": gettext_lazy("Search"),
+}
+
+
+def back_link(request: HttpRequest, post_id: int, signed_in: bool) -> tuple[str, str]:
+    """Return where the permalink's back link goes and what it says: the page of this
+    site the reader came from (its Referer, which the Referrer-Policy sends only within
+    the site), named; without one, or from this post itself, home for a reader and the
+    timeline for a visitor. Only a path the site routes is linked."""
+    default = (
+        (reverse("social:home"), gettext("Home"))
+        if signed_in
+        else (reverse("social:timeline"), gettext("Timeline"))
+    )
+    came = urlsplit(request.headers.get("Referer", ""))
+    if came.scheme not in ("http", "https") or came.netloc != request.get_host():
+        return default
+    try:
+        match = resolve(unquote(came.path))  # a tag's path is percent-encoded
+    except Resolver404:
+        return default
+    name, found = match.url_name, match.kwargs
+    here = came.path + (f"?{came.query}" if came.query else "")
+    if name == "post_detail" and found.get("post_id") == post_id or name in AWAY:
+        return default
+    if name == "profile":
+        return here, f"@{found['username']}"
+    if name == "tag":
+        return here, f"#{found['tag']}"
+    words = BACK_WORDS.get(name or "")
+    return here, str(words) if words is not None else gettext("Back")
+
+
+# Pages the back link does not return to: the forms that led here once (a login, a report).
+AWAY = {"login", "register", "report_post", "delete_post", "block"}
 
 
 def reply_mentions(post: Post, replier_id: int | None) -> str:
@@ -251,8 +296,9 @@ class PostDetailView(ConversationMixin, TemplateView):
         if conversation.post.id != self.kwargs["post_id"]:  # a repost: the post it shares
             return redirect("social:post_detail", conversation.post.id)
         self.checked_page(conversation.replies)
+        back = back_link(request, conversation.post.id, self.request.user.is_authenticated)
         return self.render_to_response(
-            self.get_context_data(**self.conversation_context(conversation), **kwargs)
+            self.get_context_data(**self.conversation_context(conversation), back=back, **kwargs)
         )
 
 
