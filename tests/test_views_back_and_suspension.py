@@ -7,10 +7,12 @@ from __future__ import annotations
 import html as html_module
 import re
 
+import pytest
 from django.test import Client
 
 from social import keys
 from tests.conftest import PASSWORD, make_staff, make_user
+from tests.test_email import settings_error
 
 
 def text_of(html: str) -> str:
@@ -95,3 +97,16 @@ def test_an_active_account_still_logs_in(repo, alice, settings):
     page = Client().post("/login/", {"username": "alice", "password": PASSWORD})
 
     assert page.status_code == 302 and page.cookies["auth"].value
+
+
+@pytest.mark.parametrize("address", ["moderators", "mods @example.org"])
+def test_a_contact_that_is_no_address_stops_start_up(address):
+    assert "RETWIS_CONTACT_EMAIL must be an e-mail address" in settings_error(
+        RETWIS_CONTACT_EMAIL=address, SITE_URL="https://retwis.example.org"
+    )
+    assert (
+        settings_error(
+            RETWIS_CONTACT_EMAIL="moderators@example.org", SITE_URL="https://retwis.example.org"
+        )
+        == ""
+    )
