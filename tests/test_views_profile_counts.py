@@ -47,6 +47,15 @@ def test_a_profile_says_2_posts_and_2_followers_in_the_plural(repo, alice, bob, 
     assert "2 posts ·" in counts and "2 followers ·" in counts
 
 
+def test_a_profile_in_chinese_counts_without_english_plurals(repo, alice, bob, client):
+    repo.graph.follow(bob.id, alice.id)
+    client.cookies["django_language"] = "zh-hans"
+
+    counts = text_of(section(client.get("/u/alice/").content.decode(), 'class="counts"', "</p>"))
+
+    assert "follower" not in counts and "post" not in counts, counts
+
+
 # --- A follow in place answers the profile's new followers count ------------------------
 
 
