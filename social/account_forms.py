@@ -115,7 +115,7 @@ def suspended_message(user: User) -> str:
     said = [str(LoginForm.SUSPENDED)]
     if user.suspended_reason and not user.is_deleted:
         said.append(
-            gettext("The moderators’ reason: %(reason)s") % {"reason": user.suspended_reason}
+            gettext("The moderators’ reason: “%(reason)s”.") % {"reason": user.suspended_reason}
         )
     if settings.RETWIS_CONTACT_EMAIL:
         contact = {"address": settings.RETWIS_CONTACT_EMAIL}

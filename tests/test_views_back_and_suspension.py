@@ -75,7 +75,7 @@ def test_a_suspended_account_is_told_the_reason_and_the_contact_at_login(repo, r
     said = text_of(page.content.decode())
     assert page.status_code == 400 and "auth" not in page.cookies
     assert "This account is suspended." in said
-    assert "The moderators’ reason: Spam links in every reply" in said
+    assert "The moderators’ reason: “Spam links in every reply”." in said
     assert "To ask about it, write to moderators@example.org." in said
     assert r.hget(keys.user(troll.id), "suspended_reason") == "Spam links in every reply"
 
@@ -87,7 +87,7 @@ def test_without_a_contact_a_suspended_account_is_told_the_reason_alone(repo, cl
 
     html = client.post("/login/", {"username": "troll", "password": PASSWORD}).content.decode()
 
-    assert "The moderators’ reason: Spam &lt;b&gt;links&lt;/b&gt;" in html  # escaped
+    assert "The moderators’ reason: “Spam &lt;b&gt;links&lt;/b&gt;”." in html  # escaped
     assert "write to" not in html
 
 
