@@ -113,6 +113,8 @@ MIDDLEWARE = [
     "social.middleware.LocaleMiddleware",
     # A body social.bodies refused (retwis_site/wsgi.py): answered before anything reads it.
     "social.middleware.BodyRefusedMiddleware",
+    # A form with pictures from someone at their limit: 429 before its body is parsed.
+    "social.middleware.UploadLimitMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "social.middleware.RedisAuthMiddleware",

@@ -14,9 +14,9 @@ from django.middleware.locale import LocaleMiddleware as DjangoLocaleMiddleware
 from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
 from django.utils.functional import SimpleLazyObject
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
-from social import images
+from social import auth, images
 from social.answers import refused_json, wants_json
 from social.api.base import error_response, is_api_path
 from social.bodies import REFUSED, Refusal
@@ -52,7 +52,9 @@ class RedisAuthMiddleware:
         # The repository's user or visitor, read when first used: what SiteHttpRequest
         # (social.http) says request.user is. django-stubs type request.user as
         # contrib.auth's user, and the lazy proxy as neither.
-        request.user = SimpleLazyObject(lambda: user_for_request(request))  # type: ignore[assignment]
+        known = getattr(request, UPLOADER, None)  # UploadLimitMiddleware's, already read
+        lazy = SimpleLazyObject(lambda: user_for_request(request))
+        request.user = known if known is not None else lazy  # type: ignore[assignment]
         response = self.get_response(request)
         if request.COOKIES.get(settings.AUTH_COOKIE_NAME):
             patch_cache_control(response, private=True)
@@ -105,6 +107,58 @@ def rate_limited_response(request: HttpRequest, error: RateLimited) -> HttpRespo
     response["Retry-After"] = str(error.retry_after)
     response["Cache-Control"] = "no-store"
     return response
+
+
+# Forms that take pictures, and what a submission counts against (auth.py).
+UPLOAD_FORMS = (
+    (
+        re.compile(r"/(?:post/|p/[0-9]{1,19}/)?"),
+        auth.post_limits,
+        gettext_lazy("You have posted a lot in a short time."),
+    ),
+    (
+        re.compile(r"/settings/profile/"),
+        auth.profile_limits,
+        gettext_lazy("You have changed your profile many times in a short time."),
+    ),
+)
+UPLOADER = "retwis_uploader"  # the request attribute holding the user read here
+# A form's body past this many bytes carries pictures: it is worth a look at the limit
+# before parsing. A smaller one (text alone) goes to its view, which keeps what was typed.
+UPLOAD_PEEK_BYTES = 256 * 1024
+
+
+class UploadLimitMiddleware:
+    """A form with pictures (multipart, over UPLOAD_PEEK_BYTES) sent by someone already at
+    the limit it counts against is answered 429 before its body is parsed
+    (CsrfViewMiddleware, next, would parse it: a loop of four 10 MB pictures costs the
+    parsing, not the limit). It only looks (LimitStore.waiting): the view counts the
+    attempt. One round trip more for such a form; the user read here is request.user's
+    (RedisAuthMiddleware). The page's script hears the refusal in JSON and keeps the text;
+    without it the 429 page says when to try again (the pictures were never kept)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.method == "POST"
+            and request.content_type == "multipart/form-data"
+            and request.COOKIES.get(settings.AUTH_COOKIE_NAME)
+            and int(request.META.get("CONTENT_LENGTH") or 0) > UPLOAD_PEEK_BYTES
+        ):
+            path = request.path_info
+            found = next((f for f in UPLOAD_FORMS if f[0].fullmatch(path)), None)
+            if found is not None:
+                _, checks, said = found
+                user = user_for_request(request)
+                setattr(request, UPLOADER, user)
+                if isinstance(user, User):
+                    wait = get_repository().limits.waiting(checks(user.id))
+                    if wait:
+                        request.user = user  # type: ignore[assignment]  # the 429 page's
+                        return rate_limited_response(request, RateLimited(str(said), wait))
+        return self.get_response(request)
 
 
 class RateLimitMiddleware:

@@ -156,3 +156,42 @@ def test_a_loop_of_refused_submissions_with_pictures_meets_the_post_limit(
 
     assert answers == [400] * limit + [429, 429]
     assert counted(r, "post_user", alice) == limit
+
+
+def test_at_the_limit_a_form_with_pictures_is_refused_before_its_body_is_parsed(
+    alice_client, alice, r, settings, monkeypatch
+):
+    """UploadLimitMiddleware: past the post (or profile) limit a multipart form gets its
+    429 before CsrfViewMiddleware parses the body (the parsing is what a loop of huge
+    uploads costs); under it, nothing changes and the view counts as before."""
+    from django.http.multipartparser import MultiPartParser
+
+    big = picture() + bytes(300_000)  # past UPLOAD_PEEK_BYTES, as real pictures are
+    settings.RETWIS_LIMIT_POSTS = (1, 600)
+    settings.RETWIS_LIMIT_PROFILE = (1, 600)
+    first = alice_client.post(HOME, {"status": "x" * 281, "picture_1": upload(big)})
+    assert first.status_code == 400 and counted(r, "post_user", alice) == 1
+    parsed: list[int] = []
+    real_parse = MultiPartParser.parse
+    monkeypatch.setattr(MultiPartParser, "parse", lambda self: parsed.append(1) or real_parse(self))
+
+    again = alice_client.post(HOME, {"status": "hello", "picture_1": upload(big)})
+    reply = alice_client.post("/post/", {"status": "hello", "picture_1": upload(big)})
+    small = alice_client.post(HOME, {"status": "hello", "picture_1": upload(picture())})
+
+    assert again.status_code == reply.status_code == 429
+    assert int(again["Retry-After"]) > 0
+    assert "You have posted a lot in a short time." in again.content.decode()
+    assert parsed == [1]  # only the small form's body was parsed
+    assert small.status_code == 429  # the view counted it: past the limit too
+    assert counted(r, "post_user", alice) == 1  # a look, not an attempt
+    # The profile form (avatar, header) the same, with its own limit and words.
+    r.set(keys.rate_limit("profile_user", str(alice.id)), 1, ex=600)
+    profile = alice_client.post("/settings/profile/", {"avatar": upload(big)})
+    assert profile.status_code == 429 and parsed == [1]
+    assert "changed your profile many times" in profile.content.decode()
+    # A form without pictures (urlencoded) is left to its view, which counts and refuses.
+    plain = alice_client.post(
+        "/settings/profile/", "display_name=Al", content_type="application/x-www-form-urlencoded"
+    )
+    assert plain.status_code == 429 and "Too many changes." in plain.content.decode()

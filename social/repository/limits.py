@@ -115,6 +115,22 @@ class LimitStore(RepositoryBase):
             )
         return verdict
 
+    def waiting(self, checks: Sequence[Check]) -> int:
+        """Return the seconds until every check allows one more attempt (0: now), counting
+        nothing: a look before work worth skipping (a body not yet parsed). One round trip."""
+        pipe = self._pipe()
+        for limit, subject in checks:
+            key = keys.rate_limit(limit.scope, subject)
+            pipe.get(key)
+            pipe.ttl(key)
+        replies = pipe.execute()
+        waits = [
+            ttl if ttl > 0 else limit.window
+            for (limit, _), count, ttl in zip(checks, replies[0::2], replies[1::2])
+            if count is not None and int(count) >= limit.attempts
+        ]
+        return max(waits, default=0)
+
     def give_back(self, checks: Sequence[Check], *, forget: Sequence[Check] = ()) -> None:
         """Take back one attempt from each of checks (it turned out not to count), and forget
         every attempt of each of forget (a successful login clears its failures).
