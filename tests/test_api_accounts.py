@@ -173,3 +173,12 @@ def test_the_instance_describes_the_server(client, repo, alice):
     v2 = client.get("/api/v2/instance/").json()
     assert v2["api_versions"] == {"mastodon": 2}
     assert v2["domain"] == "testserver"
+
+
+def test_the_instance_names_the_contact_address_staff_configured(client, settings):
+    assert client.get("/api/v1/instance").json()["email"] == ""
+    settings.RETWIS_CONTACT_EMAIL = "moderators@retwis.example"
+
+    assert client.get("/api/v1/instance").json()["email"] == "moderators@retwis.example"
+    contact = client.get("/api/v2/instance").json()["contact"]
+    assert contact == {"email": "moderators@retwis.example", "account": None}

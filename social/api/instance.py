@@ -76,7 +76,7 @@ class InstanceV1View(InstanceView):
                 "title": TITLE,
                 "short_description": DESCRIPTION,
                 "description": DESCRIPTION,
-                "email": "",
+                "email": settings.RETWIS_CONTACT_EMAIL,
                 "version": VERSION,
                 "urls": {"streaming_api": self.streaming_url()},
                 "stats": {"user_count": users, "status_count": posts, "domain_count": 0},
@@ -128,7 +128,7 @@ class InstanceV2View(InstanceView):
                 },
                 "registrations": {"enabled": False, "approval_required": False, "message": None},
                 "api_versions": {"mastodon": 2},
-                "contact": {"email": "", "account": None},
+                "contact": {"email": settings.RETWIS_CONTACT_EMAIL, "account": None},
                 "rules": rules_json(about),
             }
         )
