@@ -210,9 +210,11 @@ def test_a_suspended_profile_is_paged_for_staff_and_absent_for_others(
     assert r.hget(f"user:{bob.id}", "status") == "suspended"
 
 
-def test_a_home_page_of_muted_posts_says_so_and_leads_to_older_ones(
+def test_a_home_page_of_muted_posts_fills_with_older_ones(
     repo, r, alice, bob, charlie, alice_client
 ):
+    """Ten muted posts at the head of the feed: the page reads past them (full pages,
+    issue 37) instead of saying "nothing on this page is shown to you"."""
     repo.graph.follow(alice.id, bob.id)
     repo.graph.follow(alice.id, charlie.id)
     repo.posts.create_post(charlie.id, "charlie's older words", at=T0 - 100)
@@ -221,9 +223,8 @@ def test_a_home_page_of_muted_posts_says_so_and_leads_to_older_ones(
 
     html = alice_client.get("/").content.decode()
 
-    assert "Nothing on this page is shown to you" in html and "No posts yet" not in html
-    assert 'href="/?page=2" rel="next"' in html and "post 9" not in html
-    assert "charlie&#39;s older words" in alice_client.get("/?page=2").content.decode()
+    assert "charlie&#39;s older words" in html and "post 9" not in html
+    assert "Nothing on this page is shown to you" not in html and "No posts yet" not in html
     assert r.zscore(f"mutes:{alice.id}", bob.id) is not None
 
 
