@@ -19,5 +19,6 @@ application = FrontPageCache(
         django_application,
         max_bytes=settings.RETWIS_MAX_BODY,
         timeout=settings.RETWIS_BODY_TIMEOUT,
+        proxied=bool(settings.TRUSTED_PROXY_HEADER),
     )
 )

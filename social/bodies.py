@@ -20,8 +20,10 @@ what has probably come: one byte after a read that had to wait, twice the last a
 that did not (up to CHUNK). A client that trickles its body is so given up at the deadline
 (within one of its bytes); one that sends part of it and then nothing at all still holds
 its worker until it goes: only a proxy that buffers bodies (nginx, docs/deploy.md) or an
-asynchronous server in front ends that. The body is kept in memory up to IN_MEMORY bytes,
-on disk past it, and Django reads it from there.
+asynchronous server in front ends that. An address whose bodies timed out twice in ten
+minutes has its next bodies refused at once (SlowSenders), so one address cannot keep the
+workers busy by starting a new slow body as each one times out. The body is kept in
+memory up to IN_MEMORY bytes, on disk past it, and Django reads it from there.
 
 A refusal reaches Django with an empty body and its reason (REFUSED in the environ):
 BodyRefusedMiddleware answers it in the site's look and language (JSON on the API's
@@ -106,13 +108,50 @@ def declared_length(environ: dict) -> int | None:
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 19 else -1
 
 
+class SlowSenders:
+    """Addresses whose bodies timed out lately, remembered by this process: past STRIKES
+    in WINDOW seconds, an address's next bodies are refused (408) before a byte is read,
+    so a client that keeps trickling bodies holds a worker for a timeout or two, not for
+    as long as it likes. IPv6 by /64, mapped IPv4 as IPv4 (auth.address_subject). Only
+    without a trusted proxy in front: behind one every request comes from the proxy, which
+    buffers bodies itself (docs/deploy.md). At most SIZE addresses (the oldest forgotten)."""
+
+    STRIKES = 2
+    WINDOW = 600.0
+    SIZE = 10_000
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[float]] = {}
+
+    def barred(self, address: str, now: float) -> bool:
+        times = [t for t in self.seen.get(address, ()) if now - t < self.WINDOW]
+        return len(times) >= self.STRIKES
+
+    def strike(self, address: str, now: float) -> None:
+        times = [t for t in self.seen.pop(address, ()) if now - t < self.WINDOW]
+        self.seen[address] = [*times, now][-self.STRIKES :]
+        while len(self.seen) > self.SIZE:
+            self.seen.pop(next(iter(self.seen)))
+
+
+def sender_of(environ: dict) -> str:
+    """What a request's body is counted under: its peer's address (its /64 for IPv6)."""
+    from social.auth import address_subject
+
+    return address_subject(environ.get("REMOTE_ADDR", ""))
+
+
 class BoundedBodies:
     """The WSGI application with every request's body bounded in size and time."""
 
-    def __init__(self, application: Callable, *, max_bytes: int, timeout: float) -> None:
+    def __init__(
+        self, application: Callable, *, max_bytes: int, timeout: float, proxied: bool = False
+    ) -> None:
         self.application = application
         self.max_bytes = max_bytes
         self.timeout = timeout
+        # Behind a trusted proxy (TRUSTED_PROXY_HEADER) no address is barred: see SlowSenders.
+        self.slow = None if proxied else SlowSenders()
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         begun = time.monotonic()  # the headers have come: the body's time starts
@@ -123,11 +162,16 @@ class BoundedBodies:
             return self.refuse(environ, start_response, TOO_LARGE)
         if length == -1:
             return self.refuse(environ, start_response, INCOMPLETE)
+        sender = sender_of(environ) if self.slow is not None else ""
+        if self.slow is not None and self.slow.barred(sender, begun):
+            return self.refuse(environ, start_response, TOO_SLOW)
         try:
             read = read_body(environ["wsgi.input"], length, self.max_bytes, begun + self.timeout)
         except OSError:  # the connection broke: the body never came whole
             read = INCOMPLETE
         if isinstance(read, Refusal):
+            if read is TOO_SLOW and self.slow is not None:
+                self.slow.strike(sender, time.monotonic())
             return self.refuse(environ, start_response, read)
         environ["wsgi.input"] = read.file
         environ["CONTENT_LENGTH"] = str(read.size)

@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, RequestFactory
 
 from social import images, keys
-from social.bodies import INCOMPLETE, REFUSED, TOO_LARGE, TOO_SLOW, BoundedBodies
+from social.bodies import INCOMPLETE, REFUSED, TOO_LARGE, TOO_SLOW, BoundedBodies, SlowSenders
 from tests.api import token_for
 from tests.conftest import CLUSTER, make_user
 from tests.served_site import served_site
@@ -373,3 +373,46 @@ def test_the_api_refuses_a_picture_past_the_limit_with_its_own_message(repo, r):
     assert answer.status_code == 422
     assert answer.json() == {"error": "Validation failed: The picture is over 10 MB."}
     assert r.zcard(keys.user_media(alice.id)) == 0 and r.zcard(keys.media_unattached()) == 0
+
+
+def test_an_address_whose_bodies_keep_timing_out_is_refused_before_a_byte_is_read(clock):
+    """Each slow body frees its worker at the deadline; a sender that starts another as
+    each times out is barred after two (SlowSenders), for ten minutes, its address only."""
+
+    def app(env: dict, start_response):
+        start_response("200 OK", [])
+        return [env.get(REFUSED, "read").__class__.__name__.encode()]
+
+    def send(bounded: BoundedBodies, address: str, stream: Stream) -> object:
+        seen: dict = {}
+
+        def keep(env: dict, start_response):
+            seen.update(env)
+            return app(env, start_response)
+
+        bounded.application = keep
+        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/login/", "REMOTE_ADDR": address,
+                   "CONTENT_LENGTH": "50", "wsgi.input": stream}  # fmt: skip
+        list(bounded(environ, lambda *args: None))
+        return seen.get(REFUSED)
+
+    def slow() -> Stream:
+        return Stream([b"a"] * 50, clock, each=1)  # a byte a second
+
+    bounded = BoundedBodies(app, max_bytes=100, timeout=10)
+    trickles = [slow() for _ in range(3)]
+    assert [send(bounded, "203.0.113.9", s) for s in trickles] == [TOO_SLOW] * 3
+    assert [len(s.asked) for s in trickles] == [10, 10, 0]  # the third: not a byte read
+    mapped = slow()  # the same address written as IPv4 in IPv6
+    assert send(bounded, "::ffff:203.0.113.9", mapped) == TOO_SLOW and mapped.asked == []
+    other = Stream([b"a" * 50])
+    assert send(bounded, "198.51.100.7", other) is None and other.asked  # others read
+    clock.now += SlowSenders.WINDOW
+    again = Stream([b"a" * 50])
+    assert send(bounded, "203.0.113.9", again) is None  # ten minutes later: read again
+    # Behind a trusted proxy every request has the proxy's address: no one is barred.
+    proxied = BoundedBodies(app, max_bytes=100, timeout=10, proxied=True)
+    for _ in range(3):
+        assert send(proxied, "127.0.0.1", slow()) == TOO_SLOW
+    fast = Stream([b"a" * 50])
+    assert send(proxied, "127.0.0.1", fast) is None and fast.asked
