@@ -21,12 +21,15 @@ from tests.api import all_keys
 from tests.conftest import PASSWORD
 
 # The client's page: `login(via)` opens the popup and waits; window.outcome says how it
-# ended. A popup whose link was cut looks closed to its opener at once: "Failed to log in".
+# ended. A popup whose link was cut looks closed to its opener at once: "Failed to log in"
+# (after a second's grace: the redirect page posts its message, then closes itself, and on
+# a busy machine the opener may see it closed before the message is handed over).
 CLIENT_PAGE = """<!doctype html><html><head><title>Web client</title></head><body>
 <button id="login">Log in</button><p id="said"></p>
 <script>
 const cfg = JSON.parse('CONFIG');
 window.outcome = null;
+let heard = false;  // the redirect page's message came (it closes the popup right after)
 async function finish(code, state) {
   const body = new URLSearchParams({grant_type: "authorization_code", code,
     client_id: cfg.client_id, client_secret: cfg.client_secret, redirect_uri: cfg.redirect_uri});
@@ -51,14 +54,17 @@ function login(via) {
         }
       } catch (e) {}
     }
-    if (popup.closed) {
+    if (popup.closed) {  // gone: give a message posted just before it closed a moment
       clearInterval(watch);
-      window.outcome = {done: false, said: "Failed to log in"};
+      setTimeout(() => {
+        if (!heard) window.outcome = {done: false, said: "Failed to log in"};
+      }, 1000);
     }
   }, 50);
   if (via === "message") {
     window.addEventListener("message", (event) => {
       if (event.origin !== location.origin || !event.data.code) return;
+      heard = true;
       clearInterval(watch);
       finish(event.data.code, event.data.state);
     });
