@@ -216,14 +216,22 @@ def test_a_job_that_keeps_killing_its_worker_becomes_a_dead_letter(repo, r, log)
 
 
 def test_a_running_job_keeps_its_claim(repo, r, log):
+    def idle_ms() -> int:
+        [pending] = r.xpending_range(keys.job_stream("mail"), GROUP, "-", "+", 1)
+        assert pending["consumer"] == "alive"
+        return int(pending["time_since_delivered"])
+
     work.enqueue("mail", "test_record", {"log": str(log)})
     repo.jobs.ensure_group("mail")
     job = repo.jobs.take("mail", "alive")
     assert job is not None
-    time.sleep(0.05)  # let some idle time build up, then renew it
+    time.sleep(1.5)  # let idle time build up (a floor, not a wait for something)
+    before = idle_ms()
     repo.jobs.touch(job, "alive")
 
-    assert repo.jobs.reclaim("mail", "thief", idle_ms=40) == []
+    assert before >= 1500 and idle_ms() < before  # renewed: idle counts from the touch
+    assert repo.jobs.reclaim("mail", "thief", idle_ms=before) == []
+    assert idle_ms() < before  # still the living worker's
 
 
 def test_the_worker_command_runs_jobs_in_threads_and_stops_cleanly(repo, r, log):

@@ -37,11 +37,7 @@ def load() -> None:
     if _loaded:
         return
     for name in HANDLER_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:  # a module it imports is missing: a real error
-                raise
+        importlib.import_module(name)
     _loaded = True
 
 
