@@ -307,7 +307,7 @@ BENCH_API_TOKEN = "http-bench-api-token-" + "0" * 22
 
 def api_token(r: redis.Redis, user_id: int) -> str:
     """Give user_id a client API token with every scope, written as
-    social/repository/oauth.py's save_token writes one (the app, the token's hash by its
+    social/repository/clients/oauth.py's save_token writes one (the app, the token's hash by its
     SHA-256, the user's list), on the bench's own Redis; return it."""
     digest = hashlib.sha256(BENCH_API_TOKEN.encode()).hexdigest()
     pipe = r.pipeline(transaction=False)

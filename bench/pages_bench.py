@@ -42,7 +42,7 @@ from django.test import Client  # noqa: E402
 
 from social import keys  # noqa: E402
 from social.repository import User, get_repository  # noqa: E402
-from social.repository.moderation import SYSTEM_ACTOR  # noqa: E402
+from social.repository.moderation.actions import SYSTEM_ACTOR  # noqa: E402
 from tests.counting import CountingConnection, RoundTrips  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 

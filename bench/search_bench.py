@@ -42,7 +42,7 @@ django.setup()
 from social import keys  # noqa: E402
 from social.repository import ANONYMOUS, Repository, Viewer  # noqa: E402
 from social.repository.cache import ProcessCache  # noqa: E402
-from social.repository.search import KINDS  # noqa: E402
+from social.repository.read.search import KINDS  # noqa: E402
 from tests.counting import CountingConnection, RoundTrips  # noqa: E402
 
 QUERIES = ("aaron", "lauren garcia", "a", "zzzz", "redis", "the")

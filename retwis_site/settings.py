@@ -208,7 +208,7 @@ PASSWORD_HASHERS = [
 LOGIN_URL = "social:login"
 LOGIN_REDIRECT_URL = "social:home"
 
-# Rate limits, "COUNT/WINDOW" (social/repository/limits.py; docs/deploy.md). The password
+# Rate limits, "COUNT/WINDOW" (social/repository/moderation/limits.py; docs/deploy.md). The password
 # of an account is never refused for failures from other addresses: login failures count
 # per client address and per (username, address) only.
 RETWIS_LIMIT_LOGIN_ADDRESS = envrate("RETWIS_LIMIT_LOGIN_ADDRESS", "20/15m")  # failures

@@ -14,8 +14,8 @@ from django.utils.translation import gettext, gettext_lazy
 
 from social import auth
 from social.repository import Repository, User
-from social.repository.emails import EMAIL_MAX
-from social.repository.limits import wait_phrase
+from social.repository.accounts.emails import EMAIL_MAX
+from social.repository.moderation.limits import wait_phrase
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise

@@ -28,7 +28,7 @@ from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.keys import DELETED_ACCOUNT_GRACE_DAYS
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.repository import NotAllowed, UsernameTaken, UserNotFound
-from social.repository.limits import wait_phrase
+from social.repository.moderation.limits import wait_phrase
 
 
 class RegisterView(RepositoryMixin, FormView):

@@ -12,7 +12,7 @@ from django.contrib.auth.hashers import check_password, identify_hasher, make_pa
 from django.http import HttpRequest, HttpResponse
 
 from social.repository import Repository, User
-from social.repository.limits import Check, Limit
+from social.repository.moderation.limits import Check, Limit
 
 
 def authenticate(repo: Repository, username: str, password: str) -> User | None:

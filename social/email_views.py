@@ -25,7 +25,7 @@ from social.account_views import AccountFormView
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import RepositoryMixin
 from social.repository import AnonymousUser, EmailTaken, Repository
-from social.repository.limits import Check, wait_phrase
+from social.repository.moderation.limits import Check, wait_phrase
 
 TRY_LATER = gettext_lazy(
     "We could not send the mail just now. Nothing was changed: try again later."

@@ -30,8 +30,8 @@ from django.utils.translation import gettext, gettext_lazy, override
 from social import media
 from social.forms import is_tag
 from social.repository import ANONYMOUS, Page, Post, Profile, UserNotFound, get_repository
-from social.repository.attachments import FULL, KIND
 from social.repository.models import TimelinePage
+from social.repository.posts.attachments import FULL, KIND
 from social.text import normal_tag
 
 FEED_ITEMS = 20  # the newest posts a feed lists

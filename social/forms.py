@@ -12,8 +12,8 @@ from django.utils.translation import gettext, gettext_lazy
 
 from social.keys import FILTER_CONTEXTS, FILTER_MAX
 from social.post_forms import lazy_text, too_long
-from social.repository.filters import LEGACY_CONTEXT
-from social.repository.search import QUERY_MAX
+from social.repository.read.search import QUERY_MAX
+from social.repository.relations.filters import LEGACY_CONTEXT
 from social.text import normal_tag
 
 # A tag as /tag/<tag>/ and the staff search take it: what social.text.TAG_RE finds after "#"

@@ -326,7 +326,7 @@ def name_words_of() -> str:
     return "{names}:words_of"
 
 
-# --- OAuth (social/repository/oauth.py) ----------------------------------------------------
+# --- OAuth (social/repository/clients/oauth.py) ------------------------------------------
 # Secrets (a token, a code, a client secret) are kept as the SHA-256 of their text (hex).
 
 
@@ -374,7 +374,7 @@ def oauth_user_tokens(user_id: int) -> str:
 OAUTH_TOKENS_CAP = 200
 
 
-# --- Blocks and mutes (social/repository/relations.py) ------------------------------------
+# --- Blocks and mutes (social/repository/relations/blocks.py) ------------------------------------
 
 
 def blocks(user_id: int) -> str:
@@ -436,7 +436,7 @@ def markers(user_id: int) -> str:
     return f"markers:{int(user_id)}"
 
 
-# --- Reposts (social/repository/reposts.py) ----------------------------------------------
+# --- Reposts (social/repository/posts/reposts.py) ----------------------------------------------
 
 
 def reposts(post_id: int) -> str:
@@ -449,7 +449,7 @@ def user_reposts(user_id: int) -> str:
     return f"user_reposts:{int(user_id)}"
 
 
-# --- E-mail and account recovery (social/repository/emails.py) ---------------------------
+# --- E-mail and account recovery (social/repository/accounts/emails.py) ---------------------------
 # Links mailed out are secrets: kept, like OAuth's, as the SHA-256 of their text.
 
 
@@ -486,7 +486,7 @@ def mail_sent(mail_id: str) -> str:
 
 MAIL_SENDING_TTL = 5 * 60  # a worker that died sending: its mail is tried again after this
 MAIL_SENT_TTL = 3 * 24 * 60 * 60  # longer than the mail queue's retries (about 12 hours)
-# --- The server's own words (social/repository/instance.py) -------------------------------
+# --- The server's own words (social/repository/clients/instance.py) -------------------------------
 
 
 def instance_about() -> str:
@@ -494,7 +494,7 @@ def instance_about() -> str:
     return "instance:about"
 
 
-# --- Pictures (social/media.py, social/repository/profiles.py) -----------------------------
+# --- Pictures (social/media.py, social/repository/accounts/profiles.py) ---------------------
 # The bytes live in Django's storage; a picture is named by a random token (16 hex digits).
 
 IMAGE_TOKEN_RE = r"[0-9a-f]{16}"
@@ -534,7 +534,7 @@ def post_draft(token: str) -> str:
 POST_DRAFT_TTL = 24 * 60 * 60
 
 
-# --- The live bus (social/repository/live.py) --------------------------------------------
+# --- The live bus (social/repository/live/live.py) --------------------------------------------
 
 
 def live_events() -> str:
@@ -545,7 +545,7 @@ def live_events() -> str:
 LIVE_EVENTS_CAP = 10000
 
 
-# --- The worker tier (social/repository/jobs.py, social/work/) -------------------------
+# --- The worker tier (social/repository/work/jobs.py, social/work/) -------------------------
 # Every key of one queue carries the hash tag {jobs:<queue>}: on a Redis Cluster they share
 # a slot, so a job moves between them in one script or MULTI.
 

@@ -7,7 +7,7 @@ A picture is a token (16 random hex digits) and one file per size, named
 with far-future caching. Only the re-encoded output of social/images.py is ever stored
 (WebP), and only names of that shape are ever served, always as image/webp with `nosniff`:
 nothing a person uploads can come back as HTML or script. What each picture is (owner,
-kind, sizes) is in Redis (keys.image, repository/profiles.py).
+kind, sizes) is in Redis (keys.image, repository/accounts/profiles.py).
 
 An upload is kept as sent under `uploads/` (save_original) until the worker has made its
 sizes (social/work_handlers/media.py); page requests never decode a picture.

@@ -22,7 +22,7 @@ from social.api.base import error_response, is_api_path
 from social.bodies import REFUSED, Refusal
 from social.redis_client import UNAVAILABLE
 from social.repository import AnonymousUser, User, get_repository
-from social.repository.limits import RateLimited, wait_phrase
+from social.repository.moderation.limits import RateLimited, wait_phrase
 
 log = logging.getLogger(__name__)
 # A Content-Security-Policy's form-action directive (group 2), after the start or a `;`.

@@ -138,7 +138,7 @@ class UserPageMixin(RepositoryMixin):
     """Resolve the account the URL names, by <username> or by <user_id>, or 404.
 
     Staff pages also take the id: a name the reference Retwis allowed may fit no URL
-    (social.repository.users.name_has_url). An id is not looked up here; the page's own
+    (social.repository.accounts.users.name_has_url). An id is not looked up here; the page's own
     read of the account answers 404 when there is none.
     """
 

@@ -16,7 +16,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext, ngettext_l
 
 from social import images
 from social.keys import MEDIA_ALT_MAX, MEDIA_PER_POST
-from social.repository.reports import REPORT_REASONS, REPORT_TEXT_MAX
+from social.repository.moderation.reports import REPORT_REASONS, REPORT_TEXT_MAX
 
 POST_MAX = 280
 SPOILER_MAX = 140  # a content warning's characters

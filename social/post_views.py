@@ -30,7 +30,7 @@ from social.repository import (
     Viewer,
 )
 from social.repository.errors import RepositoryError
-from social.repository.reports import AlreadyReported
+from social.repository.moderation.reports import AlreadyReported
 
 REPLIES_PAGE_SIZE = 20  # replies under a permalink, oldest first
 BUSY = gettext_lazy("Many pictures are waiting to be processed: try again in a minute.")

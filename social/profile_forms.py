@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from social.post_forms import PictureUploadField, read_checked, shows_something
-from social.repository.profiles import DISPLAY_NAME_MAX, NOTE_MAX
+from social.repository.accounts.profiles import DISPLAY_NAME_MAX, NOTE_MAX
 
 # What a browser may send at most before we normalise (a paste of a book is refused whole).
 RAW_TEXT_MAX = 5000

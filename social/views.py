@@ -25,8 +25,8 @@ from social.repository import (
     UserNotFound,
     Viewer,
 )
-from social.repository.reader import PageAt
-from social.repository.search import KINDS
+from social.repository.read.reader import PageAt
+from social.repository.read.search import KINDS
 from social.templating.filters import age_changes_at
 from social.text import normal_tag
 

@@ -27,7 +27,7 @@ from django.utils import translation
 from redis.cluster import RedisCluster
 
 from social.repository import PROCESS_CACHE, Repository, User, get_repository
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 from tests.counting import CountingConnection, RoundTrips
 from tests.redis_server import RedisClusterServer, RedisServer
 

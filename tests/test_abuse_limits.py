@@ -11,7 +11,7 @@ from django.contrib.auth.hashers import make_password
 from django.test import Client
 
 from social import auth
-from social.repository.limits import Limit, wait_phrase
+from social.repository.moderation.limits import Limit, wait_phrase
 from tests.conftest import PASSWORD, make_user
 
 

@@ -29,7 +29,7 @@ import requests
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from social import keys
-from social.repository.oauth import digest
+from social.repository.clients.oauth import digest
 from tests.conftest import CLUSTER, PASSWORD
 from tests.served_site import served_site
 

@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from social import keys
-from social.repository.notification_events import event_from
+from social.repository.live.notification_events import event_from
 from tests.api import Api, token_for
 from tests.conftest import CLUSTER, login, make_user
 

@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 
 from social import keys
-from social.repository.oauth import digest
+from social.repository.clients.oauth import digest
 from tests.api import Api, all_keys, token_for
 from tests.conftest import PASSWORD, login
 

@@ -15,7 +15,7 @@ from django.test import Client
 from social import keys
 from social.api.redirect_uris import form_action_source, matches, problem
 from social.middleware import form_action_allowing
-from social.repository.oauth import digest
+from social.repository.clients.oauth import digest
 from tests.api import OOB, all_keys
 from tests.conftest import login
 from tests.test_api_oauth import challenge_of, register

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from social import keys
-from social.repository.oauth import digest
+from social.repository.clients.oauth import digest
 from tests.conftest import login
 
 WEB_APP = "https://client.example/callback"

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from social import keys
-from social.repository.instance import RULE_MAX, RULES_MAX
+from social.repository.clients.instance import RULE_MAX, RULES_MAX
 from tests.api import Api, all_keys, token_for
 from tests.conftest import CLUSTER, login
 

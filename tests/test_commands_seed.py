@@ -19,7 +19,7 @@ from social.auth import authenticate
 from social.demo import DEMO_MENTIONED
 from social.management.commands.seed import DEMO_FOLLOWS, DEMO_PASSWORD, DEMO_USERNAME
 from social.repository import PostNotFound, UserNotFound, Viewer
-from social.repository.posts import ANCESTORS_KEPT, TRENDING_HOUR_TTL
+from social.repository.posts.posting import ANCESTORS_KEPT, TRENDING_HOUR_TTL
 from social.text import encode_mentions, hashtags, mentioned_names
 from tests.conftest import CLUSTER, make_user
 

@@ -19,7 +19,7 @@ from django.contrib.auth.hashers import check_password
 from django.test import Client
 
 from social import keys, work
-from social.repository.oauth import digest
+from social.repository.clients.oauth import digest
 from tests.conftest import PASSWORD, login, make_user
 from tests.redis_server import free_port
 

@@ -1,4 +1,5 @@
-"""`manage.py export` and `manage.py import` (social/repository/backup.py, backup_format.py).
+"""`manage.py export` and `manage.py import`
+(social/repository/operations/backup.py, backup_format.py).
 
 A round trip from the suite's server into a second redis-server of our own reproduces the
 database: every key, its type, its value byte for byte and its TTL (give or take the seconds
@@ -22,10 +23,10 @@ from django.core.management.base import CommandError
 
 from social import keys
 from social.repository import Repository, get_repository
-from social.repository.backup import TargetNotEmpty
-from social.repository.backup_format import BadBackup, Record, decode_blob, encode_blob
-from social.repository.filters import LEGACY_CONTEXT, FilterDraft
-from social.repository.limits import Limit
+from social.repository.moderation.limits import Limit
+from social.repository.operations.backup import TargetNotEmpty
+from social.repository.operations.backup_format import BadBackup, Record, decode_blob, encode_blob
+from social.repository.relations.filters import LEGACY_CONTEXT, FilterDraft
 from tests.conftest import CLUSTER, cache_settings, raw_client
 from tests.counting import CountingConnection, RoundTrips
 from tests.redis_server import RedisServer

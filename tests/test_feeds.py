@@ -17,7 +17,7 @@ import pytest
 from django.test import Client
 from django.utils.http import http_date
 
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 from tests.conftest import login
 from tests.test_round_trips import BUDGET, costs, pin
 

@@ -12,7 +12,7 @@ import pytest
 
 from social import keys
 from social.repository import HOME, PROFILE, HomeFeed, OwnPosts, Viewer
-from social.repository.reader import FILL_GROWTH, FILL_ROUNDS, PageAt
+from social.repository.read.reader import FILL_GROWTH, FILL_ROUNDS, PageAt
 from tests.api import Api, token_for
 from tests.conftest import make_user
 

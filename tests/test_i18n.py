@@ -24,7 +24,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils import translation
 
-from social.repository.limits import wait_phrase
+from social.repository.moderation.limits import wait_phrase
 from social.templating import filters
 from tests.conftest import login, make_staff, make_user
 

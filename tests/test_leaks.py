@@ -13,7 +13,7 @@ from django.views.debug import SafeExceptionReporterFilter
 from social import views
 from social.debug import mask_url_passwords
 from social.post_forms import PostForm
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 
 T0 = 1_700_000_000
 

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from social.repository import UsernameTaken
-from social.repository.users import name_has_url
+from social.repository.accounts.users import name_has_url
 from tests.conftest import login, make_user
 
 T0 = 1_300_000_000

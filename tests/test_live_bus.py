@@ -1,4 +1,4 @@
-"""The live bus (social/repository/bus.py, live.py): each write that makes an event XADDs it
+"""The live bus (social/repository/live/bus.py, live.py): each write that makes an event XADDs it
 once, on its own pipeline; a listener decides with the read path's policy for its reader."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import redis
 from social import keys
 from social.redis_client import get_async_redis
 from social.repository import Viewer
-from social.repository.live import LiveBus, LiveEvent, live_event_from
+from social.repository.live.live import LiveBus, LiveEvent, live_event_from
 
 T0 = 1_700_000_000
 

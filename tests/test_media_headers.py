@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from social import keys
 from social.images import AVATAR_SIZES, process
-from social.repository.profiles import Picture
+from social.repository.accounts.profiles import Picture
 from tests.test_images import picture
 
 

@@ -1,4 +1,4 @@
-"""The pictures' lifecycle (social/repository/media_files.py): deleting a post (by its
+"""The pictures' lifecycle (social/repository/posts/media_files.py): deleting a post (by its
 author or staff) or purging an account deletes its pictures' hashes and files; day-old
 unattached uploads go; `manage.py repair` finds orphans both ways (--dry-run honoured);
 `export`/`import --with-files` carry the files. Redis state and files asserted; on real
@@ -16,8 +16,8 @@ from django.core.management import call_command
 
 from social import keys
 from social.images import AVATAR_SIZES, process
-from social.repository.media_files import UNATTACHED_MAX_AGE
-from social.repository.profiles import Picture
+from social.repository.accounts.profiles import Picture
+from social.repository.posts.media_files import UNATTACHED_MAX_AGE
 from tests.test_images import picture
 from tests.test_repository_media import stored_files, uploaded
 

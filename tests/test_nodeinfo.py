@@ -55,7 +55,7 @@ def test_nodeinfo_says_what_the_site_is_and_how_much_it_is_used(repo, r, alice, 
     assert info["protocols"] == [] and info["openRegistrations"] is True
     users = info["usage"]["users"]
     assert users["total"] == 3 == r.hlen(keys.users())
-    if CLUSTER:  # the busiest day's distinct users (repository/stats.py)
+    if CLUSTER:  # the busiest day's distinct users (repository/moderation/stats.py)
         assert (users["activeMonth"], users["activeHalfyear"]) == (2, 2)
     else:
         assert (users["activeMonth"], users["activeHalfyear"]) == (2, 3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.test import Client
 
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 from tests.conftest import login
 
 

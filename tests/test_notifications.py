@@ -12,7 +12,7 @@ from django.test import Client
 
 from social import keys
 from social.repository import Viewer
-from social.repository.notification_events import event_from
+from social.repository.live.notification_events import event_from
 from tests.conftest import login, make_user
 
 T0 = 1_700_000_000

@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from social.repository import NotAllowed, Repository, User
-from social.repository.moderation import OWNER_ONLY, SYSTEM_ACTOR
+from social.repository.moderation.actions import OWNER_ONLY, SYSTEM_ACTOR
 from tests.conftest import login, make_staff, make_user
 from tests.test_staff_actions import messages_of
 

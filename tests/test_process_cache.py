@@ -12,7 +12,7 @@ from django.contrib.auth.hashers import make_password
 from social import keys
 from social.repository import ANONYMOUS, STAFF, UserNotFound, Viewer
 from social.repository.cache import BoundedCache
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 
 T0 = 1_700_000_000
 

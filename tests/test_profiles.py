@@ -182,7 +182,7 @@ def test_the_media_view_serves_a_picture_as_webp_for_a_year_and_nothing_else(
     client, alice, repo, r
 ):
     from social.images import AVATAR_SIZES, process
-    from social.repository.profiles import Picture
+    from social.repository.accounts.profiles import Picture
 
     repo.profiles.update(alice.id, pictures=[Picture("avatar", process(picture(), AVATAR_SIZES))])
     token = r.hget(keys.user(alice.id), "avatar")
@@ -233,7 +233,7 @@ def test_generated_avatars_differ_by_account():
 
 def test_staff_remove_a_name_a_bio_and_an_avatar_with_an_audit_entry(sam_client, alice, repo, r):
     from social.images import AVATAR_SIZES, process
-    from social.repository.profiles import Picture
+    from social.repository.accounts.profiles import Picture
 
     avatar = Picture("avatar", process(picture(), AVATAR_SIZES))
     repo.profiles.update(alice.id, display_name="Rude", note="rude bio", pictures=[avatar])
@@ -259,7 +259,7 @@ def test_a_non_staff_account_cannot_remove_a_profile(alice_client, bob, repo, r)
 
 def test_purging_a_deleted_account_deletes_its_files(alice, repo, r):
     from social.images import AVATAR_SIZES, HEADER_SIZES, process
-    from social.repository.profiles import Picture
+    from social.repository.accounts.profiles import Picture
 
     repo.profiles.update(
         alice.id,

@@ -1,4 +1,4 @@
-"""The one read path (social/repository/reader.py) and its visibility policy
+"""The one read path (social/repository/read/reader.py) and its visibility policy
 (visibility.py): each source reads its ids, and who sees what is decided in one place."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from social.repository import (
     UserNotFound,
     Viewer,
 )
-from social.repository.reader import PageAt
+from social.repository.read.reader import PageAt
 from tests.conftest import make_staff, make_user
 
 T0 = 1_700_000_000

@@ -6,7 +6,7 @@ import pytest
 
 from social import keys
 from social.repository import EmailTaken
-from social.repository.oauth import digest
+from social.repository.clients.oauth import digest
 from tests.conftest import make_user
 
 

@@ -11,8 +11,8 @@ from django.conf import settings
 
 from social import images, keys
 from social.repository import PROCESS_CACHE, MediaNotFound, Timeline
-from social.repository.sources import PUBLIC
-from social.repository.visibility import ANONYMOUS
+from social.repository.read.sources import PUBLIC
+from social.repository.read.visibility import ANONYMOUS
 from tests.conftest import make_user
 from tests.test_images import picture
 

@@ -9,7 +9,7 @@ import pytest
 
 from social import keys
 from social.repository import Repository, UsernameTaken
-from social.repository.users import LEGACY_RECHECK
+from social.repository.accounts.users import LEGACY_RECHECK
 from tests.conftest import raw_client
 
 T0 = 1_700_000_000  # 2023-11-14 22:13:20 UTC

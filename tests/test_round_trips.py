@@ -355,7 +355,7 @@ def test_display_names_and_avatars_ride_on_the_reads_pages_already_make(
     author changes theirs, the next page checks its remembered posts on its one pipeline
     (the version moved) and shows the change, at no more than a cold page's cost."""
     from social.images import AVATAR_SIZES, process
-    from social.repository.profiles import Picture
+    from social.repository.accounts.profiles import Picture
     from tests.test_images import picture
 
     avatar = process(picture(), AVATAR_SIZES)

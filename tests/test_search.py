@@ -11,7 +11,7 @@ from django.test import Client
 
 from social import keys
 from social.repository import ANONYMOUS, Viewer
-from social.repository.search import KINDS
+from social.repository.read.search import KINDS
 from tests.conftest import CLUSTER, login, make_staff, make_user
 
 T0 = 1_700_000_000
@@ -258,7 +258,7 @@ def test_a_name_search_looks_at_a_bounded_range_of_the_rarest_term(repo, monkeyp
     at most SCAN_CAP members of it, the other terms checked against each account's words."""
     ids = [make_user(repo, f"user{i:04d}").id for i in range(60)]
     repo.bulk.set_profiles_bulk([(i, f"Common Name{n}", "") for n, i in enumerate(ids)])
-    monkeypatch.setattr("social.repository.name_words.SCAN_CAP", 10)
+    monkeypatch.setattr("social.repository.accounts.name_words.SCAN_CAP", 10)
 
     assert len(names(repo.search.search("common", ANONYMOUS))) == 10  # cut at the cap
     assert names(repo.search.search("common name45", ANONYMOUS)) == ["user0045"]
@@ -339,7 +339,7 @@ def test_an_undone_like_leaves_the_search_at_once(repo, posts):
 def test_a_post_search_costs_the_same_round_trips_whatever_the_data(repo, posts, round_trips):
     """Cold (nothing remembered), more posts than LIST_SCAN in each list change nothing."""
     from social.repository import PROCESS_CACHE
-    from social.repository.post_search import LIST_SCAN
+    from social.repository.read.post_search import LIST_SCAN
 
     users, made = posts
     alice = reader(repo, users["alice"])

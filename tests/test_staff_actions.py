@@ -8,7 +8,7 @@ import re
 
 from django.test import Client
 
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 from tests.conftest import login
 
 

@@ -13,7 +13,7 @@ from django.test import Client
 
 from social import keys
 from social.repository import Repository
-from social.repository.stats import DailySeries
+from social.repository.moderation.stats import DailySeries
 from social.staff.charts import build_chart, nice_ceiling
 from tests.conftest import PASSWORD, raw_client
 
@@ -184,7 +184,7 @@ def test_a_chart_scales_bars_and_labels_its_axes():
 def test_the_value_axis_labels_are_whole_numbers(peak, ticks):
     from datetime import date, timedelta
 
-    from social.repository.stats import DailySeries
+    from social.repository.moderation.stats import DailySeries
 
     days = [date(2026, 11, 1) + timedelta(days=i) for i in range(30)]
     current = [0] * 29 + [peak]

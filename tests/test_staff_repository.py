@@ -12,7 +12,7 @@ import pytest
 
 from social import keys
 from social.repository import NotAllowed, PostNotFound, Repository, User, UserNotFound, moderation
-from social.repository.reports import REPORTS_PER_DAY, AlreadyReported
+from social.repository.moderation.reports import REPORTS_PER_DAY, AlreadyReported
 from tests.conftest import make_staff
 
 T0 = 1_700_000_000

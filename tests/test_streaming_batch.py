@@ -11,7 +11,7 @@ import pytest
 
 from social import keys
 from social.repository import Viewer
-from social.repository.sources import HOME, PUBLIC, HomeFeed, Timeline
+from social.repository.read.sources import HOME, PUBLIC, HomeFeed, Timeline
 from social.streaming.deliver import Audience, Listener, tell
 from social.streaming.hub import Hub
 from social.streaming.streams import Stream

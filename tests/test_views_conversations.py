@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 from tests.conftest import login, make_user
 
 T0 = 1_700_000_000

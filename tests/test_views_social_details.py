@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from social.repository import PROCESS_CACHE
-from social.repository.suggestions import SUGGESTION_REFRESH, SUGGESTIONS_SHOWN
+from social.repository.read.suggestions import SUGGESTION_REFRESH, SUGGESTIONS_SHOWN
 from tests.conftest import CLUSTER, login, make_user
 
 T0 = 1_700_000_000

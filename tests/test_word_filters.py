@@ -11,7 +11,14 @@ from django.test import Client
 
 from social import keys
 from social.repository import NotAllowed, Viewer
-from social.repository.filters import FilterSet, Keyword, WordFilter, hides, hits, matching
+from social.repository.relations.filters import (
+    FilterSet,
+    Keyword,
+    WordFilter,
+    hides,
+    hits,
+    matching,
+)
 from tests.conftest import login, make_user
 
 T0 = 1_700_000_000

@@ -1,4 +1,4 @@
-"""The worker tier (social/work/, repository/jobs.py) on the suite's real Redis (and the
+"""The worker tier (social/work/, repository/work/jobs.py) on the suite's real Redis (and the
 cluster in CI): jobs run once each, failures come back on the queue's schedule and end as
 dead letters staff can send back, destinations back off and are limited, a queue is
 bounded, and a worker killed in the middle of a job loses nothing."""
@@ -17,7 +17,7 @@ import pytest
 from django.core.management import call_command
 
 from social import keys, work
-from social.repository.jobs import GROUP, Job, QueueFull, now_ms
+from social.repository.work.jobs import GROUP, Job, QueueFull, now_ms
 from social.work.runner import consumer_name, run_job
 from tests import job_handlers  # noqa: F401  (registers the test_* handlers)
 

@@ -47,8 +47,8 @@ from social.repository import (
     UserNotFound,
     get_repository,
 )
-from social.repository.limits import Check, RateLimited, Verdict
-from social.repository.oauth import AccessToken, RememberedToken, StaleToken
+from social.repository.clients.oauth import AccessToken, RememberedToken, StaleToken
+from social.repository.moderation.limits import Check, RateLimited, Verdict
 
 from . import scopes as scope_rules
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 from django.http import HttpResponse
 
 from social.repository import Post, PostCounts, Repository, User, Viewer, may_see_account
+from social.repository.accounts.users import AccountRow
+from social.repository.clients.oauth import RememberedToken, StaleToken
 from social.repository.models import FollowEntry, Page
-from social.repository.oauth import RememberedToken, StaleToken
-from social.repository.users import AccountRow
 
 from . import entities
 from .base import ApiError, ApiView, json_response

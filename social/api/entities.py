@@ -16,14 +16,14 @@ from typing import Any
 
 from social import media
 from social.repository import Post, PostCounts, User
-from social.repository.attachments import FULL, KIND, SMALL
-from social.repository.filters import FilterHit, Keyword, WordFilter
-from social.repository.markers import Marker
+from social.repository.accounts.users import AccountRow, Relationship
+from social.repository.live.markers import Marker
+from social.repository.live.notification_events import MASTODON_TYPES, Event, group_key
+from social.repository.live.notifications import NotificationGroup
 from social.repository.models import Attachment, Counts
-from social.repository.notification_events import MASTODON_TYPES, Event, group_key
-from social.repository.notifications import NotificationGroup
-from social.repository.tags import TagUse
-from social.repository.users import AccountRow, Relationship
+from social.repository.posts.attachments import FULL, KIND, SMALL
+from social.repository.posts.tags import TagUse
+from social.repository.relations.filters import FilterHit, Keyword, WordFilter
 from social.templating.faces import bio
 from social.templating.links import post_text, profile_url, url
 

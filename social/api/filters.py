@@ -1,5 +1,5 @@
 """/api/v2/filters (filters, their keywords) and /api/v1/filters (one phrase a filter, as
-Mastodon's v1 showed each keyword): the site's word filters (repository/filters.py), so a
+Mastodon's v1 showed each keyword): the site's word filters (repository/relations/filters.py), so a
 filter made in an app acts on the pages and one made on /settings/filters/ shows in apps.
 Every input is bounded and refused with Mastodon's 422 before anything is written;
 another account's filter, or an id that is not one, is 404. Expired filters are gone
@@ -19,7 +19,7 @@ from social import auth
 from social.keys import FILTER_CONTEXTS, FILTER_KEYWORDS_CAP, FILTER_MAX
 from social.numbers import id_number, whole_number
 from social.repository import NotAllowed
-from social.repository.filters import ACTIONS, FilterDraft, Keyword, WordFilter
+from social.repository.relations.filters import ACTIONS, FilterDraft, Keyword, WordFilter
 
 from .base import ApiError, json_response
 from .common import EntityView
@@ -224,7 +224,7 @@ class FilterEndpoint(EntityView):
 
     @staticmethod
     def refused(error: NotAllowed) -> ApiError:
-        """The caps (repository/filters.py) as Mastodon's validation answer."""
+        """The caps (repository/relations/filters.py) as Mastodon's validation answer."""
         return invalid(gettext(str(error)) % {"cap": FILTER_KEYWORDS_CAP, "phrase": ""})
 
 

@@ -15,7 +15,12 @@ from django.http import QueryDict
 from social.keys import MEDIA_PER_POST
 from social.numbers import id_number, whole_number
 from social.post_forms import POST_MAX, RAW_POST_MAX, SPOILER_MAX, post_body
-from social.repository.oauth import NAME_MAX, REDIRECT_URI_MAX, REDIRECT_URIS_MAX, WEBSITE_MAX
+from social.repository.clients.oauth import (
+    NAME_MAX,
+    REDIRECT_URI_MAX,
+    REDIRECT_URIS_MAX,
+    WEBSITE_MAX,
+)
 
 from . import redirect_uris
 from . import scopes as scope_rules

@@ -16,7 +16,7 @@ from django.utils.html import linebreaks
 from social.images import MAX_BYTES, MAX_PIXELS, MIME_TYPES
 from social.keys import MEDIA_ALT_MAX, MEDIA_PER_POST
 from social.post_forms import POST_MAX
-from social.repository.instance import About
+from social.repository.clients.instance import About
 
 from . import entities
 from .base import json_response
@@ -207,7 +207,8 @@ class ExtendedDescriptionView(EntityView):
 class ActivityView(EntityView):
     """GET /api/v1/instance/activity: the last twelve weeks, this one first (Monday to
     Sunday, UTC): posts written, accounts active (logged in or posted) and sign-ups, from
-    the daily figures the dashboard charts (repository/stats.py), as Mastodon's strings."""
+    the daily figures the dashboard charts (repository/moderation/stats.py), as Mastodon's
+    strings."""
 
     public = frozenset({"get"})
     app_may_call = True

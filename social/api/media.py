@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from social import auth, images, keys, work
-from social.repository.attachments import FAILED, PROCESSING
 from social.repository.models import Upload
+from social.repository.posts.attachments import FAILED, PROCESSING
 
 from . import entities
 from .base import BODY_MAX, ApiError, json_response

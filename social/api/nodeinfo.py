@@ -42,7 +42,7 @@ class DiscoveryView(EntityView):
 class NodeInfoView(EntityView):
     """GET /nodeinfo/2.0: the software, its protocols (none: the site does not federate,
     so it claims no ActivityPub, though NodeInfo's schema wants one),
-    its usage (repository/stats.py: one round trip) and whether anyone may sign up."""
+    its usage (repository/moderation/stats.py: one round trip) and whether anyone may sign up."""
 
     public = frozenset({"get"})
     app_may_call = True

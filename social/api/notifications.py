@@ -1,7 +1,7 @@
 """Notifications and markers: Mastodon's /api/v1/notifications (one by one),
 /api/v2/notifications (grouped), their unread counts, and /api/v1/markers.
 
-All read the notification store (social/repository/notifications.py) with the site's own
+All read the notification store (social/repository/live/notifications.py) with the site's own
 grouping and visibility, so an app lists what the notifications page lists, and both
 share the `notifications` marker: what an app marks read is read on the site, and the
 other way round. Each answer costs a fixed number of round trips whatever the number of
@@ -17,9 +17,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 
 from social.numbers import id_number
-from social.repository.markers import TIMELINES
-from social.repository.notification_events import GROUPED, KINDS, MASTODON_TYPES
-from social.repository.notifications import (
+from social.repository.live.markers import TIMELINES
+from social.repository.live.notification_events import GROUPED, KINDS, MASTODON_TYPES
+from social.repository.live.notifications import (
     GroupPage,
     NotificationGroup,
     Query,

@@ -37,7 +37,7 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from social import auth, keys
 from social.repository import Repository
-from social.repository.oauth import AuthCode, OAuthApp
+from social.repository.clients.oauth import AuthCode, OAuthApp
 
 from . import redirect_uris
 from . import scopes as scope_rules

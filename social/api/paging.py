@@ -19,9 +19,9 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 
 from social.repository import ListPolicy, Post, PostCounts, Repository, Source, Viewer
-from social.repository.oauth import RememberedToken
-from social.repository.reader import PageAt
-from social.repository.users import AccountRow
+from social.repository.accounts.users import AccountRow
+from social.repository.clients.oauth import RememberedToken
+from social.repository.read.reader import PageAt
 
 from .forms import limit_param, number_param
 

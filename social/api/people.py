@@ -1,15 +1,15 @@
 """Accounts as apps browse them: the profile directory (/api/v1/directory), the accounts
 the reader follows that follow someone (/api/v1/accounts/familiar_followers) and an
 account's featured tags (none: the site features no tags). Every account is listed by the
-account read path (repository/people.py), so suspended accounts and those a block keeps
+account read path (repository/accounts/people.py), so suspended accounts and those a block keeps
 apart from the reader are left out, as from every list."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from social.repository.accounts.users import AccountRow
 from social.repository.models import FollowEntry
-from social.repository.users import AccountRow
 
 from .base import ApiError, json_response
 from .common import EntityView
@@ -51,7 +51,7 @@ class FamiliarFollowersView(DirectoryView):
     """GET /api/v1/accounts/familiar_followers?id[]=: for each account asked about (the
     first FAMILIAR_IDS; unknown, suspended or blocked ones left out, as Mastodon leaves
     out what it does not find), the accounts the reader follows that follow it
-    (repository/people.py: a bounded number of round trips whatever the ids)."""
+    (repository/accounts/people.py: a bounded number of round trips whatever the ids)."""
 
     scopes = {"get": "read:follows"}
     public = frozenset()

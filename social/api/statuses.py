@@ -21,7 +21,7 @@ from social.repository import (
     Refused,
     hidden_by_filter,
 )
-from social.repository.attachments import MediaProcessing
+from social.repository.posts.attachments import MediaProcessing
 
 from . import entities
 from .base import ApiError, json_response

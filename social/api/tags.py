@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from social.repository.tags import TagUse
+from social.repository.posts.tags import TagUse
 from social.text import normal_tag
 
 from . import entities
@@ -27,7 +27,7 @@ def tag_name(raw: str) -> str:
 
 class TagView(EntityView):
     """GET /api/v1/tags/:name: the tag (as posts file it), its history over the last seven
-    days from its own list of posts (repository/tags.py: two round trips) and `following`
+    days from its own list of posts (repository/posts/tags.py: two round trips) and `following`
     (false: the site has no followed tags) for a user's call; 404 for a tag no post has
     used, as Mastodon's."""
 
@@ -57,7 +57,7 @@ class TagFollowView(EntityView):
 
 class FeaturedTagSuggestionsView(EntityView):
     """GET /api/v1/featured_tags/suggestions: the tags the reader used most in their newest
-    posts (repository/tags.py), most used first; `history` empty (not read for these)."""
+    posts (repository/posts/tags.py), most used first; `history` empty (not read for these)."""
 
     scopes = {"get": "read:accounts"}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from social.repository import HOME, PLAIN, PUBLIC, HomeFeed, Liked, TagPosts, Timeline
-from social.repository.search import KINDS
+from social.repository.read.search import KINDS
 from social.text import normal_tag
 
 from . import entities

@@ -30,17 +30,15 @@ from django.conf import settings
 
 from social.redis_client import get_redis
 
-from .account_reader import AccountReader, AccountSource
-from .accounts import AccountStore
-from .api_reads import ApiReadStore
-from .attachments import AttachmentStore, MediaNotFound
-from .audit import AuditStore
-from .backup import BackupStore
+from .accounts.account import AccountStore
+from .accounts.emails import EmailStore, EmailTaken
+from .accounts.people import PeopleStore
+from .accounts.profiles import ProfileStore
+from .accounts.users import UserStore
 from .base import Client, FeedShape, StoreSettings
-from .bulk import BulkStore
 from .cache import ProcessCache
-from .directory import DirectoryStore
-from .emails import EmailStore, EmailTaken
+from .clients.instance import InstanceStore
+from .clients.oauth import OAuthStore
 from .errors import (
     CannotFollowSelf,
     NotAllowed,
@@ -51,18 +49,10 @@ from .errors import (
     UsernameTaken,
     UserNotFound,
 )
-from .fanout import FanoutStore
-from .filters import FilterStore
-from .front import FrontStore
-from .graph import GraphStore
-from .instance import InstanceStore
-from .jobs import JobStore
-from .likes import LikeStore
-from .limits import LimitStore
-from .live import LiveStore
-from .loading import PostLoader
-from .markers import MarkerStore
-from .media_files import MediaFileStore
+from .live.live import LiveStore
+from .live.markers import MarkerStore
+from .live.notices import NoticeStore
+from .live.notifications import NotificationStore
 from .models import (
     AnonymousUser,
     Counts,
@@ -74,21 +64,32 @@ from .models import (
     Profile,
     User,
 )
-from .moderation import ModerationStore
-from .notices import NoticeStore
-from .notifications import NotificationStore
-from .oauth import OAuthStore
-from .pages import Conversation, PageStore
-from .people import PeopleStore
-from .posts import PostStore
-from .profiles import ProfileStore
-from .reader import PageReader
-from .relations import RelationStore
-from .repair import RepairStore
-from .reports import ReportStore
-from .reposts import RepostStore
-from .search import SearchStore
-from .sources import (
+from .moderation.actions import ModerationStore
+from .moderation.audit import AuditStore
+from .moderation.directory import DirectoryStore
+from .moderation.limits import LimitStore
+from .moderation.reports import ReportStore
+from .moderation.staff_pages import StaffPageStore
+from .moderation.stats import StatsStore
+from .operations.backup import BackupStore
+from .operations.bulk import BulkStore
+from .operations.repair import RepairStore
+from .posts.attachments import AttachmentStore, MediaNotFound
+from .posts.fanout import FanoutStore
+from .posts.likes import LikeStore
+from .posts.media_files import MediaFileStore
+from .posts.posting import PostStore
+from .posts.reposts import RepostStore
+from .posts.tags import TagStore
+from .posts.trending import TrendingStore
+from .read.account_reader import AccountReader, AccountSource
+from .read.api_reads import ApiReadStore
+from .read.front import FrontStore
+from .read.loading import PostLoader
+from .read.pages import Conversation, PageStore
+from .read.reader import PageReader
+from .read.search import SearchStore
+from .read.sources import (
     CONVERSATION,
     HOME,
     MENTIONS,
@@ -107,13 +108,8 @@ from .sources import (
     TagPosts,
     Timeline,
 )
-from .staff_pages import StaffPageStore
-from .stats import StatsStore
-from .suggestions import Suggestions
-from .tags import TagStore
-from .trending import TrendingStore
-from .users import UserStore
-from .visibility import (
+from .read.suggestions import Suggestions
+from .read.visibility import (
     ANONYMOUS,
     STAFF,
     StaleViewer,
@@ -122,6 +118,10 @@ from .visibility import (
     hidden_by_filter,
     may_see_account,
 )
+from .relations.blocks import RelationStore
+from .relations.filters import FilterStore
+from .relations.graph import GraphStore
+from .work.jobs import JobStore
 
 
 class Repository:

@@ -11,8 +11,8 @@ from social import keys
 
 from .base import Client, Pipe, as_int, s
 from .errors import PostNotFound
-from .loading import HIDDEN_STATUSES
-from .visibility import interaction_refused, pair_relations
+from .read.loading import HIDDEN_STATUSES
+from .read.visibility import interaction_refused, pair_relations
 
 FIELDS = ["user_id", "deleted", "repost_of"]
 

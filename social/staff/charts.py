@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.utils import dateformat
 from django.utils.translation import gettext, pgettext
 
-from social.repository.stats import DailySeries
+from social.repository.moderation.stats import DailySeries
 
 WIDTH, HEIGHT = 480, 196
 LEFT, RIGHT, TOP, BOTTOM = 44, 474, 10, 168  # the plot area inside the viewBox

@@ -11,10 +11,10 @@ from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from social.numbers import ID_MAX, whole_number
 from social.repository import Repository
-from social.repository.audit import ACTIONS, REASON_MAX
-from social.repository.directory import CONTAINS_MIN, USER_STATUSES
-from social.repository.moderation import NOTE_MAX
-from social.repository.reports import OUTCOMES
+from social.repository.moderation.actions import NOTE_MAX
+from social.repository.moderation.audit import ACTIONS, REASON_MAX
+from social.repository.moderation.directory import CONTAINS_MIN, USER_STATUSES
+from social.repository.moderation.reports import OUTCOMES
 
 # What a name lookup accepts: the characters of our usernames (searching never creates one).
 NAME_RE = re.compile(r"[A-Za-z0-9_]{1,20}")

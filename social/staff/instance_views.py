@@ -13,7 +13,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.views.generic import FormView
 
 from social.http import AuthenticatedHttpRequest
-from social.repository.instance import DESCRIPTION_MAX, RULE_MAX, RULES_MAX, About
+from social.repository.clients.instance import DESCRIPTION_MAX, RULE_MAX, RULES_MAX, About
 from social.staff.mixins import StaffRequiredMixin
 
 

@@ -17,7 +17,7 @@ from django.views.generic import TemplateView
 
 from social.http import AuthenticatedHttpRequest
 from social.repository import NotAllowed, UserNotFound
-from social.repository.reports import OPEN, Report, ReportNotFound, group_by_post
+from social.repository.moderation.reports import OPEN, Report, ReportNotFound, group_by_post
 from social.staff import forms
 from social.staff.mixins import StaffRequiredMixin
 

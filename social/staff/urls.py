@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from social.repository.reports import RESOLVED
+from social.repository.moderation.reports import RESOLVED
 from social.staff import instance_views, job_views, report_views, views
 
 app_name = "staff"
@@ -20,7 +20,7 @@ urlpatterns = [
         for action in views.USER_ACTIONS
     ],
     # The same pages by id, for accounts whose name no URL can hold (a legacy "a/b", an
-    # empty name: social.repository.users.name_has_url).
+    # empty name: social.repository.accounts.users.name_has_url).
     path("users/id/<int:user_id>/", views.UserDetailView.as_view(), name="user_by_id"),
     *[
         path(

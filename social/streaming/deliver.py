@@ -18,8 +18,8 @@ from social.api import entities
 from social.api.common import render_for
 from social.api.scopes import covers
 from social.repository import Repository, User, Viewer
-from social.repository.bus import DELETE, FILTERS_CHANGED, NOTIFICATION, UPDATE
-from social.repository.live import ListenerFilters, LiveEvent
+from social.repository.live.bus import DELETE, FILTERS_CHANGED, NOTIFICATION, UPDATE
+from social.repository.live.live import ListenerFilters, LiveEvent
 
 from .errors import Refused
 from .streams import NOTIFICATION_STREAMS, Stream

@@ -23,8 +23,8 @@ from django.conf import settings
 
 from social.redis_client import UNAVAILABLE, get_async_redis
 from social.repository import get_repository
-from social.repository.bus import FILTERS_CHANGED, NOTIFICATION, UPDATE
-from social.repository.live import Credential, ListenerFilters, LiveBus, LiveEvent
+from social.repository.live.bus import FILTERS_CHANGED, NOTIFICATION, UPDATE
+from social.repository.live.live import Credential, ListenerFilters, LiveBus, LiveEvent
 
 from .deliver import Audience, Listener, Told, tell
 from .streams import Stream

@@ -14,7 +14,7 @@ from django.templatetags.static import static
 from django.urls import get_script_prefix, reverse
 from markupsafe import Markup, escape
 
-from social.repository.users import name_has_url
+from social.repository.accounts.users import name_has_url
 from social.text import MENTION_RE, TAG_RE, URL_MAX, URL_RE, normal_tag
 
 _local = threading.local()

@@ -7,7 +7,7 @@ a page request.
     work.enqueue("media", "post_picture", {"token": token})  # from a view or a store
 
 `manage.py work` runs the handlers (runner.py); jobs are durable in Redis
-(repository/jobs.py), delivered at least once, so every handler is idempotent: a job run
+(repository/work/jobs.py), delivered at least once, so every handler is idempotent: a job run
 twice has the effect of running once. A handler raises Retry for a failure worth trying
 again (with the queue's backoff; for a job with a destination, the destination's too),
 Permanent for one that never succeeds (a dead letter at once); any other exception is
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from social.repository import get_repository
-from social.repository.jobs import QueueFull
+from social.repository.work.jobs import QueueFull
 
 from .queues import QUEUES, Queue, queue
 from .registry import DeadHandler, Handler, register

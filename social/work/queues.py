@@ -1,5 +1,5 @@
 """The worker tier's queues and their shape: bound, lease, attempts, retry schedule,
-concurrency (docs/workers.md). The Redis side is repository/jobs.py."""
+concurrency (docs/workers.md). The Redis side is repository/work/jobs.py."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 
 from social.repository import get_repository
-from social.repository.jobs import Job, JobStore, now_ms
+from social.repository.work.jobs import Job, JobStore, now_ms
 
 from .queues import DEFAULT_QUEUES, SECOND, queue
 from .registry import dead_handler_for, handler_for, queues_with_handlers

@@ -21,7 +21,7 @@ from django.utils import translation
 from social import mail, work
 from social.mail import Mail
 from social.repository import EmailTaken, Repository, get_repository
-from social.repository.emails import Link
+from social.repository.accounts.emails import Link
 
 
 @dataclass(frozen=True)

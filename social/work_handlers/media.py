@@ -31,8 +31,8 @@ from social.repository import (
     Repository,
     get_repository,
 )
-from social.repository.attachments import ATTACHED, UNATTACHED, Draft
-from social.repository.media_files import FAILED, LIVE, PROCESSING, Processing
+from social.repository.posts.attachments import ATTACHED, UNATTACHED, Draft
+from social.repository.posts.media_files import FAILED, LIVE, PROCESSING, Processing
 
 log = logging.getLogger(__name__)
 

@@ -156,8 +156,8 @@ class SiteTour:
     AUDIENCES = ("visitor", "reader", "staff")
 
     def __init__(self, repo, person, browser, live_url):
-        from social.repository.filters import FilterDraft
-        from social.repository.moderation import SYSTEM_ACTOR
+        from social.repository.moderation.actions import SYSTEM_ACTOR
+        from social.repository.relations.filters import FilterDraft
 
         self.repo, self.browser, self.live_url, self.contexts = repo, browser, live_url, []
         posts = repo.posts
@@ -223,7 +223,7 @@ class SiteTour:
         # Faces (issue 26): bob has a name, a bio, an avatar and a header; ada a name; the
         # others their generated initials.
         from social.images import AVATAR_SIZES, HEADER_SIZES, process
-        from social.repository.profiles import Picture
+        from social.repository.accounts.profiles import Picture
         from tests.test_images import picture
 
         repo.profiles.update(

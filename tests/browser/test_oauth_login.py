@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from social import keys
-from social.repository.oauth import digest
+from social.repository.clients.oauth import digest
 from tests.api import all_keys
 
 

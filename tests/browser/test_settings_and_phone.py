@@ -47,7 +47,7 @@ def one_row(found: list[dict]) -> bool:
 @pytest.fixture
 def busy_reader(person, repo):
     """ada, staff, with four unread notifications (a badge in the header)."""
-    from social.repository.moderation import SYSTEM_ACTOR
+    from social.repository.moderation.actions import SYSTEM_ACTOR
 
     ada, bob = person("ada"), person("bob")
     repo.moderation.grant_staff(ada.id, SYSTEM_ACTOR)

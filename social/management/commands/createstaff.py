@@ -24,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from social.account_forms import RegisterForm, UsernameField
 from social.repository import NotAllowed, Repository, UsernameTaken, get_repository
-from social.repository.moderation import SYSTEM_ACTOR
+from social.repository.moderation.actions import SYSTEM_ACTOR
 
 
 class Command(BaseCommand):

@@ -27,8 +27,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from social.management.progress import Reporter
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
-from social.repository.backup import BATCH
-from social.repository.media_files import copy_out
+from social.repository.operations.backup import BATCH
+from social.repository.posts.media_files import copy_out
 
 
 def _text_writer(path: str, *, gz: bool) -> TextIO:

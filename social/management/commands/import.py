@@ -24,9 +24,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from social.management.progress import Reporter
 from social.redis_client import UNAVAILABLE
 from social.repository import get_repository
-from social.repository.backup import BATCH, TargetNotEmpty
-from social.repository.backup_format import BadBackup
-from social.repository.media_files import copy_in
+from social.repository.operations.backup import BATCH, TargetNotEmpty
+from social.repository.operations.backup_format import BadBackup
+from social.repository.posts.media_files import copy_in
 
 GZIP_MAGIC = b"\x1f\x8b"
 

@@ -27,7 +27,7 @@ Why it exists: two kinds of damage have no other way back.
    between a like and its counter. Set from the lists.
 9. Accounts their owners deleted more than keys.DELETED_ACCOUNT_GRACE_DAYS ago are purged:
    the posts' text, the account's lists and the name go (docs/data-layout.md).
-10. Pictures (social/repository/media_files.py): uploads left out of any post for over a
+10. Pictures (social/repository/posts/media_files.py): uploads left out of any post for over a
    day are deleted; files no `image:` hash names (older than --file-grace seconds) and
    hashes whose files are gone are reported and deleted.
 11. Display names whose words the people search's index (keys.name_words) does not hold
@@ -45,7 +45,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from social import work
 from social.repository import get_repository
-from social.repository.media_files import ORPHAN_FILE_GRACE
+from social.repository.posts.media_files import ORPHAN_FILE_GRACE
 
 
 class Command(BaseCommand):

@@ -1,0 +1,1 @@
+"""What a person is told: the live bus, notifications, markers and notices."""

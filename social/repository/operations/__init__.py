@@ -1,0 +1,1 @@
+"""Operators' work: bulk writes (seed, rebuild), repair, export and import."""

@@ -1,0 +1,111 @@
+"""Likes: who likes which post (likes:<post>, user_likes:<user>) and the post's counter."""
+
+from __future__ import annotations
+
+from typing import Unpack
+
+from django.utils.translation import gettext_noop
+
+from social import keys
+
+from ..base import Client, RepositoryBase, StoreSettings, as_int, now
+from ..errors import Refused
+from ..live.notifications import queue_notification, queue_notification_claim
+from ..models import FollowEntry, Page
+from ..read.account_reader import AccountReader, AccountSource
+from ..read.front import queue_front_change
+from ..read.visibility import BLOCKED, BLOCKING, Viewer
+from ..targets import Target, check_target, queue_target_checks, read_target
+
+REFUSED = {
+    BLOCKED: gettext_noop("This account does not let you like its posts."),
+    BLOCKING: gettext_noop("You block this account: unblock it to like its posts."),
+}
+
+
+class LikeStore(RepositoryBase):
+    """Liking and unliking posts, and who likes one."""
+
+    def __init__(
+        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
+    ) -> None:
+        super().__init__(client, **config)
+        self.accounts = accounts
+
+    def likers(
+        self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 40
+    ) -> Page[FollowEntry]:
+        """The accounts that like post_id as viewer may see them listed, most recent first,
+        with their counts (account_reader.py: two round trips)."""
+        source = AccountSource.zset(keys.likes(post_id))
+        return self.accounts.page(source, viewer, number, per_page, counts=True)
+
+    def like(self, user_id: int, post_id: int, *, at: int | None = None) -> bool:
+        """Like a visible post (a repost's id: the post it shares, targets.py); False if
+        already liked (a no-op). Raise PostNotFound, or NotAllowed across a block with its
+        author (nothing stored).
+
+        The post's set first (the like counts once it is there), the liker's, and the claim
+        of the author's one notification of this like (queue_notification_claim: liking
+        again tells no one again); then, only when the like is new, the post hash's `likes`
+        counter (exact under any number of simultaneous likes), and the notification if
+        the claim was won too. Four round trips (five for a repost's id), the last only for
+        a new like. A process that dies between the last two leaves the counter one short,
+        which `manage.py repair` mends, and the author untold; so does a simultaneous
+        second like that wins the claim but adds nothing (a double click, at worst).
+        """
+        target = self._target(post_id, user_id)
+        post_id, author = target.post_id, target.author_id
+        ts = now() if at is None else at
+        tells = author != user_id
+        pipe = self._pipe()
+        pipe.zadd(keys.likes(post_id), {str(user_id): ts}, nx=True)
+        pipe.zadd(keys.user_likes(user_id), {str(post_id): ts}, nx=True)
+        if tells:
+            queue_notification_claim(pipe, author, "like", user_id, post_id, ts)
+        added, _, *claimed = pipe.execute()
+        if added:
+            pipe = self._pipe()
+            pipe.hincrby(keys.post(post_id), "likes", 1)
+            queue_front_change(pipe)
+            if claimed and claimed[0]:
+                queue_notification(pipe, author, "like", user_id, post_id, ts)
+            self.send(pipe)
+        return bool(added)
+
+    def unlike(self, user_id: int, post_id: int) -> bool:
+        """Take a like back (a repost's id: of the post it shares); False if there was
+        none (a no-op). Its notification stays: it was told once (like)."""
+        if self._unlike(user_id, post_id):
+            return True
+        shared = as_int(self.r.hget(keys.post(post_id), "repost_of"))
+        return shared is not None and self._unlike(user_id, shared)
+
+    def counts(self, post_id: int) -> tuple[int, int]:
+        """The post's likes and reposts, as its card shows them (one HMGET): what a page's
+        Like or Repost answers in place (post_actions.py)."""
+        likes, reposts = self.r.hmget(keys.post(post_id), ["likes", "reposts"])
+        return max(0, as_int(likes) or 0), max(0, as_int(reposts) or 0)
+
+    def _unlike(self, user_id: int, post_id: int) -> bool:
+        pipe = self._pipe()
+        pipe.zrem(keys.user_likes(user_id), post_id)
+        pipe.zrem(keys.likes(post_id), user_id)
+        _, removed = pipe.execute()
+        if removed:
+            pipe = self._pipe()
+            pipe.hincrby(keys.post(post_id), "likes", -1)
+            queue_front_change(pipe)
+            pipe.execute()
+        return bool(removed)
+
+    def _target(self, post_id: int, user_id: int) -> Target:
+        """Return the post user_id may like for post_id; raise PostNotFound (missing,
+        deleted, its author or reposter hidden, a block with the reposter) or NotAllowed
+        (a block with its author, either way)."""
+        target = read_target(self.r, post_id)
+        pipe = self._pipe()
+        queue_target_checks(pipe, target, user_id)
+        if why := check_target(target, pipe.execute()):
+            raise Refused(REFUSED[why])
+        return target

@@ -1,0 +1,435 @@
+"""Writing posts: creating them (with their fan-out and conversation), and deleting them
+(by moderators or by their author). Reading them is the read path's (reader.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Unpack, cast
+
+from django.utils.translation import gettext_noop
+
+from social import keys
+from social.text import encode_mentions, hashtags, mentioned_names
+
+from ..accounts.users import UserStore
+from ..base import (
+    Client,
+    Fields,
+    Pipe,
+    RepositoryBase,
+    StoreSettings,
+    as_int,
+    now,
+    queue_hiding,
+    queue_visibility_version,
+    s,
+)
+from ..errors import NotAllowed, PostNotFound, PostPending, Refused
+from ..live.bus import DELETE, UPDATE, queue_event
+from ..live.notices import NoticeStore
+from ..live.notifications import queue_notification
+from ..models import User
+from ..moderation.audit import REASON_MAX
+from ..read.front import queue_front_change
+from ..read.loading import HIDDEN_STATUSES
+from ..read.visibility import BLOCKED, BLOCKING, Relations, interaction_refused
+from .attachments import AttachmentStore, decode_media, encode_media
+
+# What a reply reads of the post it answers (a repost's: the post it shares is answered).
+PARENT_FIELDS = ("user_id", "deleted", "ancestors", "repost_of")
+# A reply keeps the ids of this many posts above it (its permalink shows them).
+ANCESTORS_KEPT = 5
+TRENDING_HOUR_TTL = 25 * 60 * 60
+
+# How long a form submission's token stands for its post (keys.post_token).
+POST_TOKEN_TTL = 24 * 60 * 60
+DELETED_BY_AUTHOR = "Deleted by its author."
+REFUSED = {
+    BLOCKED: gettext_noop("This account does not let you reply to it."),
+    BLOCKING: gettext_noop("You block this account: unblock it to reply to it."),
+}
+
+
+def queue_post_deletion(
+    pipe: Pipe, post_id: int, by: int, reason: str, ts: int, *, keep_text: bool = True
+) -> None:
+    """Queue flagging a post deleted: the one way a post hash is marked so (by a moderator,
+    its author, or the purge of its author's account). by: who deleted it (the author's
+    own id: "deleted by its author"). The hash keeps its content for the record unless
+    keep_text is False; readers skip it by the flag. Marks the pipeline as hiding, so
+    send() moves the visibility version once it has run; tells the live bus (live.py)."""
+    pipe.hset(
+        keys.post(post_id),
+        mapping={"deleted": "1", "deleted_reason": reason[:REASON_MAX], "deleted_by": by,
+                 "deleted_at": ts},
+    )  # fmt: skip
+    if not keep_text:
+        pipe.hdel(keys.post(post_id), "body", "mentions", "tags")
+    queue_event(pipe, DELETE, post_id=post_id)
+    queue_hiding(pipe)
+
+
+class PostStore(RepositoryBase):
+    """Writing posts (and soft-deleting them) and reading pages of them.
+
+    Given the notices store, to tell an author their post was removed.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        notices: NoticeStore,
+        users: UserStore,
+        attachments: AttachmentStore | None = None,
+        **config: Unpack[StoreSettings],
+    ) -> None:
+        super().__init__(client, **config)
+        self.notices = notices
+        self.users = users
+        self.attachments = attachments or AttachmentStore(client, **config)
+
+    def create_post(
+        self,
+        author_id: int,
+        body: str,
+        *,
+        at: int | None = None,
+        token: str | None = None,
+        reply_to: int | None = None,
+        media: Sequence[str] = (),
+        spoiler_text: str = "",
+        sensitive: bool = False,
+    ) -> int:
+        """Store a post, fan its id out to every follower's home feed, and return its id.
+
+        Round trips: one for the new id (with the author's follower count), one for the
+        post and the author's lists, then one per batch of followers (each batch's pipeline
+        also fetches the next batch of ids), so a user with 500,000 followers never has them
+        all in memory. Followers are read by rank; an unfollow during a long fan-out can
+        shift ranks and skip one copy, which the next follow/unfollow of that pair, or
+        `manage.py rebuild_feeds`, repairs.
+
+        token: the form submission's one-off token (one more round trip). The first
+        submission claims it for its post id; a retry of the same submission (after a
+        timeout or a 503 that came once the post was stored) gets that post's id back and
+        posts nothing (raises PostPending while the first has not written the post yet).
+
+        A fan-out is recorded in keys.fanouts_in_progress before its first write and
+        struck off with its last, so a process killed half-way leaves a record that
+        `manage.py repair` finishes (finish_fanouts).
+
+        An author with at least fanout_read_threshold followers (or already among
+        keys.celebrities) is not fanned out at all: the post is in their own list and the
+        timeline, and followers' home pages merge it in when read (sources.HomeFeed). The author
+        joins keys.celebrities then, in the same pipeline that writes the post.
+
+        What the text means is settled here, once (social/text.py): the @names of
+        existing users (looked up in the first round trip) and the #tags are stored in the
+        post hash, the post is filed under each tag and in each mentioned user's mentions.
+        reply_to makes it a reply (PostNotFound if that post is gone or hidden; a repost's
+        id answers the post it shares, one round trip more; NotAllowed across a block with
+        its author, either way).
+
+        media: tokens of the author's unattached pictures (attachments.py), claimed for
+        this post in one round trip more (MediaNotFound, and nothing posted, when any is
+        not theirs to attach) and copied into the hash's `media` field. spoiler_text (a
+        content warning) and sensitive are fields of the hash only when set.
+        """
+        ts = now() if at is None else at
+        names = mentioned_names(body)
+        pipe = self._pipe()
+        pipe.incr(keys.next_post_id())
+        pipe.zscore(keys.celebrities(), author_id)
+        pipe.zcard(keys.followers(author_id))
+        for name in names:  # the one name rule (UserStore.user_ids_for_names): exact wins
+            pipe.hget(keys.users(), name)
+            pipe.hget(keys.usernames_lower(), name.lower())
+        if names:  # accounts the reference Retwis wrote since names were last claimed?
+            pipe.get(keys.usernames_lower_checked())
+            pipe.get(keys.next_user_id())
+        if names or reply_to is not None:  # who block the author: not told, not answered
+            pipe.zrange(keys.blocked_by(author_id), 0, -1)
+        if reply_to is not None:  # whom the author blocks: not answered
+            pipe.zrange(keys.blocks(author_id), 0, -1)
+            pipe.hmget(keys.post(reply_to), PARENT_FIELDS)
+        new_id, listed, follower_count, *found = pipe.execute()
+        post_id = int(new_id)
+        parent = found.pop() if reply_to is not None else None
+        blocks = frozenset(map(int, found.pop())) if reply_to is not None else frozenset()
+        blockers = (
+            frozenset(map(int, found.pop())) if names or reply_to is not None else frozenset()
+        )
+        if reply_to is not None and parent is not None:
+            apart = Relations(blocked=blocks | blockers, blocks=blocks, blocked_by=blockers)
+            reply_to, parent = self._answered(reply_to, parent, apart)
+            if why := interaction_refused(as_int(parent[0]) or 0, apart):
+                raise Refused(REFUSED[why])
+        fields = (
+            self._reply_fields(reply_to, parent)
+            if reply_to is not None and parent is not None
+            else {}
+        )
+        top = as_int(found.pop()) or 0 if names else 0  # next_user_id, then the claims' mark
+        checked = as_int(found.pop()) or 0 if names else 0
+        pairs = iter(found)
+        mentions = {
+            name: user_id
+            for name, exact, lower in zip(names, pairs, pairs)
+            if (user_id := as_int(exact if exact is not None else lower)) is not None
+        }
+        unknown = [name for name in names if name not in mentions]
+        if unknown and top > checked:  # a legacy "LegacyLee" mentioned as "@legacylee"
+            mentions.update(self.users.ids_after_claiming(unknown))
+        tags = hashtags(body)
+        if mentions:
+            fields["mentions"] = encode_mentions(mentions)
+        if tags:
+            fields["tags"] = " ".join(tags)
+        if token is not None:
+            claimed = self._claim_token(author_id, token, post_id)
+            if claimed != post_id:
+                return claimed
+        if media:
+            try:
+                attached = self.attachments.claim(author_id, media, post_id)
+            except Exception:
+                if token is not None:  # a retry may post again
+                    self.r.delete(keys.post_token(author_id, token))
+                raise
+            fields["media"] = encode_media(attached)
+        if spoiler_text:
+            fields["spoiler_text"] = spoiler_text
+        if sensitive or (media and spoiler_text):
+            fields["sensitive"] = "1"  # Mastodon: a warning makes its pictures sensitive
+        read_fanout = listed is not None or follower_count >= self.fanout_read_threshold
+        fan_out = follower_count > 0 and not read_fanout
+        pipe = self._pipe()
+        if fan_out:  # first: a post half-written is then always on record
+            pipe.zadd(keys.fanouts_in_progress(), {str(post_id): ts})
+        self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
+        self.attachments.queue_attached(pipe, media)
+        told = {name: uid for name, uid in mentions.items() if uid not in blockers}
+        self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
+        # The parent's author is told of a reply (naming the reply), even when it begins
+        # with their @name; anyone else it names, of a mention.
+        parent_author = int(fields["reply_to_user"]) if reply_to is not None else None
+        for mentioned in dict.fromkeys(told.values()):
+            if mentioned != parent_author:
+                queue_notification(pipe, mentioned, "mention", author_id, post_id, ts)
+        if parent_author is not None:
+            queue_notification(pipe, parent_author, "reply", author_id, post_id, ts)
+        pipe.lpush(keys.home_feed(author_id), post_id)
+        pipe.ltrim(keys.home_feed(author_id), 0, self.home_feed_cap - 1)
+        pipe.lpush(keys.timeline(), post_id)
+        pipe.ltrim(keys.timeline(), 0, self.timeline_cap - 1)
+        queue_front_change(pipe)  # after the post, its parent's count and the timeline
+        self._count_event(pipe, "posts", ts)
+        self._mark_active(pipe, author_id, ts)
+        queue_event(pipe, UPDATE, post_id=post_id, author_id=author_id, tags=tags)  # once
+        if listed is None and read_fanout:
+            self.queue_promotion(pipe, author_id, ts)
+        if fan_out:
+            pipe.zrange(keys.followers(author_id), 0, self.fanout_batch - 1)
+        replies = self.send(pipe)  # a promotion moves the visibility version
+        batch = replies[-1] if fan_out else []
+        start = 0
+        while batch:
+            start += self.fanout_batch
+            pipe = self._pipe()
+            for follower in batch:
+                pipe.lpush(keys.home_feed(int(follower)), post_id)
+                pipe.ltrim(keys.home_feed(int(follower)), 0, self.home_feed_cap - 1)
+            if len(batch) < self.fanout_batch or start >= follower_count:
+                # The last batch (followers who came since read the post from the
+                # author's list when they followed): every copy is written.
+                pipe.zrem(keys.fanouts_in_progress(), post_id)
+                pipe.execute()
+                break
+            pipe.zrange(keys.followers(author_id), start, start + self.fanout_batch - 1)
+            batch = pipe.execute()[-1]
+        else:
+            if fan_out:  # the followers left before the first batch was read
+                self.r.zrem(keys.fanouts_in_progress(), post_id)
+        return post_id
+
+    def _claim_token(self, author_id: int, token: str, post_id: int) -> int:
+        """Claim a submission's token for post_id; return the post id it stands for (ours,
+        or an earlier submission's whose post is stored). One round trip, two when the
+        token was claimed before."""
+        key = keys.post_token(author_id, token)
+        pipe = self._pipe()
+        pipe.set(key, post_id, nx=True, ex=POST_TOKEN_TTL)
+        pipe.get(key)
+        _, holder = pipe.execute()
+        claimed = int(holder) if holder is not None else post_id
+        if claimed != post_id and not self.r.exists(keys.post(claimed)):
+            raise PostPending(claimed)
+        return claimed
+
+    def queue_promotion(self, pipe: Pipe, author_id: int, ts: int) -> None:
+        """Queue adding author_id to keys.celebrities (no-op if there); send() then moves
+        the visibility version, so every web process re-reads the set before its next home
+        page. Membership only grows: posts written
+        while an author was in the set are in no follower's feed, so leaving it would hide
+        them (docs/scaling.md)."""
+        pipe.zadd(keys.celebrities(), {str(author_id): ts}, nx=True)
+        queue_hiding(pipe)  # web processes re-read the set
+
+    def _answered(self, reply_to: int, parent: Fields, apart: Relations) -> tuple[int, Fields]:
+        """Return the post a reply to reply_to answers and its PARENT_FIELDS: reply_to, or
+        the post a repost shares (one round trip more). Raise PostNotFound for a deleted
+        repost, or one whose author a block keeps apart from the replier (apart: the
+        replier's blocks either way)."""
+        shared = as_int(parent[3])
+        if shared is None:
+            return reply_to, parent
+        if interaction_refused(as_int(parent[0]) or 0, apart) or s(parent[1]) == "1":
+            raise PostNotFound(reply_to)
+        return shared, cast(Fields, self.r.hmget(keys.post(shared), PARENT_FIELDS))
+
+    def _reply_fields(self, reply_to: int, parent: Fields) -> dict[str, str]:
+        """Return the post-hash fields of a reply to reply_to, from the parent's PARENT_FIELDS;
+        raise PostNotFound when the parent is missing, deleted or by a suspended author."""
+        author_id, deleted, ancestors = as_int(parent[0]), s(parent[1]), s(parent[2])
+        known = self.cache.posts.get(int(reply_to))
+        author: User | None = None
+        if known is not None and known.post.author_id == author_id:
+            author = User(id=author_id, username=known.post.author_name)
+        elif author_id:
+            author = self._users_by_ids([author_id]).get(author_id)
+        if author_id is None or deleted == "1" or author is None:
+            raise PostNotFound(reply_to)
+        if known is None or known.post.author_suspended:
+            state = self.r.hget(keys.user(author_id), "status")
+            if s(state) in HIDDEN_STATUSES:
+                raise PostNotFound(reply_to)
+        chain = [*(ancestors or "").split(), str(reply_to)][-ANCESTORS_KEPT:]
+        return {
+            "reply_to": str(reply_to),
+            "reply_to_user": str(author_id),
+            "reply_to_name": author.username,
+            "ancestors": " ".join(chain),
+        }
+
+    def queue_conversation(
+        self,
+        pipe: Pipe,
+        post_id: int,
+        author_id: int,
+        ts: int,
+        reply_to: int | None,
+        mentions: dict[str, int],
+        tags: list[str],
+    ) -> None:
+        """Queue filing post_id as a reply, in mentioned users' mentions and under tags."""
+        if reply_to is not None:
+            pipe.rpush(keys.replies(reply_to), post_id)
+            # The parent's counter (loading.COUNT_FIELDS), after the list it counts.
+            pipe.hincrby(keys.post(reply_to), "replies", 1)
+        for user_id in dict.fromkeys(mentions.values()):
+            if user_id == author_id:
+                continue
+            pipe.zadd(keys.mentions(user_id), {str(post_id): ts})
+            pipe.zremrangebyrank(keys.mentions(user_id), 0, -keys.MENTIONS_CAP - 1)
+            pipe.hincrby(keys.user(user_id), "unread_mentions", 1)
+        hour = keys.trending_hour(time.strftime("%Y%m%d%H", time.gmtime(ts)))
+        for tag in tags:
+            pipe.lpush(keys.tag_posts(tag), post_id)
+            pipe.ltrim(keys.tag_posts(tag), 0, keys.TAG_CAP - 1)
+            pipe.zincrby(hour, 1, tag)
+            pipe.zadd(keys.tag_index(), {tag: 0})  # found by search from now
+        if tags:
+            pipe.expire(hour, TRENDING_HOUR_TTL)
+
+    def queue_post_writes(
+        self,
+        pipe,
+        post_id: int,
+        author_id: int,
+        body: str,
+        ts: int,
+        fields: dict[str, str] | None = None,
+        *,
+        with_version: bool = True,
+    ) -> None:
+        """Queue the post hash and the author's own-posts entry (the hash first), and make
+        sure the database has a visibility version (with_version=False: the caller queues
+        queue_visibility_version once for a whole batch). fields: more of the hash (a
+        reply's parent, mentions, tags)."""
+        pipe.hset(
+            keys.post(post_id),
+            mapping={"user_id": author_id, "time": ts, "body": body, **(fields or {})},
+        )
+        pipe.lpush(keys.own_posts(author_id), post_id)
+        if with_version:
+            queue_visibility_version(pipe)
+
+    def queue_soft_delete(
+        self,
+        pipe: Pipe,
+        post_id: int,
+        author_id: int,
+        body: str,
+        actor: User,
+        reason: str,
+        ts: int,
+    ) -> None:
+        """Queue marking a post deleted, dropping it from the timeline, and telling its author.
+
+        The hash keeps its content for the record; readers skip it by the `deleted` flag, so
+        home feeds and the author's own list keep the id. Only the timeline drops it (LREM on
+        a list of 1000), so the global page stays full. The flag goes first: once it is
+        written the post is gone everywhere, and a lost LREM or notice after it costs one
+        short timeline page or one untold author, nothing a reader trips over. The caller
+        sends the pipeline with send(), which then moves the visibility version.
+        """
+        queue_post_deletion(pipe, post_id, actor.id, reason, ts)
+        pipe.lrem(keys.timeline(), 0, str(post_id))
+        snippet = body if len(body) <= 40 else body[:39] + "…"
+        self.notices.queue_notice(
+            pipe,
+            author_id,
+            f"Your post “{snippet}” was removed by moderators. Reason: {reason}",
+            at=ts,
+            kind="post_removed",  # said in the reader's language (home.html)
+            snippet=snippet,
+            reason=reason,
+        )
+
+    def delete_own_post(self, user_id: int, post_id: int, *, at: int | None = None) -> list[str]:
+        """Delete user_id's own post: gone from every feed, the timeline, its tags' lists and
+        the mentions of those it named. Raise PostNotFound (missing, already deleted, or a
+        repost: undone, never deleted) or NotAllowed (someone else's).
+
+        The post hash is flagged, as moderators delete (readers skip it wherever it is
+        still listed: home feeds, replies, likes), then the lists that show posts by recency
+        drop it (the timeline, its tags, the author's own list, so the profile's count
+        drops by one), and the visibility version moves so remembered posts are re-checked.
+        One pipeline after one read. Returns the storage names of its pictures' files
+        (attachments.post_deleted: the one media hook).
+        """
+        fields = ["user_id", "deleted", "tags", "mentions", "repost_of", "media"]
+        author, deleted, tags, mentions, shared, pictures = map(
+            s, self.r.hmget(keys.post(post_id), fields)
+        )
+        if as_int(author) is None or deleted == "1" or shared is not None:
+            raise PostNotFound(post_id)  # a repost is undone (reposts.py), never deleted
+        if as_int(author) != user_id:
+            raise NotAllowed(gettext_noop("You can only delete your own posts."))
+        ts = now() if at is None else at
+        pipe = self._pipe()
+        queue_post_deletion(pipe, post_id, user_id, DELETED_BY_AUTHOR, ts)
+        pipe.lrem(keys.timeline(), 0, str(post_id))
+        # Off the author's own list too: their profile's count and pages no longer hold it
+        # (staff still reach it by its permalink and through reports).
+        pipe.lrem(keys.own_posts(user_id), 0, str(post_id))
+        for tag in (tags or "").split():
+            pipe.lrem(keys.tag_posts(tag), 0, str(post_id))
+        for item in (mentions or "").split():
+            mentioned = item.partition(":")[0]
+            if mentioned.isdigit():
+                pipe.zrem(keys.mentions(int(mentioned)), post_id)
+        self.send(pipe)
+        return self.attachments.post_deleted(post_id, decode_media(pictures))

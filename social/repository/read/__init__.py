@@ -1,0 +1,1 @@
+"""The read path: every list of posts and of accounts, for a reader, and the policy that decides."""

@@ -1,0 +1,121 @@
+"""The read path for pages of accounts: followers, following, "followed by people you
+follow", likers, reposters, the reader's blocks and mutes, search results, suggestions and
+the client API's lists, each read from an account source for a viewer and shown as
+visibility.may_list_account says; nothing else decides which accounts a list shows.
+
+    page = repo.account_reader.page(AccountSource.zset(keys.followers(uid)), viewer, 1, 50)
+
+A list kept in a sorted set costs two round trips (its page of ids, newest first, with its
+size; then the accounts), accounts given by id one. The reader's own sets (the read path's:
+their blocks, and but for staff those who block them) and whether they follow each account
+and are followed by it ride on the accounts' pipeline, which reaches every node they might
+be on (a cluster), as the read path of posts reads them with its posts (reader.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from social import keys
+
+from ..accounts.users import accounts_from, queue_accounts
+from ..base import RepositoryBase, page_bounds, queue_users, users_from
+from ..models import FollowEntry, Page
+from .reader import PageReader
+from .visibility import Viewer, may_list_account
+
+
+@dataclass(frozen=True)
+class AccountSource:
+    """Where a page's accounts come from: the sorted set at `key`, highest score (newest)
+    first, or `rows` given as (account id, since) in order. `own`: the reader's own list
+    of blocks or mutes (may_list_account shows every account in it)."""
+
+    key: str | None = None
+    rows: tuple[tuple[int, int], ...] = ()
+    own: bool = False
+
+    @classmethod
+    def zset(cls, key: str, *, own: bool = False) -> AccountSource:
+        return cls(key=key, own=own)
+
+    @classmethod
+    def given(cls, ids: Sequence[int] = (), rows: Sequence[tuple[int, int]] = ()) -> AccountSource:
+        """Accounts named by id (search results, suggestions), or (id, since) rows."""
+        return cls(rows=(*rows, *((i, 0) for i in ids)))
+
+
+class AccountReader(RepositoryBase):
+    """The one read seam for pages of accounts (see the module docstring)."""
+
+    def page(
+        self,
+        source: AccountSource,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 50,
+        *,
+        counts: bool = False,
+    ) -> Page[FollowEntry]:
+        """Return page `number` of source's accounts as viewer may see them listed, each
+        with when it joined the list and whether viewer follows it and is followed by it;
+        counts: with its follower, following and post counts (the client API's accounts,
+        search), on the same pipeline."""
+        start, stop = page_bounds(number, per_page)
+        if source.key is None:
+            rows, total = list(source.rows[start : stop + 1]), len(source.rows)
+        else:
+            pipe = self._pipe()
+            pipe.zrevrange(source.key, start, stop, withscores=True)
+            pipe.zcard(source.key)
+            scored, total = pipe.execute()
+            rows = [(int(member), int(score)) for member, score in scored]
+        has_next = len(rows) > per_page
+        rows = rows[:per_page]
+        return Page(
+            items=self._entries(rows, source, viewer, counts=counts),
+            number=number,
+            has_next=has_next,
+            total=total,
+            per_page=per_page,
+        )
+
+    def _entries(
+        self, rows: list[tuple[int, int]], source: AccountSource, viewer: Viewer, *, counts: bool
+    ) -> list[FollowEntry]:
+        """The rows as viewer may see them listed: one round trip (none for no rows)."""
+        listed = list(dict.fromkeys(uid for uid, _ in rows))
+        if not listed:
+            return []
+        reads = self.reads()
+        if counts:
+            queue_accounts(reads, listed)
+        else:
+            queue_users(reads, listed)
+        if viewer.id is not None:
+            reads.zmscore("viewer_follows", keys.following(viewer.id), listed)
+            reads.zmscore("follows_viewer", keys.followers(viewer.id), listed)
+            if not source.own:
+                PageReader._queue_viewer_sets(reads, viewer)
+        got = reads.execute()
+        relations = PageReader._relations(got, {}, (), viewer)
+        if counts:
+            found = accounts_from(got, listed)
+            users = {uid: row.user for uid, row in found.items()}
+        else:
+            users = users_from(got, listed)
+        n = len(listed)
+        follows = dict(zip(listed, got.scores_if_read("viewer_follows", n)))
+        followed_by = dict(zip(listed, got.scores_if_read("follows_viewer", n)))
+        return [
+            FollowEntry(
+                user=users[uid],
+                since=since,
+                viewer_follows=follows[uid] is not None,
+                follows_viewer=followed_by[uid] is not None,
+                counts=found[uid].counts if counts else None,
+            )
+            for uid, since in rows
+            if uid in users and may_list_account(viewer, users[uid], relations, own=source.own)
+        ]

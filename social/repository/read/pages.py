@@ -1,0 +1,467 @@
+"""The site's pages of posts, each one read through the read path (reader.py) with what
+else the page shows on the same pipelines: home, timeline, welcome, profile, permalink,
+mentions, tag and likes. Who may see what is visibility.py's; the views only render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Unpack
+
+from social import keys
+
+from ..accounts.users import UserStore
+from ..base import (
+    POST_COUNT,
+    Bulk,
+    Client,
+    Hash,
+    Members,
+    NamedReads,
+    Reply,
+    RepositoryBase,
+    Scores,
+    StoreSettings,
+    counts_from,
+    decode_hash,
+    queue_counts,
+    s,
+    user_from_hash,
+)
+from ..base import Replies as Got
+from ..errors import PostNotFound, UserNotFound
+from ..live.notices import decode_notices
+from ..models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
+from ..relations.graph import MUTUAL_SCAN_LIMIT
+from .loading import HIDDEN_STATUSES
+from .reader import VERSION, PageAt, PageReader
+from .sources import (
+    CONVERSATION,
+    HOME,
+    MENTIONS,
+    PLAIN,
+    PROFILE,
+    PUBLIC,
+    WITH_HIDDEN,
+    HomeFeed,
+    Liked,
+    Listed,
+    Mentions,
+    OwnPosts,
+    Replies,
+    TagPosts,
+    Timeline,
+)
+from .suggestions import Suggestions
+from .visibility import (
+    ANONYMOUS,
+    Viewer,
+    may_list,
+    may_list_account,
+    may_open,
+    may_see_account,
+)
+
+# What the builders read beside the posts, by the shape of each reply.
+OWNER = Reply[Hash]("owner")  # the user hash of a profile's (or a likes page's) owner
+NOTICES = Reply[Members]("notices")
+NAMES = Reply[Members]("names")  # the newest sign-ups
+SUSPENDED = Reply[Scores]("suspended")  # ... which of them are suspended
+VIEWER_FOLLOWS = Reply[float | None]("viewer_follows")
+FOLLOWS_VIEWER = Reply[float | None]("follows_viewer")
+MUTUALS = Reply[list]("mutuals")  # MUTUALS_SCRIPT's reply
+VIEWER_FOLLOWING = Reply[Members]("viewer_following")  # a cluster's mutuals: the candidates
+MUTUAL = Reply[Scores]("mutual")  # ... which of them follow the owner
+ANCESTORS = Reply[Bulk]("ancestors")
+SEEN = Reply[int]("seen")
+
+# "Followed by people you follow" looks at MUTUAL_SCAN_LIMIT members of the smaller of the
+# two sets (a cluster: of the viewer's newest followings; graph.py, whose list of them
+# does the same).
+MUTUALS_NAMED = 6  # the profile names three of them, the first not suspended
+
+# "Followed by people you follow" in one command, on one server (a profile's first
+# pipeline; a cluster reads the two sets and the names in the steps after: the keys are
+# on different nodes). It walks the smaller of the two sets and asks the other one, so a
+# reader who follows hundreds costs a profile with 15 followers 15 lookups, not hundreds;
+# either way the ones named are the viewer's newest followings.
+# KEYS[1] following:<viewer>, KEYS[2] followers:<owner>
+# ARGV[1] how many of the walked set's newest members to look at, ARGV[2] the owner's id,
+# ARGV[3] how many to name, ARGV[4] keys.user_key_prefix(). Returns: how many of those
+# follow the owner, then (id, username, status) of the first ARGV[3] of them, read from
+# their user hashes.
+MUTUALS_SCRIPT = """
+local limit, named = tonumber(ARGV[1]), tonumber(ARGV[3])
+local found = {}
+if redis.call('ZCARD', KEYS[1]) <= redis.call('ZCARD', KEYS[2]) then
+  for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, limit - 1)) do
+    if id ~= ARGV[2] and redis.call('ZSCORE', KEYS[2], id) then found[#found + 1] = id end
+  end
+else
+  local scored = {}
+  for _, id in ipairs(redis.call('ZREVRANGE', KEYS[2], 0, limit - 1)) do
+    local since = redis.call('ZSCORE', KEYS[1], id)
+    if since and id ~= ARGV[2] then scored[#scored + 1] = {tonumber(since), id} end
+  end
+  -- newest followed first, ties as ZREVRANGE orders them
+  table.sort(scored, function(x, y)
+    if x[1] ~= y[1] then return x[1] > y[1] end
+    return x[2] > y[2]
+  end)
+  for i, pair in ipairs(scored) do found[i] = pair[2] end
+end
+local out = {#found}
+for i = 1, math.min(#found, named) do
+  local f = redis.call('HMGET', ARGV[4] .. found[i], 'username', 'status')
+  out[#out + 1] = found[i]
+  out[#out + 1] = f[1] or ''
+  out[#out + 1] = f[2] or ''
+end
+return out
+"""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A post in its conversation: the posts above it (oldest first, up to the bound kept
+    when it was written) and a page of its direct replies (oldest first)."""
+
+    post: Post
+    ancestors: list[Post]
+    replies: Page[Post]
+    counts: dict[int, PostCounts]
+    can_reply: bool = False
+
+
+class PageStore(RepositoryBase):
+    """Builds each page of posts on the read path."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        reader: PageReader,
+        users: UserStore,
+        suggestions: Suggestions,
+        **config: Unpack[StoreSettings],
+    ) -> None:
+        super().__init__(client, **config)
+        self.reader = reader
+        self.users = users
+        self.suggestions = suggestions
+
+    # --- Home, timeline, welcome ------------------------------------------------------------
+
+    def home(
+        self,
+        user_id: int,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        at: float | None = None,
+        viewer: Viewer | None = None,
+        where: PageAt | None = None,
+    ) -> HomePage:
+        """Return the logged-in home page: the feed (with fan-out-on-read authors merged
+        in), the reader's counts and notices, and people to follow when its first page is
+        empty (Suggestions). One round trip warm (the posts remembered, the same page as
+        last time); see reader.py for the rest. where: the page's place when the pager
+        says (PageAt), as for every page of posts below."""
+        viewer = viewer or Viewer(user_id)
+        source = HomeFeed(user_id)
+        maybe_empty = number == 1 and not self.reader.remembers(source, number, per_page, at=where)
+
+        def first(reads: NamedReads) -> None:
+            queue_counts(reads, user_id)
+            reads.lrange(NOTICES, keys.notices(user_id), 0, 4)
+            if maybe_empty:
+                self.suggestions.queue(reads, user_id, at=at)
+
+        read = self.reader.page(
+            source, viewer, number, per_page, shows=HOME, first=first, fill=True, at=where
+        )
+        home = HomePage(
+            feed=read.page,
+            counts=counts_from(read.got),
+            notices=decode_notices(read.got[NOTICES]),
+        )
+        if number != 1 or read.page.items:
+            return home
+        suggested = self.suggestions.for_reader(viewer, read.got, read.relations, at=at)
+        return replace(home, suggestions=suggested)
+
+    def timeline(
+        self,
+        viewer: Viewer = ANONYMOUS,
+        number: int = 1,
+        per_page: int = 50,
+        latest_users: int = 10,
+        where: PageAt | None = None,
+    ) -> TimelinePage:
+        """Return a page of the global timeline plus the newest sign-ups (suspended ones
+        left out: checked with the posts, or remembered with the names and the version)."""
+
+        def first(reads: NamedReads) -> None:
+            reads.zrevrange(NAMES, keys.users_by_time(), 0, latest_users * 2 - 1)
+
+        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
+            names = [s(n) for n in got[NAMES]]
+            if names and self._signups(names, got[VERSION]) is None:
+                reads.zmscore(SUSPENDED, keys.suspended_users(), names)
+
+        read = self.reader.page(
+            Timeline(), viewer, number, per_page, shows=PUBLIC, first=first, then=then,
+            fill=True, at=where,
+        )  # fmt: skip
+        names = [s(n) for n in read.got[NAMES]]
+        visible = self._signups(names, read.got[VERSION])
+        if visible is None:
+            scores = read.then.scores_if_read(SUSPENDED.name, len(names))
+            visible = tuple(n for n, score in zip(names, scores) if score is None)
+            self.cache.signups = ((tuple(names), read.got[VERSION]), visible)
+        return TimelinePage(posts=read.page, latest_users=tuple(visible[:latest_users]))
+
+    def _signups(self, names: Sequence[str], version: object) -> tuple[str, ...] | None:
+        """The newest sign-ups without the suspended, as remembered for these names at this
+        visibility version (a suspension moves it), or None."""
+        remembered = self.cache.signups
+        if remembered is not None and remembered[0] == (tuple(names), version):
+            return remembered[1]
+        return None
+
+    def latest(self, count: int = 5) -> Page[Post]:
+        """Return the newest visible posts of the global timeline as a visitor sees them
+        (the welcome page): one round trip while the process remembers them."""
+        return self.reader.page(Timeline(), ANONYMOUS, 1, count, shows=PUBLIC, spare=count).page
+
+    # --- Profile ------------------------------------------------------------------------------
+
+    def profile_for_name(
+        self,
+        username: str,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 10,
+        where: PageAt | None = None,
+    ) -> Profile:
+        """Return the profile page of the user called username.
+
+        The process remembers which id a name led to; the page's own first pipeline reads
+        that user's hash, so the remembered id is used only if the hash still bears exactly
+        that name (a name is never reused while its account exists). Otherwise, or the
+        first time, the name is looked up: one round trip more. Raise UserNotFound when no
+        such user exists or viewer may not see it.
+        """
+        remembered = self.cache.names.get(username)
+        if remembered is not None:
+            try:
+                page = self.profile(remembered, viewer, number, per_page, where)
+            except UserNotFound:
+                page = None
+            if page is not None and page.user.username == username:
+                return page
+            self.cache.names.discard(username)
+        user_id = self.users.user_id_for_name(username)
+        if user_id is None:
+            raise UserNotFound(username)
+        page = self.profile(user_id, viewer, number, per_page, where)
+        if page.user.username == username:
+            self.cache.names.put(username, user_id)
+        return page
+
+    def profile(
+        self,
+        user_id: int,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 10,
+        where: PageAt | None = None,
+    ) -> Profile:
+        """Return the profile page of user_id as viewer sees it (staff: hidden posts too).
+
+        1) the owner's hash, a page of own posts, counts, whether viewer follows and is
+           followed ("Follows you"), and on one server the viewer's followings who follow
+           user_id with the names of the first few (MUTUALS_SCRIPT): warm, the page's one
+           round trip;
+        2) the posts (none when remembered); on a cluster, which of viewer's followings
+           (read in 1) follow user_id (ZMSCORE);
+        3) on a cluster, the names of up to six of those mutuals, when there are any.
+        Raise UserNotFound when there is no such user or viewer may not see it.
+        """
+        other = viewer.id if viewer.id != user_id else None  # None: a visitor, or the owner
+        one_server = not self.on_cluster
+
+        def first(reads: NamedReads) -> None:
+            reads.hgetall(OWNER, keys.user(user_id))
+            queue_counts(reads, user_id)
+            if other is not None:
+                reads.zscore(VIEWER_FOLLOWS, keys.following(other), user_id)
+                # "Follows you": the owner's following set, whose size the counts read.
+                reads.zscore(FOLLOWS_VIEWER, keys.following(user_id), other)
+                if one_server:
+                    reads.execute_command(
+                        MUTUALS, "EVAL", MUTUALS_SCRIPT, 2, keys.following(other),
+                        keys.followers(user_id), MUTUAL_SCAN_LIMIT, user_id, MUTUALS_NAMED,
+                        keys.user_key_prefix(),
+                    )  # fmt: skip
+                else:
+                    reads.zrevrange(
+                        VIEWER_FOLLOWING, keys.following(other), 0, MUTUAL_SCAN_LIMIT - 1
+                    )
+
+        def candidates(got: Got) -> list[int]:
+            return [c for c in map(int, got.get(VIEWER_FOLLOWING, [])) if c != user_id]
+
+        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
+            if not one_server and (mutual := candidates(got)):
+                reads.zmscore(MUTUAL, keys.followers(user_id), mutual)
+
+        def owner_of(got: Got) -> dict[int, User]:
+            owner = user_from_hash(user_id, decode_hash(got[OWNER]))
+            return {user_id: owner} if owner is not None else {}
+
+        read = self.reader.page(
+            OwnPosts(user_id), viewer, number, per_page, shows=PROFILE,
+            first=first, then=then, authors=owner_of, total=POST_COUNT, fill=True, at=where,
+        )  # fmt: skip
+        owner = owner_of(read.got).get(user_id)
+        if owner is None or not may_see_account(viewer, owner):
+            raise UserNotFound(user_id)
+        if MUTUALS in read.got:
+            count, *named = read.got[MUTUALS]
+            rows = zip(named[0::3], named[1::3], named[2::3])
+            users = [
+                User(int(i), s(n), is_suspended=s(status) in HIDDEN_STATUSES)
+                for i, n, status in rows
+                if n
+            ]
+            mutual_count = int(count)
+        else:
+            listed = candidates(read.got)
+            scores = read.then.get(MUTUAL, [])
+            mutual = [c for c, score in zip(listed, scores) if score is not None]
+            found = self._users_by_ids(mutual[:MUTUALS_NAMED])
+            users = [found[m] for m in mutual[:MUTUALS_NAMED] if m in found]
+            mutual_count = len(mutual)
+        names = [u.username for u in users if may_list_account(viewer, u, read.relations)]
+        return Profile(
+            user=owner,
+            posts=read.page,
+            counts=counts_from(read.got),
+            viewer_follows=read.got.get(VIEWER_FOLLOWS) is not None,
+            mutual_names=tuple(names[:3]),
+            mutual_count=mutual_count,
+            follows_viewer=read.got.get(FOLLOWS_VIEWER) is not None,
+            viewer_blocks=user_id in read.relations.blocks,
+            viewer_mutes=user_id in read.relations.muted,
+            blocks_viewer=user_id in read.relations.blocked_by,
+        )
+
+    # --- Conversations --------------------------------------------------------------------------
+
+    def conversation(
+        self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 20
+    ) -> Conversation:
+        """Return post_id with the posts above it and a page of its replies (oldest first),
+        as viewer may see them. Two round trips warm. A repost's id gives the conversation
+        of the post it shares (its `post` tells: the view redirects there). Raise
+        PostNotFound when the post is missing or viewer may not open it
+        (visibility.may_open)."""
+
+        def above(got: Got) -> list[int]:
+            return [int(i) for i in (s(got[ANCESTORS]) or "").split() if i.isdigit()]
+
+        read = self.reader.page(
+            Replies(post_id), viewer, number, per_page, shows=CONVERSATION,
+            first=lambda reads: reads.hget(ANCESTORS, keys.post(post_id), "ancestors"),
+            more_ids=lambda got: [*above(got), post_id],
+        )  # fmt: skip
+        post = read.loaded.get(post_id)
+        if post is not None and post.repost_of is not None:  # a repost: the post it shares
+            if not may_list(viewer, post, read.relations):  # hidden, or across a block
+                raise PostNotFound(post_id)
+            return self.conversation(post.repost_of, viewer, number, per_page)
+        if post is None or not may_open(viewer, post, read.relations):
+            raise PostNotFound(post_id)
+        ancestors = [read.loaded[i] for i in above(read.got) if i in read.loaded]
+        return Conversation(
+            post=post,
+            ancestors=[p for p in ancestors if may_list(viewer, p, read.relations)],
+            replies=read.page,
+            counts=read.page.counts,
+            can_reply=viewer.is_authenticated and read.counts_of(post_id).actionable,
+        )
+
+    def post(
+        self, post_id: int, viewer: Viewer, *, to_act: bool = False, shared: bool = False
+    ) -> tuple[Post, PostCounts]:
+        """Return a post viewer may open (to_act: may act on, to report or delete it) and
+        its counts; raise PostNotFound otherwise. shared: a repost's id stands for the post
+        it shares (what a like, repost, reply or report of it acts on), returned when
+        viewer may open both. One round trip (two for a post never seen; for a repost's
+        id, shared, twice that)."""
+        read = self.reader.page(Listed((post_id,)), viewer, 1, 1, shows=WITH_HIDDEN)
+        post = read.loaded.get(post_id)
+        counts = read.counts_of(post_id)
+        if (
+            post is None
+            or not may_open(viewer, post, read.relations)
+            or (to_act and not counts.actionable)
+        ):
+            raise PostNotFound(post_id)
+        if shared and post.repost_of is not None:
+            return self.post(post.repost_of, viewer, to_act=to_act)
+        return post, counts
+
+    def mentions(
+        self,
+        user_id: int,
+        number: int = 1,
+        per_page: int = 10,
+        *,
+        viewer: Viewer | None = None,
+        where: PageAt | None = None,
+    ) -> Page[Post]:
+        """Return a page of the posts mentioning user_id, newest first, and mark them seen
+        (the unread count clears). Two round trips warm."""
+        read = self.reader.page(
+            Mentions(user_id), viewer or Viewer(user_id), number, per_page, shows=MENTIONS,
+            first=lambda reads: reads.hset(SEEN, keys.user(user_id), "unread_mentions", 0),
+            fill=True, at=where,
+        )  # fmt: skip
+        return read.page
+
+    def tag(
+        self,
+        tag: str,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 20,
+        where: PageAt | None = None,
+    ) -> Page[Post]:
+        """Return a page of the newest posts with #tag. One or two round trips warm."""
+        return self.reader.page(
+            TagPosts(tag), viewer, number, per_page, shows=PUBLIC, fill=True, at=where
+        ).page
+
+    def likes(
+        self,
+        user_id: int,
+        viewer: Viewer,
+        number: int = 1,
+        per_page: int = 10,
+        where: PageAt | None = None,
+    ) -> tuple[User, Page[Post]]:
+        """Return the account and a page of the posts it likes, most recently liked first.
+        The account comes with the ids. Raise UserNotFound when there is no such account
+        or viewer may not see it."""
+        read = self.reader.page(
+            Liked(user_id), viewer, number, per_page, shows=PLAIN,
+            first=lambda reads: reads.hgetall(OWNER, keys.user(user_id)),
+            fill=True, at=where,
+        )  # fmt: skip
+        owner = user_from_hash(user_id, decode_hash(read.got[OWNER]))
+        if owner is None or not may_see_account(viewer, owner):
+            raise UserNotFound(user_id)
+        return owner, read.page

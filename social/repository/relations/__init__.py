@@ -1,0 +1,1 @@
+"""Relations between accounts: follows, blocks and mutes, word filters."""

@@ -1,0 +1,164 @@
+"""The follow graph and what following changes in home feeds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Unpack
+
+from django.utils.translation import gettext_noop
+
+from social import keys
+
+from ..base import Client, RepositoryBase, StoreSettings, as_int, decode_hash, now, user_from_hash
+from ..errors import CannotFollowSelf, Refused, UserNotFound
+from ..live.notifications import queue_notification, queue_notification_claim
+from ..models import FollowEntry, Page, User
+from ..read.account_reader import AccountReader, AccountSource
+from ..read.visibility import (
+    ANONYMOUS,
+    BLOCKED,
+    BLOCKING,
+    Viewer,
+    interaction_refused,
+    may_see_account,
+    pair_relations,
+)
+
+# Why a follow is refused across a block (said to the person, in their language).
+REFUSED = {
+    BLOCKED: gettext_noop("This account does not let you follow it."),
+    BLOCKING: gettext_noop("You block this account. Unblock it first to follow it."),
+}
+# Of the viewer's followings, the newest this many are looked at for those who follow an
+# account ("Followed by people you follow": a profile, pages.py, and its list here).
+MUTUAL_SCAN_LIMIT = 2000
+
+
+class GraphStore(RepositoryBase):
+    """Follow, unfollow, and the lists of followers and followings."""
+
+    def __init__(
+        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
+    ) -> None:
+        super().__init__(client, **config)
+        self.accounts = accounts
+
+    def follow(self, follower_id: int, followee_id: int, *, at: int | None = None) -> bool:
+        """Make follower follow followee; merge followee's posts into the home feed
+        (unless followee is a fan-out-on-read author, merged when the home page is read).
+
+        Return False when already following (a no-op). Raise UserNotFound, or NotAllowed
+        across a block either way (relations.py), before anything is written. The two
+        sorted sets belong to two users, so they are written by one pipeline, not one MULTI:
+        if the second ZADD is lost the pair is half-linked, and following again (ZADD NX on
+        both) completes it. Followee is told once
+        (notifications.queue_notification_claim): following again after an unfollow tells
+        no one again.
+        """
+        if follower_id == followee_id:
+            raise CannotFollowSelf()
+        ts = now() if at is None else at
+        pipe = self._pipe()
+        pipe.exists(keys.user(followee_id))
+        pipe.zscore(keys.blocks(followee_id), follower_id)
+        pipe.zscore(keys.blocks(follower_id), followee_id)
+        exists, blocked, blocking = pipe.execute()
+        if not exists:
+            raise UserNotFound(followee_id)
+        if why := interaction_refused(followee_id, pair_relations(followee_id, blocked, blocking)):
+            raise Refused(REFUSED[why])
+        pipe = self._pipe()
+        pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
+        pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
+        pipe.zscore(keys.celebrities(), followee_id)
+        queue_notification_claim(pipe, followee_id, "follow", follower_id, None, ts)  # told once
+        added, _, read_fanout, tells = pipe.execute()
+        if not added:
+            return False
+        pipe = self._pipe()
+        pipe.incr(keys.follows_total())  # the dashboard's total: only a new edge counts
+        if tells:
+            queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
+        if read_fanout is not None:  # their posts join the home page when it is read
+            self.send(pipe)
+            return True
+        pipe.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
+        theirs = [int(i) for i in self.send(pipe)[-1]]
+        self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))
+        return True
+
+    def follower_count(self, user_id: int) -> int:
+        """How many follow user_id (one ZCARD): what a profile shows after a follow in
+        place (relation_views.FollowView)."""
+        return int(self.r.zcard(keys.followers(user_id)))
+
+    def unfollow(self, follower_id: int, followee_id: int) -> bool:
+        """Stop following and drop followee's posts from the home feed; False if not following."""
+        pipe = self._pipe()
+        pipe.zrem(keys.following(follower_id), followee_id)
+        pipe.zrem(keys.followers(followee_id), follower_id)
+        removed, _ = pipe.execute()
+        if not removed:
+            return False
+        self.r.decr(keys.follows_total())
+
+        def without_theirs(feed: list[int]) -> list[int]:
+            pipe = self._pipe()
+            for post_id in feed:
+                pipe.hget(keys.post(post_id), "user_id")
+            authors = pipe.execute() if feed else []
+            return [p for p, a in zip(feed, authors) if as_int(a) != followee_id]
+
+        self._rewrite_feed(follower_id, without_theirs)
+        return True
+
+    def _rewrite_feed(self, user_id: int, change: Callable[[list[int]], list[int]]) -> None:
+        """Replace user_id's home feed with change(feed), retrying if a post lands meanwhile.
+
+        WATCH/MULTI on the one feed key: a post fanned out between our read and our write
+        makes EXEC fail and we start again, so no post is lost.
+        """
+        cap = self.home_feed_cap
+        self._rewrite_list(keys.home_feed(user_id), lambda feed: change(feed)[:cap])
+
+    def follow_list(
+        self,
+        user_id: int,
+        which: str,
+        number: int = 1,
+        per_page: int = 50,
+        viewer: Viewer = ANONYMOUS,
+        *,
+        counts: bool = False,
+    ) -> Page[FollowEntry]:
+        """Return a page of followers or following ("followers"/"following"), newest first,
+        as viewer may see them listed (account_reader.py: two round trips)."""
+        key = {"followers": keys.followers, "following": keys.following}[which](user_id)
+        return self.accounts.page(AccountSource.zset(key), viewer, number, per_page, counts=counts)
+
+    def mutuals(
+        self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 50
+    ) -> tuple[User | None, Page[FollowEntry]]:
+        """Return user_id's account (None: none, or hidden from viewer) and a page of the
+        accounts viewer follows that follow it ("Followed by people you follow"), those
+        viewer followed last first, each with when it followed user_id: among the viewer's
+        newest MUTUAL_SCAN_LIMIT followings, as the profile counts them.
+
+        Three round trips whatever the numbers: the account with the viewer's followings;
+        which of them follow user_id (one ZMSCORE: the two sets may be on two cluster
+        nodes); the page's accounts and the viewer's relations to them, as follow_list."""
+        pipe = self._pipe()
+        pipe.hgetall(keys.user(user_id))
+        if viewer.id is not None:
+            pipe.zrevrange(keys.following(viewer.id), 0, MUTUAL_SCAN_LIMIT - 1)
+        owner_hash, *followings = pipe.execute()
+        owner = user_from_hash(user_id, decode_hash(owner_hash))
+        empty = Page[FollowEntry](items=[], number=number, has_next=False, total=0)
+        if owner is not None and not may_see_account(viewer, owner):
+            owner = None
+        candidates = [int(i) for i in (followings[0] if followings else ()) if int(i) != user_id]
+        if owner is None or not candidates:
+            return owner, empty
+        scores = self.r.zmscore(keys.followers(user_id), [str(i) for i in candidates])
+        found = [(i, int(score)) for i, score in zip(candidates, scores or ()) if score is not None]
+        return owner, self.accounts.page(AccountSource.given(rows=found), viewer, number, per_page)

@@ -1,0 +1,1 @@
+"""The worker tier's durable queues."""
