@@ -52,13 +52,14 @@ MIX = {
 
 def global_keys() -> tuple[str, ...]:
     """Return the keys that are one key for the whole site (so one slot, one node): every
-    function of social/keys.py that takes no argument."""
+    function of social/keys/ (every part of `keys.PARTS`) that takes no argument."""
     from social import keys
 
     found = []
-    for _name, function in inspect.getmembers(keys, inspect.isfunction):
-        if function.__module__ == keys.__name__ and not inspect.signature(function).parameters:
-            found.append(function())
+    for part in keys.PARTS:
+        for _name, function in inspect.getmembers(part, inspect.isfunction):
+            if function.__module__ == part.__name__ and not inspect.signature(function).parameters:
+                found.append(function())
     return tuple(found)
 
 

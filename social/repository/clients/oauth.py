@@ -6,7 +6,7 @@ and a token are kept as the SHA-256 of their text (`digest`), so reading the dat
 gives no one a way in. A user's tokens are listed in keys.oauth_user_tokens (the settings
 page, revoking an app, the staff account page), at most keys.OAUTH_TOKENS_CAP.
 
-Keys (social/keys.py, "OAuth"): oauth:app:<client_id>, oauth:code:<digest>,
+Keys (social/keys/clients.py): oauth:app:<client_id>, oauth:code:<digest>,
 oauth:token:<digest>, oauth:user:<id>.
 """
 
