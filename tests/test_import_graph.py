@@ -82,3 +82,46 @@ def test_a_circle_is_found_even_when_one_edge_is_only_for_types():
     graph = {"audit": {"base"}, "base": {"cache"}, "cache": {"oauth"}, "oauth": {"audit"}}
     assert circles(graph) == [["audit", "base", "cache", "oauth"]]
     assert circles({**graph, "cache": set()}) == []
+
+
+# The stores the write path runs through (a local post's or, later, a remote one's): each
+# queues its writes on its own pipeline, and none may sit above the read path.
+WRITE_STORES = (
+    "social.repository.posts.posting",
+    "social.repository.posts.reposts",
+    "social.repository.posts.likes",
+    "social.repository.posts.fanout",
+    "social.repository.posts.attachments",
+    "social.repository.relations.graph",
+    "social.repository.relations.blocks",
+    "social.repository.live.bus",
+    "social.repository.live.notification_events",
+    "social.repository.live.notification_writes",
+)
+
+
+def reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Return every module start imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for other in graph[todo.pop()] - seen:
+            seen.add(other)
+            todo.append(other)
+    return seen
+
+
+def test_no_write_store_imports_the_notification_reader():
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+
+    assert set(WRITE_STORES) <= set(graph)
+    assert "social.repository.live.notification_writes" in graph["social.repository.posts.likes"]
+    for store in WRITE_STORES:
+        assert "social.repository.live.notifications" not in reached(graph, store), store
+
+
+def test_reached_follows_imports_through_other_modules():
+    graph = {"likes": {"writes"}, "writes": {"bus"}, "bus": set(), "reader": {"bus"}}
+    assert reached(graph, "likes") == {"writes", "bus"}
+    assert "reader" not in reached(graph, "likes")

@@ -26,7 +26,7 @@ def notifications(user_id: int) -> str:
 
 
 def notified(user_id: int) -> str:
-    """Sorted set: each like, repost or follow told, by when (notifications.CLAIM_SCRIPT)."""
+    """Sorted set: each like, repost or follow told, by when (notification_writes.CLAIM_SCRIPT)."""
     return f"notified:{int(user_id)}"
 
 

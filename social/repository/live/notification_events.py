@@ -1,7 +1,7 @@
 """Notification events: their kinds, the one entry format (`<kind>|<actor>|<post>|<time>`
 on keys.notifications), its one parser (event_from) and the one grouping (grouped: likes
 and reposts per post, follows per day, replies and mentions each alone). No Redis here:
-the writes and the reads are social/repository/live/notifications.py's."""
+the writes are notification_writes.py's, the reads notifications.py's."""
 
 from __future__ import annotations
 

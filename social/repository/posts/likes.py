@@ -10,7 +10,7 @@ from social import keys
 
 from ..base import Client, RepositoryBase, StoreSettings, as_int, now
 from ..errors import Refused
-from ..live.notifications import queue_notification, queue_notification_claim
+from ..live.notification_writes import queue_notification, queue_notification_claim
 from ..models import FollowEntry, Page
 from ..read.account_reader import AccountReader, AccountSource
 from ..read.front import queue_front_change

@@ -28,7 +28,7 @@ from ..base import (
 from ..errors import NotAllowed, PostNotFound, PostPending, Refused
 from ..live.bus import DELETE, UPDATE, queue_event
 from ..live.notices import NoticeStore
-from ..live.notifications import queue_notification
+from ..live.notification_writes import queue_notification
 from ..models import User
 from ..moderation.audit import REASON_MAX
 from ..read.front import queue_front_change

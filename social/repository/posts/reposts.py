@@ -34,7 +34,11 @@ from ..base import (
 )
 from ..errors import NotAllowed, PostNotFound, Refused
 from ..live.bus import DELETE, UPDATE, queue_event
-from ..live.notifications import queue_notification, queue_notification_claim, unqueue_notification
+from ..live.notification_writes import (
+    queue_notification,
+    queue_notification_claim,
+    unqueue_notification,
+)
 from ..models import FollowEntry, Page
 from ..read.account_reader import AccountReader, AccountSource
 from ..read.front import queue_front_change

@@ -11,7 +11,7 @@ from social import keys
 
 from ..base import Client, RepositoryBase, StoreSettings, as_int, decode_hash, now, user_from_hash
 from ..errors import CannotFollowSelf, Refused, UserNotFound
-from ..live.notifications import queue_notification, queue_notification_claim
+from ..live.notification_writes import queue_notification, queue_notification_claim
 from ..models import FollowEntry, Page, User
 from ..read.account_reader import AccountReader, AccountSource
 from ..read.visibility import (
@@ -52,7 +52,7 @@ class GraphStore(RepositoryBase):
         sorted sets belong to two users, so they are written by one pipeline, not one MULTI:
         if the second ZADD is lost the pair is half-linked, and following again (ZADD NX on
         both) completes it. Followee is told once
-        (notifications.queue_notification_claim): following again after an unfollow tells
+        (notification_writes.queue_notification_claim): following again after an unfollow tells
         no one again.
         """
         if follower_id == followee_id:
