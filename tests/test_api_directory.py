@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from social.repository import people
+from social.repository.accounts import people
 from tests.api import Api, token_for
 from tests.conftest import CLUSTER, make_user
 

@@ -16,8 +16,8 @@ from django.test import Client
 
 from social import keys
 from social.repository import PROCESS_CACHE, NotAllowed, moderation
-from social.repository import directory as directory_module
-from social.repository import reports as reports_module
+from social.repository.moderation import directory as directory_module
+from social.repository.moderation import reports as reports_module
 from social.repository.moderation.directory import name_member, name_trigrams
 from tests.conftest import CLUSTER, login, make_staff, make_user
 
