@@ -14,7 +14,7 @@ exports every name, so `keys.user(7)` reads the same wherever the function lives
 
 from __future__ import annotations
 
-from . import accounts, clients, live, moderation, posts, relations, retwis, work
+from . import accounts, clients, federation, live, moderation, posts, relations, retwis, work
 from .accounts import (
     DELETED_ACCOUNT_GRACE_DAYS,
     EMAIL_CONFIRMATION_TTL,
@@ -45,6 +45,7 @@ from .clients import (
     oauth_token,
     oauth_user_tokens,
 )
+from .federation import actor_key, instance_actor_key
 from .live import (
     LIVE_EVENTS_CAP,
     NOTIFICATIONS_CAP,
@@ -149,7 +150,7 @@ from .work import (
 
 # Every part, in the order docs/data-layout.md lists them: the one place to enumerate every
 # key function (bench/cluster_keys.py, tests/test_keys.py).
-PARTS = (retwis, accounts, posts, relations, moderation, clients, live, work)
+PARTS = (retwis, accounts, posts, relations, moderation, clients, live, work, federation)
 
 __all__ = [
     "DELETED_ACCOUNT_GRACE_DAYS",
@@ -181,6 +182,7 @@ __all__ = [
     "STATS_TTL_DAYS",
     "TAG_CAP",
     "TAG_PATTERN",
+    "actor_key",
     "annotations",
     "audit_by_action",
     "audit_by_actor",
@@ -203,6 +205,7 @@ __all__ = [
     "front_version",
     "home_feed",
     "image",
+    "instance_actor_key",
     "instance_about",
     "job_dead",
     "job_delayed",

@@ -20,6 +20,7 @@ shapes, the process cache and the other stores it uses, nothing more.
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.media_files` (the
   pictures' lifecycle), `repo.backup`, `repo.limits`.
 - The worker tier (social/work/): `repo.jobs` (durable queues on Redis Streams).
+- Federation (social/federation/): `repo.federation_keys` (our actors' key pairs).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .errors import (
     UsernameTaken,
     UserNotFound,
 )
+from .federation.key_pairs import KeyPairStore
 from .live.live import LiveStore
 from .live.markers import MarkerStore
 from .live.notices import NoticeStore
@@ -204,6 +206,7 @@ class Repository:
         self.instance = InstanceStore(client, audit=self.audit, **config)
         self.tags = TagStore(client, **config)
         self.people = PeopleStore(client, accounts=accounts, users=self.users, **config)
+        self.federation_keys = KeyPairStore(client, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.
