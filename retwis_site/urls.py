@@ -10,6 +10,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", include("social.api.urls")),
     path("", include("social.urls")),  # names: social:home, social:profile, ...
     path("staff/", include("social.staff.urls")),
+    path("", include("social.federation.urls")),  # ActivityPub: /ap/ (last: pages go first)
 ]
 # Local pictures (social/media.py); a bucket serves its own (media.serve answers 404 unless
 # MEDIA_STORAGE is local, asked per request: the URLconf outlives a settings change).

@@ -17,6 +17,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views.generic import FormView, TemplateView
 
 from social import auth, work
+from social.federation.views import post_response, wants_activity
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.post_forms import CheckedPicture, PostForm, ReplyForm, ReportPostForm
@@ -292,14 +293,18 @@ class PostDetailView(ConversationMixin, TemplateView):
         return PostCreateView.as_view()(request)
 
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if wants_activity(request):  # another server asks for the post's Note
+            return post_response(self.repo, self.kwargs["post_id"], vary=True)
         conversation = self.visible_conversation(self.kwargs["post_id"], self.page_number())
         if conversation.post.id != self.kwargs["post_id"]:  # a repost: the post it shares
             return redirect("social:post_detail", conversation.post.id)
         self.checked_page(conversation.replies)
         back = back_link(request, conversation.post.id, self.request.user.is_authenticated)
-        return self.render_to_response(
+        response = self.render_to_response(
             self.get_context_data(**self.conversation_context(conversation), back=back, **kwargs)
         )
+        response["Vary"] = "Accept"  # the URL answers JSON too (middleware adds its own)
+        return response
 
 
 class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):

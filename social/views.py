@@ -7,13 +7,14 @@ import time
 from collections.abc import Hashable
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.utils.functional import SimpleLazyObject
 from django.views import View
 from django.views.generic import TemplateView
 
 from social.account_forms import LoginForm, RegisterForm
+from social.federation.views import actor_for_name, wants_activity
 from social.forms import SearchForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import MAX_PAGE, LoginNextMixin, RepositoryMixin, UserPageMixin
@@ -139,6 +140,13 @@ class ProfileView(RepositoryMixin, TemplateView):
     request: SiteHttpRequest
 
     template_name = "social/profile.html"
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if wants_activity(request):  # another server asks for the account's actor
+            return actor_for_name(self.repo, self.kwargs["username"])
+        response = super().get(request, *args, **kwargs)
+        response["Vary"] = "Accept"  # the URL answers JSON too (middleware adds its own)
+        return response
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)

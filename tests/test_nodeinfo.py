@@ -52,7 +52,7 @@ def test_nodeinfo_says_what_the_site_is_and_how_much_it_is_used(repo, r, alice, 
     info = answer.json()
     assert info["version"] == "2.0"
     assert info["software"] == {"name": "retwis", "version": SOFTWARE_VERSION}
-    assert info["protocols"] == [] and info["openRegistrations"] is True
+    assert info["protocols"] == ["activitypub"] and info["openRegistrations"] is True
     users = info["usage"]["users"]
     assert users["total"] == 3 == r.hlen(keys.users())
     if CLUSTER:  # the busiest day's distinct users (repository/moderation/stats.py)
@@ -123,13 +123,18 @@ def test_webfinger_finds_an_account_by_acct(alice):
         assert answer["Content-Type"] == "application/jrd+json"
         assert answer.json() == {
             "subject": "acct:alice@testserver",
-            "aliases": ["http://testserver/u/alice/"],
+            "aliases": ["http://testserver/u/alice/", f"http://testserver/ap/users/{alice.id}"],
             "links": [
                 {
                     "rel": "http://webfinger.net/rel/profile-page",
                     "type": "text/html",
                     "href": "http://testserver/u/alice/",
-                }
+                },
+                {
+                    "rel": "self",
+                    "type": "application/activity+json",
+                    "href": f"http://testserver/ap/users/{alice.id}",
+                },
             ],
         }
 

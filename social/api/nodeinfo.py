@@ -1,17 +1,18 @@
-"""What server this is, for the tools and apps that ask: /.well-known/nodeinfo and
-/nodeinfo/2.0 (NodeInfo 2.0, as Mastodon serves it; http://nodeinfo.diaspora.software/),
+"""What server this is, for the tools, apps and servers that ask: /.well-known/nodeinfo
+and /nodeinfo/2.0 (NodeInfo 2.0, as Mastodon serves it; http://nodeinfo.diaspora.software/),
 /.well-known/host-meta (XRD, or JSON) and the WebFinger it names (RFC 7033: an account's
-profile page, nothing to federate with)."""
+profile page and ActivityPub actor, docs/federation.md). Every address is SITE_URL's."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import escape
 
-from social.repository import may_see_account
-from social.templating.links import profile_url
+from social.federation import documents as doc
+from social.repository import ANONYMOUS, User, may_see_account
 
 from .base import ApiError, json_response, with_cors
 from .common import EntityView
@@ -35,14 +36,13 @@ class DiscoveryView(EntityView):
     app_may_call = True
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        href = self.base_url() + "/nodeinfo/2.0"
+        href = doc.site() + "/nodeinfo/2.0"
         return json_response({"links": [{"rel": SCHEMA, "href": href}]})
 
 
 class NodeInfoView(EntityView):
-    """GET /nodeinfo/2.0: the software, its protocols (none: the site does not federate,
-    so it claims no ActivityPub, though NodeInfo's schema wants one),
-    its usage (repository/moderation/stats.py: one round trip) and whether anyone may sign up."""
+    """GET /nodeinfo/2.0: the software, its protocol (ActivityPub), its usage
+    (repository/moderation/stats.py: one round trip) and whether anyone may sign up."""
 
     public = frozenset({"get"})
     app_may_call = True
@@ -52,7 +52,7 @@ class NodeInfoView(EntityView):
         data = {
             "version": "2.0",
             "software": {"name": SOFTWARE, "version": SOFTWARE_VERSION},
-            "protocols": [],
+            "protocols": ["activitypub"],
             "services": {"outbound": [], "inbound": []},
             "usage": {
                 "users": {
@@ -87,7 +87,7 @@ class HostMetaView(EntityView):
     as_json = False
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        template = self.base_url() + "/.well-known/webfinger?resource={uri}"
+        template = doc.site() + "/.well-known/webfinger?resource={uri}"
         accepts = request.headers.get("Accept", "")
         if self.as_json or accepts.startswith(JSON_TYPES):
             return json_response({"links": [{"rel": "lrdd", "template": template}]})
@@ -99,12 +99,17 @@ class HostMetaView(EntityView):
 
 RESOURCE_MAX = 300
 ACCT_RE = re.compile(r"(?:acct:)?@?([^@\s]+)(?:@([^@\s]+))?", re.IGNORECASE)
+ACTOR_PATH_RE = re.compile(r"/ap/users/([0-9]{1,19})")
+PROFILE_PATH_RE = re.compile(r"/u/([^/]+)/?")
+PROFILE_PAGE = "http://webfinger.net/rel/profile-page"
 
 
 class WebFingerView(EntityView):
-    """GET /.well-known/webfinger?resource=acct:name@host: the account's profile page
-    (JRD). Unknown, suspended, another host's: 404; no resource:
-    400. The site does not federate: no ActivityPub link."""
+    """GET /.well-known/webfinger?resource=...: a local account named `acct:name@domain`
+    (the domain is SITE_URL's host, with its port when not the default), by its actor's
+    URL or its profile's, as JRD: its profile page and its ActivityPub actor (`self`); the
+    instance actor by `acct:<host>@domain` or its URL. Unknown, suspended, another
+    domain's: 404; no resource: 400."""
 
     public = frozenset({"get"})
     app_may_call = True
@@ -113,31 +118,63 @@ class WebFingerView(EntityView):
         resource = text_param(request.GET, "resource", RESOURCE_MAX).strip()
         if not resource:
             raise ApiError(400, "Missing resource parameter")
-        name = self.name_in(resource, request.get_host())
-        user_id = self.repo.users.user_id_for_name(name) if name else None
+        user_id, name = self.named_in(resource)
+        if name and name.lower() == doc.instance_actor_name():
+            return self.answer(self.instance_actor())
+        if user_id is None and name:
+            user_id = self.repo.users.user_id_for_name(name)
         user = self.repo.users.get_user(user_id) if user_id is not None else None
-        path = profile_url(user.username) if user is not None else None
-        if user is None or path is None or not may_see_account(self.viewer, user):
+        if user is None or not may_see_account(ANONYMOUS, user):
             raise ApiError(404, "Record not found")
-        page = self.base_url() + path
-        host = request.get_host()
-        data = {
-            "subject": f"acct:{user.username}@{host}",
-            "aliases": [page],
-            "links": [
-                {"rel": "http://webfinger.net/rel/profile-page", "type": "text/html", "href": page}
-            ],
-        }
-        return json_response(data, headers={"Content-Type": "application/jrd+json"})
+        return self.answer(self.account(user))
 
     @staticmethod
-    def name_in(resource: str, host: str) -> str:
-        """The username an `acct:name@host` (or `name@host`) resource names on this host,
-        or ""."""
+    def named_in(resource: str) -> tuple[int | None, str]:
+        """The account a resource names here: (its id, "") by its actor's URL, (None, a
+        name) by `acct:`, a profile's URL or the instance actor's URL, (None, "") when
+        it names nothing here."""
+        site = doc.site()
+        if resource.startswith(("https://", "http://")):
+            if resource == doc.instance_actor_id():
+                return None, doc.instance_actor_name()
+            path = resource[len(site) :] if resource.startswith(site + "/") else ""
+            if found := ACTOR_PATH_RE.fullmatch(path):
+                return int(found.group(1)), ""
+            if found := PROFILE_PATH_RE.fullmatch(path):
+                return None, unquote(found.group(1))
+            return None, ""
         found = ACCT_RE.fullmatch(resource)
         if found is None:
-            return ""
+            return None, ""
         name, at = found.group(1), found.group(2)
-        if at and at.lower() not in (host.lower(), host.split(":")[0].lower()):
-            return ""
-        return name
+        if at and at.lower() != doc.domain():
+            return None, ""
+        return None, name
+
+    @staticmethod
+    def account(user: User) -> dict:
+        page, actor = doc.profile_page(user), doc.actor_id(user.id)
+        return {
+            "subject": f"acct:{user.username}@{doc.domain()}",
+            "aliases": [page, actor],
+            "links": [
+                {"rel": PROFILE_PAGE, "type": "text/html", "href": page},
+                {"rel": "self", "type": doc.ACTIVITY_JSON, "href": actor},
+            ],
+        }
+
+    @staticmethod
+    def instance_actor() -> dict:
+        actor = doc.instance_actor_id()
+        return {
+            "subject": f"acct:{doc.instance_actor_name()}@{doc.domain()}",
+            "aliases": [actor],
+            "links": [
+                {"rel": PROFILE_PAGE, "type": "text/html", "href": doc.site() + "/"},
+                {"rel": "self", "type": doc.ACTIVITY_JSON, "href": actor},
+            ],
+        }
+
+    @staticmethod
+    def answer(data: dict) -> HttpResponse:
+        return json_response(data, headers={"Content-Type": "application/jrd+json"})
