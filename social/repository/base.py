@@ -29,6 +29,8 @@ WATCH_RETRIES = 5  # attempts at a WATCH/MULTI rewrite before giving up
 STATUS_SUSPENDED = "suspended"
 # An account its owner deleted: hidden everywhere, like a suspended one, until purged.
 STATUS_DELETED = "deleted"
+# Authors whose posts no one sees (staff aside): suspended, or deleted by their owner.
+HIDDEN_STATUSES = (STATUS_SUSPENDED, STATUS_DELETED)
 USER_FIELDS = (
     "username",
     "signup",
@@ -118,7 +120,9 @@ def decode_hash(raw: Mapping[bytes, bytes] | Mapping[bytes | str, bytes | str]) 
 
 
 def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
-    """Build a User from a decoded user hash (or HMGET fields), or None when absent."""
+    """Build a User from a decoded user hash, or some of its fields (HMGET, a script's
+    reply: those absent read as empty), or None when it has no name (no such account).
+    The one place a user hash becomes a User."""
     name = h.get("username")
     if not name:
         return None
@@ -127,7 +131,7 @@ def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
         username=name,
         signup_time=as_int(h.get("signup")),
         is_staff=h.get("staff") == "1",
-        is_suspended=h.get("status") in (STATUS_SUSPENDED, STATUS_DELETED),
+        is_suspended=h.get("status") in HIDDEN_STATUSES,
         is_deleted=h.get("status") == STATUS_DELETED,
         last_login=as_int(h.get("last_login")),
         last_login_ip=h.get("last_login_ip") or "",
@@ -209,10 +213,10 @@ class Replies(dict[str, object]):
         """ZRANGE, ZREVRANGE ... WITHSCORES: (member, score) pairs."""
         return cast(Scored, self[name])
 
-    def scores_if_read(self, name: str, members: int) -> Scores:
+    def scores_if_read(self, key: str | Reply[Scores], members: int) -> Scores:
         """ZMSCORE of `members` members, or None for each when it was not queued (the set
         needed no reading: none of them is in it)."""
-        return cast(Scores, self[name]) if name in self else [None] * members
+        return cast(Scores, self[key]) if key in self else [None] * members
 
     def fields(self, name: str) -> Fields:
         """HMGET: a value per field asked for, None where absent."""

@@ -16,22 +16,19 @@ from redis.cluster import ClusterPipeline
 from social import keys
 from social.text import decode_mentions, encode_mentions
 
+from ..base import HIDDEN_STATUSES as HIDDEN_STATUSES  # (posts/ and targets.py: from here)
 from ..base import (
-    STATUS_DELETED,
-    STATUS_SUSPENDED,
     NamedReads,
     Replies,
     RepositoryBase,
     as_int,
     decode_hash,
     s,
+    user_from_hash,
 )
 from ..cache import UNREAD, MaybeVersion, RememberedPost
 from ..models import Post, User
 from ..posts.attachments import decode_media, encode_media
-
-# Authors whose posts no one sees (staff aside): suspended, or deleted by their owner.
-HIDDEN_STATUSES = (STATUS_SUSPENDED, STATUS_DELETED)
 
 # The post hash's counters (additions to the reference layout; docs/data-layout.md):
 # how many replies (LLEN replies:<id>), likes (ZCARD likes:<id>) and reposts (ZCARD
@@ -238,17 +235,10 @@ class PostLoader(RepositoryBase):
             rows = [row if row is not None else next(fresh) for row in rows]
 
         users = dict(authors or {})
-        users |= {
-            author_id: User(
-                id=author_id,
-                username=name,
-                is_suspended=status in HIDDEN_STATUSES,
-                display_name=display or "",
-                avatar=avatar or "",
-            )
-            for author_id, (name, status, display, avatar) in author_state.items()
-            if name
-        }
+        for author_id, state in author_state.items():
+            author = user_from_hash(author_id, dict(zip(AUTHOR_CHECK_FIELDS, state)))
+            if author is not None:
+                users[author_id] = author
         unknown = {
             uid
             for row in rows
