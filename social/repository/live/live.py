@@ -35,9 +35,16 @@ from ..base import (
 from ..clients.oauth import digest
 from ..models import Post, PostCounts
 from ..read.reader import PageReader
+from ..read.relations_of import (
+    Listeners,
+    filters_read,
+    post_counts,
+    queue_author_sets,
+    queue_listeners,
+    shown,
+)
 from ..read.sources import HOME, PUBLIC
 from ..read.visibility import NO_RELATIONS, Relations, Viewer
-from ..relations.filters import active
 from .bus import KINDS, NOTIFICATION
 from .notification_events import Event, event_from, grouped
 from .notifications import NotificationGroup, NotificationStore
@@ -154,13 +161,14 @@ class LiveStore(RepositoryBase):
         own, or by an account they follow: fan-out on write or on read alike); else as the
         timeline lists it.
 
-        The read path's decision (PageReader's listing and counts, visibility.py's policy,
-        the timeline's or a home feed's ListPolicy), with each reader's relations read from
-        the other side: whether the author is kept apart from them or muted is one ZMSCORE of the
-        author's own sets (blocks, blocked_by, muted_by; followers for home) naming every
-        reader, their likes, reposts and reports of the post one each of its sets; only
-        their word filters are read per reader, but only those `filters` (the streaming
-        process's ListenerFilters) does not hold. All on the post's load pipeline: two
+        The read path's decision (relations_of.shown and post_counts: visibility.py's
+        policy, the timeline's or a home feed's ListPolicy), with each reader's relations
+        read from the other side (relations_of.Listeners): whether the author is kept apart
+        from them or muted is one ZMSCORE of each of the author's own sets naming every
+        reader (and of its followers for home), their likes, reposts and reports of the
+        post one each of its sets; only their word filters are read per reader, but only
+        those `filters` (the streaming process's ListenerFilters) does not hold. All on the
+        post's load pipeline: two
         round trips whatever the readers (the post with those reads, then its author, as
         the loader reads a new post); one more for a repost of another's post (that
         author's sets)."""
@@ -175,21 +183,13 @@ class LiveStore(RepositoryBase):
         unknown = [i for i in ids if i not in held]
 
         def reads(more: NamedReads) -> None:
-            if not ids:
-                return
-            _queue_author_sets(more, author, ids)
+            queue_listeners(more, author, wanted, ids, unknown)
             if home_ids:
                 more.zmscore("followers", keys.followers(author), home_ids)
-            for post_id in wanted:
-                more.zmscore(f"liked:{post_id}", keys.likes(post_id), ids)
-                more.zmscore(f"reposted:{post_id}", keys.reposts(post_id), ids)
-                more.hmget(f"reported:{post_id}", keys.post_reports(post_id), ids)
-            for reader_id in unknown:
-                more.zrange(f"filters:{reader_id}", keys.filters(reader_id), 0, -1, withscores=True)
 
         loaded = self.reader.loader.load(wanted, counts=True, also=reads)
         got = Replies(loaded.got)
-        read = {i: got.scored(f"filters:{i}") for i in unknown}
+        read = filters_read(got, unknown)
         if filters is not None:
             filters.keep(read)
         held.update(read)
@@ -197,35 +197,26 @@ class LiveStore(RepositoryBase):
         post = by_id.get(event.post_id)
         if post is None or post.author_id != author:
             return {}
-        authors = {post.author_id: _author_sets(got, post.author_id, ids)}
-        followers = _among(got, "followers", home_ids)
+        listeners = Listeners.read(got, author, wanted, ids, held)
+        scores = cast("list | None", got.get("followers")) or [None] * len(home_ids)
+        followers = frozenset(i for i, score in zip(home_ids, scores) if score is not None)
         original = by_id.get(post.repost_of) if post.repost_of is not None else None
-        if original is not None and original.author_id not in authors and ids:
+        if original is not None and original.author_id not in listeners.authors and ids:
             more = self.reads()
-            _queue_author_sets(more, original.author_id, ids)
-            authors[original.author_id] = _author_sets(more.execute(), original.author_id, ids)
+            queue_author_sets(more, original.author_id, ids)
+            listeners.add_author(more.execute(), original.author_id)
         policies = {True: HOME, False: PUBLIC}  # a home feed's rules, or the timeline's
-        marks = {  # which readers like, repost and reported each post
-            f"{name}:{post_id}": _among(got, f"{name}:{post_id}", ids)
-            for name in ("liked", "reposted", "reported")
-            for post_id in wanted
-        }
         at = time.time()
-        # Readers in none of those sets and without filters have the empty Relations: the
-        # policy, which reads a viewer beyond their relations only as staff or not
-        # (visibility.py), is asked once for all of them.
-        touched = frozenset().union(*marks.values(), *(a.any() for a in authors.values()))
-        plain: dict[tuple[bool, bool], Delivery | None] = {}
+        plain = listeners.plain()
+        decided: dict[tuple[bool, bool], Delivery | None] = {}
 
         def decide(viewer: Viewer, home: bool, relations: Relations) -> Delivery | None:
             shows = policies[home]
-            shown = PageReader._shown(
-                loaded.posts, {post.id}, by_id, viewer, relations, shows, reposts=True
-            )
-            if not shown:
+            found = shown(loaded.posts, {post.id}, by_id, viewer, relations, shows, reposts=True)
+            if not found:
                 return None
-            counts = PageReader._counts(by_id.values(), loaded.counts, relations, viewer, shows)
-            return Delivery(shown[0], counts)
+            counts = post_counts(by_id.values(), loaded.counts, relations, viewer, shows)
+            return Delivery(found[0], counts)
 
         told: dict[tuple[Viewer, bool], Delivery] = {}
         for viewer, home in readers:
@@ -233,14 +224,13 @@ class LiveStore(RepositoryBase):
                 found = None if home else decide(viewer, home, NO_RELATIONS)
             elif home and viewer.id != author and viewer.id not in followers:
                 continue
-            elif viewer.id not in touched and not held[viewer.id]:
+            elif viewer.id in plain:  # the empty Relations: decided once for all of them
                 shape = (home, viewer.is_staff)
-                if shape not in plain:
-                    plain[shape] = decide(viewer, home, NO_RELATIONS)
-                found = plain[shape]
+                if shape not in decided:
+                    decided[shape] = decide(viewer, home, NO_RELATIONS)
+                found = decided[shape]
             else:
-                relations = _relations_of(viewer, held[viewer.id], wanted, marks, authors, at)
-                found = decide(viewer, home, relations)
+                found = decide(viewer, home, listeners.relations(viewer, at=at))
             if found is not None:
                 told[viewer, home] = found
         return told
@@ -321,67 +311,3 @@ class ListenerFilters:
 
     def __len__(self) -> int:
         return len(self._held)
-
-
-@dataclass(frozen=True)
-class _AuthorSets:
-    """Which of the readers (by id) block an author, are blocked by it, mute it."""
-
-    blocked_by: frozenset[int]  # the readers who block the author
-    blocks: frozenset[int]  # the readers the author blocks
-    muted_by: frozenset[int]
-
-    def any(self) -> frozenset[int]:
-        """The readers in any of the sets."""
-        return self.blocked_by | self.blocks | self.muted_by
-
-
-def _queue_author_sets(reads: NamedReads, author: int, ids: list[int]) -> None:
-    """Queue one ZMSCORE of each of author's sets that decide its readers, naming them all."""
-    reads.zmscore(f"blocked_by:{author}", keys.blocked_by(author), ids)
-    reads.zmscore(f"blocks:{author}", keys.blocks(author), ids)
-    reads.zmscore(f"muted_by:{author}", keys.muted_by(author), ids)
-
-
-def _among(got: Replies, name: str, ids: list[int]) -> frozenset[int]:
-    """The ids whose reply in the ZMSCORE or HMGET `name` (naming ids) is not nil."""
-    replies = cast(list, got.get(name)) or [None] * len(ids)
-    return frozenset(i for i, reply in zip(ids, replies) if reply is not None)
-
-
-def _author_sets(got: Replies, author: int, ids: list[int]) -> _AuthorSets:
-    return _AuthorSets(
-        _among(got, f"blocked_by:{author}", ids),
-        _among(got, f"blocks:{author}", ids),
-        _among(got, f"muted_by:{author}", ids),
-    )
-
-
-def _relations_of(
-    viewer: Viewer,
-    filters: Scored,
-    posts: list[int],
-    marks: dict[str, frozenset[int]],
-    authors: dict[int, _AuthorSets],
-    at: float,
-) -> Relations:
-    """The reader's Relations as the read path would read them from their own sets
-    (PageReader._relations), for the authors and posts of one event: the same sets, read
-    from the other side. Staff read only their own blocks, as there."""
-    reader = viewer.id
-    assert reader is not None
-    blocks = frozenset(a for a, sets in authors.items() if reader in sets.blocked_by)
-    blocked_by = frozenset(
-        a for a, sets in authors.items() if reader in sets.blocks and not viewer.is_staff
-    )
-
-    return Relations(
-        liked=frozenset(p for p in posts if reader in marks[f"liked:{p}"]),
-        reported=frozenset(p for p in posts if reader in marks[f"reported:{p}"]),
-        reposted=frozenset(p for p in posts if reader in marks[f"reposted:{p}"]),
-        blocked=blocks | blocked_by,
-        muted=frozenset(a for a, sets in authors.items() if reader in sets.muted_by),
-        blocks=blocks,
-        blocked_by=blocked_by,
-        filters=active(filters, at),
-    )
