@@ -6,8 +6,8 @@ visibility.may_list_account says; nothing else decides which accounts a list sho
     page = repo.account_reader.page(AccountSource.zset(keys.followers(uid)), viewer, 1, 50)
 
 A list kept in a sorted set costs two round trips (its page of ids, newest first, with its
-size; then the accounts), accounts given by id one. The reader's own sets (the read path's:
-their blocks, and but for staff those who block them) and whether they follow each account
+size; then the accounts), accounts given by id one. The reader's own sets (relations_of.py's
+reader side, as a page of posts reads them) and whether they follow each account
 and are followed by it ride on the accounts' pipeline, which reaches every node they might
 be on (a cluster), as the read path of posts reads them with its posts (reader.py).
 """
@@ -22,7 +22,7 @@ from social import keys
 from ..accounts.users import accounts_from, queue_accounts
 from ..base import RepositoryBase, page_bounds, queue_users, users_from
 from ..models import FollowEntry, Page
-from .reader import PageReader
+from .relations_of import queue_reader_sets, reader_relations
 from .visibility import Viewer, may_list_account
 
 
@@ -97,9 +97,9 @@ class AccountReader(RepositoryBase):
             reads.zmscore("viewer_follows", keys.following(viewer.id), listed)
             reads.zmscore("follows_viewer", keys.followers(viewer.id), listed)
             if not source.own:
-                PageReader._queue_viewer_sets(reads, viewer)
+                queue_reader_sets(reads, viewer)
         got = reads.execute()
-        relations = PageReader._relations(got, {}, (), viewer)
+        relations = reader_relations(viewer, got)
         if counts:
             found = accounts_from(got, listed)
             users = {uid: row.user for uid, row in found.items()}
