@@ -35,7 +35,7 @@ from ..base import (
 )
 from ..models import Page, Post, User, as_datetime
 from ..read.reader import PageRead, PageReader
-from ..read.sources import WITH_HIDDEN, Listed
+from ..read.sources import WITH_HIDDEN, Listed, PageExtras
 from ..read.visibility import Viewer, may_notify
 from .notification_events import (
     GROUPED,
@@ -143,6 +143,24 @@ class Query:
 
     def keeps(self, event: Event) -> bool:
         return event.kind in self.kinds and self.account_id in (None, event.actor_id)
+
+
+@dataclass(frozen=True)
+class ActorReads(PageExtras):
+    """What a page of notifications reads with its posts: the actors' user hashes, which
+    of `followers` the reader follows ("followed"), and the caller's `also`."""
+
+    reader_id: int
+    actor_ids: tuple[int, ...]
+    followers: tuple[int, ...]
+    also: Callable[[NamedReads], None] | None = None
+
+    def then(self, reads: NamedReads, got: Replies, ids: Sequence[int]) -> None:
+        queue_users(reads, self.actor_ids)
+        if self.followers:
+            reads.zmscore("followed", keys.following(self.reader_id), list(self.followers))
+        if self.also is not None:
+            self.also(reads)
 
 
 def queue_marker_save(pipe: Pipe, user_id: int, timeline: str, last_read: int, at: int) -> None:
@@ -340,15 +358,9 @@ class NotificationStore(RepositoryBase):
             else []
         )
 
-        def then(later: NamedReads, got: Replies, _ids: Sequence[int]) -> None:
-            queue_users(later, actor_ids)
-            if followers:
-                later.zmscore("followed", keys.following(reader_id), followers)
-            if also is not None:
-                also(later)
-
+        extras = ActorReads(reader_id, tuple(actor_ids), tuple(followers), also)
         read = self.reader.page(
-            Listed(post_ids), viewer, 1, max(1, len(post_ids)), shows=WITH_HIDDEN, then=then
+            Listed(post_ids), viewer, 1, max(1, len(post_ids)), shows=WITH_HIDDEN, extras=extras
         )
         users = users_from(read.then, actor_ids) if actor_ids else {}
         scores = read.then.scores_if_read("followed", len(followers))

@@ -37,7 +37,7 @@ from ..errors import NotAllowed, PostNotFound, RepositoryError
 from ..models import Page, Post, User, as_datetime
 from ..posts.posting import PostStore
 from ..read.reader import PageReader
-from ..read.sources import WITH_HIDDEN, Listed, Source
+from ..read.sources import WITH_HIDDEN, Listed, PageExtras, Source
 from ..read.visibility import STAFF
 from .audit import AuditDraft, AuditStore
 
@@ -133,6 +133,14 @@ def group_by_post(reports: Sequence[Report]) -> list[ReportGroup]:
 def open_reports(post_id: int) -> Reply[int]:
     """The open-report count of a post (HLEN), as posts_with_open_reports reads it."""
     return Reply(f"open:{post_id}")
+
+
+class OpenReports(PageExtras):
+    """Each listed post's open-report count, read on the posts' own pipeline."""
+
+    def then(self, reads: NamedReads, got: Replies, ids: Sequence[int]) -> None:
+        for post_id in ids:
+            reads.hlen(open_reports(post_id), keys.post_reports(post_id))
 
 
 def report_from_hash(report_id: int, h: dict[str, str]) -> Report | None:
@@ -308,14 +316,9 @@ class ReportStore(RepositoryBase):
     ) -> tuple[Page[Post], dict[int, int]]:
         """Return a page of source as staff see it (hidden posts included) and each post's
         open-report count: the one place the count is read, in the posts' own pipeline
-        (the read path's `then`)."""
-
-        def open_counts(reads: NamedReads, got: Replies, ids: Sequence[int]) -> None:
-            for post_id in ids:
-                reads.hlen(open_reports(post_id), keys.post_reports(post_id))
-
+        (OpenReports: the read path's `then`)."""
         read = self.reader.page(
-            source, STAFF, number, per_page, shows=WITH_HIDDEN, then=open_counts
+            source, STAFF, number, per_page, shows=WITH_HIDDEN, extras=OpenReports()
         )
         n_open = {p.id: read.then[open_reports(p.id)] for p in read.page.items}
         return read.page, n_open

@@ -32,7 +32,7 @@ from ..base import Replies as Got
 from ..errors import UserNotFound
 from ..models import Counts, Page, Post, User, as_datetime
 from ..read.reader import PageReader
-from ..read.sources import PROFILE, WITH_HIDDEN, Listed, OwnPosts, TagPosts
+from ..read.sources import PROFILE, WITH_HIDDEN, Listed, OwnPosts, PageExtras, TagPosts
 from ..read.visibility import STAFF
 from .actions import account_user
 from .audit import AuditEntry, entries_from_xranges
@@ -115,6 +115,42 @@ class PostRow:
     open_reports: int
 
 
+@dataclass(frozen=True)
+class AccountReads(PageExtras):
+    """What the staff's page of an account reads beside its posts (StaffPageStore.account):
+    first the user (the author of its posts: no round trip for them), whether they and
+    viewer_id are owners, counts, the ids of reports and log entries, notes; then those
+    reports and entries."""
+
+    user_id: int
+    viewer_id: int | None
+
+    def first(self, reads: NamedReads) -> None:
+        user_id = self.user_id
+        reads.hgetall(USER, keys.user(user_id))
+        reads.zscore(IS_OWNER, keys.owners(), user_id)
+        if self.viewer_id is not None:
+            reads.zscore(VIEWER_IS_OWNER, keys.owners(), self.viewer_id)
+        queue_counts(reads, user_id)
+        reads.zrevrange(REPORT_IDS, keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
+        reads.zcard(N_REPORTS, keys.user_reports(user_id))
+        reads.lrange(NOTES, keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
+        reads.zrevrange(LOG, keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
+        reads.zcard(BLOCKED_BY, keys.blocked_by(user_id))
+        reads.zcard(MUTED_BY, keys.muted_by(user_id))
+
+    def then(self, reads: NamedReads, got: Got, ids: Sequence[int]) -> None:
+        for report_id in got[REPORT_IDS]:
+            reads.hgetall(report(int(report_id)), keys.report(int(report_id)))
+        for entry_id in got[LOG]:
+            entry = s(entry_id)
+            reads.xrange(log_entry(entry), keys.audit_log(), min=entry, max=entry)
+
+    def authors(self, got: Got) -> dict[int, User]:
+        user = account_user(self.user_id, decode_hash(got[USER]))
+        return {self.user_id: user} if user is not None else {}
+
+
 def decode_notes(raw: list) -> list[Note]:
     """Decode LRANGE'd JSON notes, skipping any that do not parse."""
     out = []
@@ -151,37 +187,12 @@ class StaffPageStore(RepositoryBase):
         reported posts; 4) their authors (the account itself, but a post can be missing
         from the latest ten).
         """
-
-        def first(reads: NamedReads) -> None:
-            reads.hgetall(USER, keys.user(user_id))
-            reads.zscore(IS_OWNER, keys.owners(), user_id)
-            if viewer_id is not None:
-                reads.zscore(VIEWER_IS_OWNER, keys.owners(), viewer_id)
-            queue_counts(reads, user_id)
-            reads.zrevrange(REPORT_IDS, keys.user_reports(user_id), 0, ACCOUNT_REPORTS - 1)
-            reads.zcard(N_REPORTS, keys.user_reports(user_id))
-            reads.lrange(NOTES, keys.moderation_notes(user_id), 0, ACCOUNT_NOTES - 1)
-            reads.zrevrange(LOG, keys.audit_by_target(user_id), 0, ACCOUNT_HISTORY - 1)
-            reads.zcard(BLOCKED_BY, keys.blocked_by(user_id))
-            reads.zcard(MUTED_BY, keys.muted_by(user_id))
-
-        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
-            for report_id in got[REPORT_IDS]:
-                reads.hgetall(report(int(report_id)), keys.report(int(report_id)))
-            for entry_id in got[LOG]:
-                entry = s(entry_id)
-                reads.xrange(log_entry(entry), keys.audit_log(), min=entry, max=entry)
-
-        def owner(got: Got) -> dict[int, User]:
-            user = account_user(user_id, decode_hash(got[USER]))
-            return {user_id: user} if user is not None else {}
-
+        extras = AccountReads(user_id, viewer_id)
         read = self.reader.page(
-            OwnPosts(user_id), STAFF, 1, ACCOUNT_POSTS, shows=PROFILE, first=first, then=then,
-            authors=owner,
-        )  # fmt: skip
+            OwnPosts(user_id), STAFF, 1, ACCOUNT_POSTS, shows=PROFILE, extras=extras
+        )
         got = read.got
-        user = owner(got).get(user_id)
+        user = extras.authors(got).get(user_id)
         if user is None:
             raise UserNotFound(user_id)
         report_ids = [int(i) for i in got[REPORT_IDS]]

@@ -8,6 +8,7 @@ users.py; the instance's figures are stats.py's.)
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Unpack
 
 from ..accounts.users import AccountRow, accounts_from, names_from, queue_accounts
@@ -15,8 +16,23 @@ from ..base import Client, RepositoryBase, StoreSettings
 from ..clients.oauth import RememberedToken, StaleToken, queue_token_check, token_holds
 from ..models import Post
 from .reader import NamedReads, PageAt, PageRead, PageReader
-from .sources import ListPolicy, Source
+from .sources import ListPolicy, PageExtras, Source
 from .visibility import Viewer
+
+
+@dataclass(frozen=True)
+class AccountsNamed(PageExtras):
+    """What a page of the API reads beside its posts: the accounts they name (by id and
+    by name) and the caller's token, when it is remembered (checked with the page)."""
+
+    ids: tuple[int, ...]
+    names: tuple[str, ...]
+    check: RememberedToken | None
+
+    def first(self, reads: NamedReads) -> None:
+        queue_accounts(reads, self.ids, self.names)
+        if self.check is not None:
+            queue_token_check(reads, self.check)
 
 
 class ApiReadStore(RepositoryBase):
@@ -59,16 +75,11 @@ class ApiReadStore(RepositoryBase):
         named = {post.author_name for post in remembered}
         replied = (p.reply_to_name for p in remembered if p.reply_to_name not in named)
         names = [name for name in dict.fromkeys(replied) if name]
-
-        def first(reads: NamedReads) -> None:
-            queue_accounts(reads, authors, names)
-            if check is not None:
-                queue_token_check(reads, check)
-
         wanted = remembered or check is not None
         read = self.reader.page(
             source, viewer, 1, count, shows=shows, offset=offset, at=at, fill=True, keep=keep,
-            below=below, above=above, first=first if wanted else None,
+            below=below, above=above,
+            extras=AccountsNamed(tuple(authors), tuple(names), check) if wanted else None,
         )  # fmt: skip
         if check is not None and not token_holds(check, read.got):
             self.cache.tokens.discard(check.token.digest)

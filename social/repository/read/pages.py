@@ -13,12 +13,11 @@ from social import keys
 
 from ..accounts.users import UserStore
 from ..base import (
-    POST_COUNT,
-    Bulk,
     Client,
     Hash,
     Members,
     NamedReads,
+    Pipe,
     Reply,
     RepositoryBase,
     Scores,
@@ -34,8 +33,7 @@ from ..errors import PostNotFound, UserNotFound
 from ..live.notices import decode_notices
 from ..models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from ..relations.graph import MUTUAL_SCAN_LIMIT
-from .loading import HIDDEN_STATUSES
-from .reader import VERSION, PageAt, PageReader
+from .reader import PageAt, PageReader
 from .sources import (
     CONVERSATION,
     HOME,
@@ -43,14 +41,16 @@ from .sources import (
     PLAIN,
     PROFILE,
     PUBLIC,
+    VERSION,
     WITH_HIDDEN,
     HomeFeed,
     Liked,
     Listed,
     Mentions,
     OwnPosts,
-    Replies,
+    PageExtras,
     TagPosts,
+    Thread,
     Timeline,
 )
 from .suggestions import Suggestions
@@ -73,8 +73,6 @@ FOLLOWS_VIEWER = Reply[float | None]("follows_viewer")
 MUTUALS = Reply[list]("mutuals")  # MUTUALS_SCRIPT's reply
 VIEWER_FOLLOWING = Reply[Members]("viewer_following")  # a cluster's mutuals: the candidates
 MUTUAL = Reply[Scores]("mutual")  # ... which of them follow the owner
-ANCESTORS = Reply[Bulk]("ancestors")
-SEEN = Reply[int]("seen")
 
 # "Followed by people you follow" looks at MUTUAL_SCAN_LIMIT members of the smaller of the
 # two sets (a cluster: of the viewer's newest followings; graph.py, whose list of them
@@ -120,6 +118,116 @@ for i = 1, math.min(#found, named) do
 end
 return out
 """
+
+
+@dataclass(frozen=True)
+class HomeReads(PageExtras):
+    """What the home page reads beside its feed: the reader's counts and notices, and
+    people to follow when its first page may well be empty (`suggestions`)."""
+
+    user_id: int
+    suggestions: Suggestions | None = None
+    at: float | None = None
+
+    def first(self, reads: NamedReads) -> None:
+        queue_counts(reads, self.user_id)
+        reads.lrange(NOTICES, keys.notices(self.user_id), 0, 4)
+        if self.suggestions is not None:
+            self.suggestions.queue(reads, self.user_id, at=self.at)
+
+
+@dataclass(frozen=True)
+class SignupReads(PageExtras):
+    """What the timeline reads beside its posts: the newest `count` sign-ups and, unless
+    the process remembers them (`remembered`: ProcessCache.signups), which of them are
+    suspended."""
+
+    count: int
+    remembered: tuple[tuple, tuple[str, ...]] | None
+
+    def first(self, reads: NamedReads) -> None:
+        reads.zrevrange(NAMES, keys.users_by_time(), 0, self.count - 1)
+
+    def then(self, reads: NamedReads, got: Got, ids: Sequence[int]) -> None:
+        names = self.names(got)
+        if names and self.visible(names, got[VERSION]) is None:
+            reads.zmscore(SUSPENDED, keys.suspended_users(), names)
+
+    def names(self, got: Got) -> list[str]:
+        return [s(n) for n in got[NAMES]]
+
+    def visible(self, names: Sequence[str], version: object) -> tuple[str, ...] | None:
+        """The names without the suspended, as remembered for these names at this
+        visibility version (a suspension moves it), or None."""
+        remembered = self.remembered
+        if remembered is not None and remembered[0] == (tuple(names), version):
+            return remembered[1]
+        return None
+
+
+@dataclass(frozen=True)
+class OwnerReads(PageExtras):
+    """What an account's page of posts reads beside them: the owner's user hash."""
+
+    user_id: int
+
+    def first(self, reads: NamedReads) -> None:
+        reads.hgetall(OWNER, keys.user(self.user_id))
+
+    def owner(self, got: Got) -> User | None:
+        """The owner, as read (None: no such account)."""
+        return user_from_hash(self.user_id, decode_hash(got[OWNER]))
+
+
+@dataclass(frozen=True)
+class ProfileReads(OwnerReads):
+    """What a profile reads beside its posts (see PageStore.profile): the owner's hash (the
+    author of its new posts: no round trip for them), whether `other` (the reader, unless
+    they own it) follows and is followed by it, and the followings of `other` who follow
+    it (on one server MUTUALS_SCRIPT; on a cluster, `other`'s followings, then which of
+    them follow it)."""
+
+    other: int | None = None
+    one_server: bool = True
+
+    def first(self, reads: NamedReads) -> None:
+        super().first(reads)
+        user_id, other = self.user_id, self.other
+        if other is None:
+            return
+        reads.zscore(VIEWER_FOLLOWS, keys.following(other), user_id)
+        # "Follows you": the owner's following set, whose size the counts read.
+        reads.zscore(FOLLOWS_VIEWER, keys.following(user_id), other)
+        if self.one_server:
+            reads.execute_command(
+                MUTUALS, "EVAL", MUTUALS_SCRIPT, 2, keys.following(other),
+                keys.followers(user_id), MUTUAL_SCAN_LIMIT, user_id, MUTUALS_NAMED,
+                keys.user_key_prefix(),
+            )  # fmt: skip
+        else:
+            reads.zrevrange(VIEWER_FOLLOWING, keys.following(other), 0, MUTUAL_SCAN_LIMIT - 1)
+
+    def then(self, reads: NamedReads, got: Got, ids: Sequence[int]) -> None:
+        if not self.one_server and (mutual := self.candidates(got)):
+            reads.zmscore(MUTUAL, keys.followers(self.user_id), mutual)
+
+    def candidates(self, got: Got) -> list[int]:
+        """On a cluster, the followings of `other` that may follow the owner."""
+        return [c for c in map(int, got.get(VIEWER_FOLLOWING, [])) if c != self.user_id]
+
+    def authors(self, got: Got) -> dict[int, User]:
+        owner = self.owner(got)
+        return {self.user_id: owner} if owner is not None else {}
+
+
+@dataclass(frozen=True)
+class MentionsSeen(PageExtras):
+    """The mentions page's one write: reading them clears the reader's unread count."""
+
+    user_id: int
+
+    def writes(self, pipe: Pipe) -> None:
+        pipe.hset(keys.user(self.user_id), "unread_mentions", 0)
 
 
 @dataclass(frozen=True)
@@ -171,15 +279,9 @@ class PageStore(RepositoryBase):
         viewer = viewer or Viewer(user_id)
         source = HomeFeed(user_id)
         maybe_empty = number == 1 and not self.reader.remembers(source, number, per_page, at=where)
-
-        def first(reads: NamedReads) -> None:
-            queue_counts(reads, user_id)
-            reads.lrange(NOTICES, keys.notices(user_id), 0, 4)
-            if maybe_empty:
-                self.suggestions.queue(reads, user_id, at=at)
-
+        extras = HomeReads(user_id, self.suggestions if maybe_empty else None, at)
         read = self.reader.page(
-            source, viewer, number, per_page, shows=HOME, first=first, fill=True, at=where
+            source, viewer, number, per_page, shows=HOME, extras=extras, fill=True, at=where
         )
         home = HomePage(
             feed=read.page,
@@ -201,39 +303,23 @@ class PageStore(RepositoryBase):
     ) -> TimelinePage:
         """Return a page of the global timeline plus the newest sign-ups (suspended ones
         left out: checked with the posts, or remembered with the names and the version)."""
-
-        def first(reads: NamedReads) -> None:
-            reads.zrevrange(NAMES, keys.users_by_time(), 0, latest_users * 2 - 1)
-
-        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
-            names = [s(n) for n in got[NAMES]]
-            if names and self._signups(names, got[VERSION]) is None:
-                reads.zmscore(SUSPENDED, keys.suspended_users(), names)
-
+        extras = SignupReads(latest_users * 2, self.cache.signups)
         read = self.reader.page(
-            Timeline(), viewer, number, per_page, shows=PUBLIC, first=first, then=then,
-            fill=True, at=where,
+            Timeline(), viewer, number, per_page, shows=PUBLIC, extras=extras, fill=True,
+            at=where,
         )  # fmt: skip
-        names = [s(n) for n in read.got[NAMES]]
-        visible = self._signups(names, read.got[VERSION])
+        names = extras.names(read.got)
+        visible = extras.visible(names, read.got[VERSION])
         if visible is None:
-            scores = read.then.scores_if_read(SUSPENDED.name, len(names))
+            scores = read.then.scores_if_read(SUSPENDED, len(names))
             visible = tuple(n for n, score in zip(names, scores) if score is None)
             self.cache.signups = ((tuple(names), read.got[VERSION]), visible)
         return TimelinePage(posts=read.page, latest_users=tuple(visible[:latest_users]))
 
-    def _signups(self, names: Sequence[str], version: object) -> tuple[str, ...] | None:
-        """The newest sign-ups without the suspended, as remembered for these names at this
-        visibility version (a suspension moves it), or None."""
-        remembered = self.cache.signups
-        if remembered is not None and remembered[0] == (tuple(names), version):
-            return remembered[1]
-        return None
-
     def latest(self, count: int = 5) -> Page[Post]:
         """Return the newest visible posts of the global timeline as a visitor sees them
         (the welcome page): one round trip while the process remembers them."""
-        return self.reader.page(Timeline(), ANONYMOUS, 1, count, shows=PUBLIC, spare=count).page
+        return self.reader.page(Timeline(spare=count), ANONYMOUS, 1, count, shows=PUBLIC).page
 
     # --- Profile ------------------------------------------------------------------------------
 
@@ -290,55 +376,25 @@ class PageStore(RepositoryBase):
         Raise UserNotFound when there is no such user or viewer may not see it.
         """
         other = viewer.id if viewer.id != user_id else None  # None: a visitor, or the owner
-        one_server = not self.on_cluster
-
-        def first(reads: NamedReads) -> None:
-            reads.hgetall(OWNER, keys.user(user_id))
-            queue_counts(reads, user_id)
-            if other is not None:
-                reads.zscore(VIEWER_FOLLOWS, keys.following(other), user_id)
-                # "Follows you": the owner's following set, whose size the counts read.
-                reads.zscore(FOLLOWS_VIEWER, keys.following(user_id), other)
-                if one_server:
-                    reads.execute_command(
-                        MUTUALS, "EVAL", MUTUALS_SCRIPT, 2, keys.following(other),
-                        keys.followers(user_id), MUTUAL_SCAN_LIMIT, user_id, MUTUALS_NAMED,
-                        keys.user_key_prefix(),
-                    )  # fmt: skip
-                else:
-                    reads.zrevrange(
-                        VIEWER_FOLLOWING, keys.following(other), 0, MUTUAL_SCAN_LIMIT - 1
-                    )
-
-        def candidates(got: Got) -> list[int]:
-            return [c for c in map(int, got.get(VIEWER_FOLLOWING, [])) if c != user_id]
-
-        def then(reads: NamedReads, got: Got, _ids: Sequence[int]) -> None:
-            if not one_server and (mutual := candidates(got)):
-                reads.zmscore(MUTUAL, keys.followers(user_id), mutual)
-
-        def owner_of(got: Got) -> dict[int, User]:
-            owner = user_from_hash(user_id, decode_hash(got[OWNER]))
-            return {user_id: owner} if owner is not None else {}
-
+        extras = ProfileReads(user_id, other, not self.on_cluster)
         read = self.reader.page(
-            OwnPosts(user_id), viewer, number, per_page, shows=PROFILE,
-            first=first, then=then, authors=owner_of, total=POST_COUNT, fill=True, at=where,
+            OwnPosts(user_id, with_counts=True), viewer, number, per_page, shows=PROFILE,
+            extras=extras, fill=True, at=where,
         )  # fmt: skip
-        owner = owner_of(read.got).get(user_id)
+        owner = extras.owner(read.got)
         if owner is None or not may_see_account(viewer, owner):
             raise UserNotFound(user_id)
         if MUTUALS in read.got:
             count, *named = read.got[MUTUALS]
             rows = zip(named[0::3], named[1::3], named[2::3])
-            users = [
-                User(int(i), s(n), is_suspended=s(status) in HIDDEN_STATUSES)
-                for i, n, status in rows
-                if n
-            ]
+            named_users = (
+                user_from_hash(int(i), {"username": s(name), "status": s(status)})
+                for i, name, status in rows
+            )
+            users = [user for user in named_users if user is not None]
             mutual_count = int(count)
         else:
-            listed = candidates(read.got)
+            listed = extras.candidates(read.got)
             scores = read.then.get(MUTUAL, [])
             mutual = [c for c, score in zip(listed, scores) if score is not None]
             found = self._users_by_ids(mutual[:MUTUALS_NAMED])
@@ -369,14 +425,8 @@ class PageStore(RepositoryBase):
         PostNotFound when the post is missing or viewer may not open it
         (visibility.may_open)."""
 
-        def above(got: Got) -> list[int]:
-            return [int(i) for i in (s(got[ANCESTORS]) or "").split() if i.isdigit()]
-
-        read = self.reader.page(
-            Replies(post_id), viewer, number, per_page, shows=CONVERSATION,
-            first=lambda reads: reads.hget(ANCESTORS, keys.post(post_id), "ancestors"),
-            more_ids=lambda got: [*above(got), post_id],
-        )  # fmt: skip
+        source = Thread(post_id)
+        read = self.reader.page(source, viewer, number, per_page, shows=CONVERSATION)
         post = read.loaded.get(post_id)
         if post is not None and post.repost_of is not None:  # a repost: the post it shares
             if not may_list(viewer, post, read.relations):  # hidden, or across a block
@@ -384,7 +434,7 @@ class PageStore(RepositoryBase):
             return self.conversation(post.repost_of, viewer, number, per_page)
         if post is None or not may_open(viewer, post, read.relations):
             raise PostNotFound(post_id)
-        ancestors = [read.loaded[i] for i in above(read.got) if i in read.loaded]
+        ancestors = [read.loaded[i] for i in source.above(read.got) if i in read.loaded]
         return Conversation(
             post=post,
             ancestors=[p for p in ancestors if may_list(viewer, p, read.relations)],
@@ -427,8 +477,7 @@ class PageStore(RepositoryBase):
         (the unread count clears). Two round trips warm."""
         read = self.reader.page(
             Mentions(user_id), viewer or Viewer(user_id), number, per_page, shows=MENTIONS,
-            first=lambda reads: reads.hset(SEEN, keys.user(user_id), "unread_mentions", 0),
-            fill=True, at=where,
+            extras=MentionsSeen(user_id), fill=True, at=where,
         )  # fmt: skip
         return read.page
 
@@ -456,12 +505,12 @@ class PageStore(RepositoryBase):
         """Return the account and a page of the posts it likes, most recently liked first.
         The account comes with the ids. Raise UserNotFound when there is no such account
         or viewer may not see it."""
+        extras = OwnerReads(user_id)
         read = self.reader.page(
-            Liked(user_id), viewer, number, per_page, shows=PLAIN,
-            first=lambda reads: reads.hgetall(OWNER, keys.user(user_id)),
-            fill=True, at=where,
+            Liked(user_id), viewer, number, per_page, shows=PLAIN, extras=extras, fill=True,
+            at=where,
         )  # fmt: skip
-        owner = user_from_hash(user_id, decode_hash(read.got[OWNER]))
+        owner = extras.owner(read.got)
         if owner is None or not may_see_account(viewer, owner):
             raise UserNotFound(user_id)
         return owner, read.page

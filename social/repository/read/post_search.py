@@ -112,7 +112,7 @@ class PostSearch(RepositoryBase):
         if offset >= len(ids):
             return Page(items=[], number=1, has_next=False, per_page=limit)
         read = self.reader.page(
-            Listed(tuple(ids)), viewer, 1, limit, shows=PLAIN, offset=offset, spare=limit
+            Listed(tuple(ids), spare=limit), viewer, 1, limit, shows=PLAIN, offset=offset
         )
         return read.page
 

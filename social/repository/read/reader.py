@@ -4,14 +4,15 @@
     read.page  # Page[Post] with each post's counts and the reader's relation to it
 
 One first pipeline per page: the source's ids (one more than the page, to know whether
-another page follows), the visibility version, the reader's own sets for the posts the
-process last showed on this page (their counts too), and whatever the page builder adds
-(`first`). Then one load of the posts (loading.py; nothing when the process remembers
-them at that version and the page lists what it listed last time), with the builder's
-reads that depend on the first's replies or the ids (`then`). Then the one visibility
-policy (visibility.py), as the list policy passed beside the source says (`shows`), and
-the counts. Pages built on it: pages.py; the staff's lists: staff_pages.py, reports.py;
-notifications.py, live.py and the API's timelines (api_reads.py).
+another page follows) and what else the source reads, the visibility version, the
+reader's own sets for the posts the process last showed on this page (their counts too),
+and the builder's reads (`extras`: a PageExtras, its `first`). Then one load of the posts
+(loading.py; nothing when the process remembers them at that version and the page lists
+what it listed last time), with the builder's reads that depend on the first's replies or
+the ids (its `then`). Then the one visibility policy (visibility.py), as the list policy
+passed beside the source says (`shows`), and the counts. Pages built on it: pages.py; the
+staff's lists: staff_pages.py, reports.py; notifications.py, live.py and the API's
+timelines (api_reads.py).
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from typing import NamedTuple, TypeVar, Unpack
 from social import keys
 
 from ..accounts.users import UserStore
-from ..base import Bulk, NamedReads, Reply, RepositoryBase, StoreSettings
+from ..base import Hash, NamedReads, Reply, RepositoryBase, StoreSettings
 from ..base import Replies as Got
 from ..cache import UNREAD, MaybeVersion
 from ..models import Page, Post, PostCounts, User
 from ..relations.filters import active
 from .loading import PostLoader, post_counts_from, queue_post_counts
-from .sources import Known, ListPolicy, Source, Steps
+from .sources import VERSION, Known, ListPolicy, PageExtras, Source, Steps
 from .visibility import (
     NO_RELATIONS,
     Relations,
@@ -47,10 +48,9 @@ from .visibility import (
 T = TypeVar("T")
 NO_NUMBERS = (0, 0, 0)  # a post's (replies, likes, reposts) when none were read
 
-FirstReads = Callable[[NamedReads], None]
-ThenReads = Callable[[NamedReads, Got, Sequence[int]], None]
-# The visibility version, read on every page's first pipeline (a builder may use it too).
-VERSION = Reply[Bulk]("version")
+# The reader's user hash, read with the ids when the process remembers the reader
+# (ViewerCheck) and checked before anything is shown.
+VIEWER = Reply[Hash]("viewer")
 # A page that fills (page(fill=True): the site's lists, the API's timelines) holds per_page
 # posts whenever the list holds that many the reader may see. Its first pipeline reads
 # FILL_MARGIN ids more than it loads (the margin); when posts hidden from the reader (blocked,
@@ -146,7 +146,7 @@ class PageRead:
     `page`: the visible posts with their counts. `loaded`: every post loaded, by id,
     hidden ones included (a conversation's own post and ancestors are among them; the
     caller asks visibility.py what to show). `got`: the first pipeline's replies by name;
-    `then`: those of the reads queued by `then`."""
+    `then`: those of the reads the page's extras queued in their `then`."""
 
     page: Page[Post]
     loaded: dict[int, Post] = field(default_factory=dict)
@@ -237,12 +237,7 @@ class PageReader(RepositoryBase):
         keep: Callable[[Post], bool] | None = None,
         below: int | None = None,
         above: int | None = None,
-        first: FirstReads | None = None,
-        then: ThenReads | None = None,
-        spare: int = 0,
-        more_ids: Callable[[Got], Sequence[int]] | None = None,
-        total: Reply[int] | None = None,
-        authors: Callable[[Got], dict[int, User]] | None = None,
+        extras: PageExtras | None = None,
     ) -> PageRead:
         """Return page `number` of source as viewer sees it (see the module docstring):
         shows says what the list shows of its posts; offset starts it that many posts
@@ -257,15 +252,10 @@ class PageReader(RepositoryBase):
         cursors; above also ends a list whose newest ids come first at the first id not
         above it).
 
-        first(reads): the builder's reads on the first pipeline. then(reads, got, ids):
-        reads that depend on the first's replies or on the ids of the posts loaded, queued
-        on the posts' pipeline (or sent alone when the posts need none; not again on a
-        filling page's further loads). spare: ids read past the page and loaded with
-        it to fill in for hidden posts, with no page after it (the welcome page's few).
-        more_ids(got): posts to load with the page's (a conversation's post and
-        ancestors), returned in `loaded`. total: the first pipeline's reply that holds the
-        list's length, for the pager. authors(got): authors the first pipeline read (a
-        profile's owner), so new posts need no round trip for them.
+        extras: what the builder reads beside the posts on the same pipelines, and the
+        page's writes (PageExtras). What else a page of the source reads is the source's:
+        posts loaded with the page's (Thread), the list's length (OwnPosts), spare ids
+        (Source.spare).
         """
         where = spot(number, per_page, offset, at)
         backward = where[0] == "before"
@@ -278,7 +268,7 @@ class PageReader(RepositoryBase):
             stop = end  # one more: the post at `end` says whether older ones follow
         else:
             start = end = where[1]
-            stop = start + per_page + spare + margin  # one more: whether more follow
+            stop = start + per_page + source.spare + margin  # one more: whether more follow
         memo = self._memo(source, where, per_page)
         guess = self.cache.shown.get(memo) if memo else None
         if fill and guess:  # read as far as the page read last time (it filled further)
@@ -286,7 +276,7 @@ class PageReader(RepositoryBase):
                 start = max(0, min(start, end - len(guess)))
             else:
                 stop = max(stop, start + len(guess))
-        got = self._first(source, viewer, start, stop, guess, first)
+        got = self._first(source, viewer, start, stop, guess, extras)
         ids = self._ids(source, got, start, stop)
         if backward:
             older = len(ids) > end - start
@@ -296,15 +286,15 @@ class PageReader(RepositoryBase):
             span = Span(start, ids, ended=len(ids) < stop - start + 1)
         cut = above is not None and not backward and source.newest_first
         ok = span.eligible(below, above, cut)
-        more = list(more_ids(got)) if more_ids else []
-        taken = min(len(ok), per_page + spare + (margin if eager else 0))
+        more = source.also_loads(got)
+        taken = min(len(ok), per_page + source.spare + (margin if eager else 0))
         region = ok[len(ok) - taken :] if backward else ok[:taken]
         candidates = span.at(region)
         # The posts that reposts this process remembers share: loaded with them.
         shared = self._shared_by_known_reposts(candidates) if source.has_reposts else ()
         wanted = list(dict.fromkeys([*more, *candidates, *shared]))
-        authored = authors(got) if authors else None
-        read = self._posts(wanted, got, guess, viewer, then, authored)
+        authored = extras.authors(got) if extras is not None else None
+        read = self._posts(wanted, got, guess, viewer, extras, authored)
         if source.has_reposts:
             read = self._with_shared(read, got, viewer)
         by_id = {post.id: post for post in read.posts}
@@ -357,8 +347,8 @@ class PageReader(RepositoryBase):
             page=Page(
                 items=items,
                 number=number,
-                has_next=(older if backward else placed.more) and spare == 0 and not none,
-                total=got[total] if total and not none else None,
+                has_next=(older if backward else placed.more) and not source.spare and not none,
+                total=source.total(got) if not none else None,
                 per_page=per_page,
                 counts=self._counts(counted, read.numbers, read.relations, viewer, shows),
                 next_from=after if fill and after != number * per_page else None,
@@ -413,7 +403,7 @@ class PageReader(RepositoryBase):
     ) -> PostsRead:
         """read with the posts of ids too (a page that fills): one load, with their counts
         and the reader's likes, reports and reposts of them (the reader's sets are those
-        read first; the builder's `then` went with the first load). None when the page
+        read first; the extras' `then` went with the first load). None when the page
         read as far last time (the guess): the first pipeline read their counts and
         marks, and the process remembers them."""
         loaded_ids = {post.id for post in read.posts}
@@ -566,25 +556,28 @@ class PageReader(RepositoryBase):
         start: int,
         stop: int,
         guess: tuple[int, ...] | None,
-        first: FirstReads | None,
+        extras: PageExtras | None,
     ) -> Got:
         """Send the page's first pipeline (when it has anything to read): the source's ids,
         the visibility version, the reader's hash when remembered (checked here), their
-        sets and counts for what the page listed last time (the guess), the builder's."""
+        sets and counts for what the page listed last time (the guess), the builder's
+        reads, then its writes."""
         check = viewer.check
         reads_sets = viewer.id is not None and viewer.has_relations
+        first = extras is not None and extras.reads_first
         if not (source.reads_ids or first or guess is not None or reads_sets or check):
             return Got()
         reads = self.reads()
         if check is not None and viewer.id is not None:  # their hash: checked below
-            reads.hgetall("viewer", keys.user(viewer.id))
+            reads.hgetall(VIEWER, keys.user(viewer.id))
         source.queue(reads, start, stop, self._known())
         reads.get(VERSION, keys.visibility_version())
         if guess is not None:  # likely no load to come: the reader's sets come now
             self._queue_viewer_sets(reads, viewer)
             self._queue_for_reader(reads, guess, viewer)
-        if first is not None:
-            first(reads)
+        if extras is not None and first:
+            extras.first(reads)
+            extras.writes(reads.pipe)
         got = reads.execute()
         if check is not None:
             self._check_viewer(viewer, check, got)
@@ -606,12 +599,13 @@ class PageReader(RepositoryBase):
         got: Got,
         guess: tuple[int, ...] | None,
         viewer: Viewer,
-        then: ThenReads | None,
+        extras: PageExtras | None,
         authors: dict[int, User] | None,
     ) -> PostsRead:
         """Load wanted with the reads that go with them: the reader's sets (unless the
         first pipeline read them), their likes, reports and reposts of the posts, and the
-        builder's `then`; when the page lists what it guessed, only what `then` adds."""
+        extras' `then`; when the page lists what it guessed, only what `then` adds."""
+        then = extras if extras is not None and extras.reads_then else None
         # Guessed: the first pipeline read the counts and the reader's marks of them all.
         guessed = guess is not None and (tuple(wanted) == guess or set(wanted) <= set(guess))
 
@@ -621,7 +615,7 @@ class PageReader(RepositoryBase):
             if not guessed:
                 self._queue_for_reader(later, wanted, viewer, counts=False)
             if then is not None:
-                then(later, got, wanted)
+                then.then(later, got, wanted)
 
         loaded = self.loader.load(
             wanted,
@@ -662,7 +656,7 @@ class PageReader(RepositoryBase):
         same secret, not suspended, and the same in what decided this page's reads (staff,
         relations); else raise StaleViewer, before anything is loaded, shown or written."""
         assert viewer.id is not None
-        fresh = self.users.checked_user(check.secret, viewer.id, got.hash("viewer"))
+        fresh = self.users.checked_user(check.secret, viewer.id, got[VIEWER])
         if (
             fresh is None
             or fresh.is_staff != viewer.is_staff
