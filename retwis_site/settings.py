@@ -287,6 +287,55 @@ SITE_URL = SITE_URL or "http://127.0.0.1:8000"  # DEBUG: runserver's
 if not re.fullmatch(r"https?://[^/?#\s]+(/[^?#\s]*)?", SITE_URL):
     raise ImproperlyConfigured(f"SITE_URL must look like https://example.org, not {SITE_URL!r}")
 
+
+# Federation's one HTTP client (social/federation/fetch.py), told how to reach test peers.
+# FEDERATION_HOSTS (tests and two-instance runs only): "alpha.test=127.0.0.1:18001,..." sends
+# a name's requests to that address (and port, else the URL's) with the name still its Host
+# and TLS name; the address is still checked against the ranges below. FEDERATION_ALLOW_HTTP:
+# peers may be reached and named over plain http. FEDERATION_ALLOW_ADDRESSES: ranges
+# ("127.0.0.0/8,::1") the client may connect to despite the private-address rule.
+def _federation_hosts(raw: str) -> dict[str, tuple[str, int | None]]:
+    """Return FEDERATION_HOSTS as {name: (address, port or None)}; a malformed entry raises."""
+    import ipaddress
+
+    hosts: dict[str, tuple[str, int | None]] = {}
+    for entry in (item.strip() for item in raw.split(",") if item.strip()):
+        name, _, target = entry.partition("=")
+        name = name.strip().lower()
+        # An IPv4 address or a bracketed IPv6 one, then perhaps a port.
+        found = re.fullmatch(r"(\[[0-9a-fA-F:.]+\]|[0-9.]+)(?::([0-9]{1,5}))?", target.strip())
+        try:
+            address = str(ipaddress.ip_address(found[1].strip("[]"))) if found else ""
+        except ValueError:
+            address = ""
+        port = int(found[2]) if found and found[2] else None
+        label = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+        name_ok = len(name) <= 253 and re.fullmatch(rf"{label}(\.{label})*", name)
+        if not (name_ok and address and (port is None or 1 <= port <= 65535)):
+            raise ImproperlyConfigured(
+                "FEDERATION_HOSTS must look like alpha.test=127.0.0.1:18001,beta.test=[::1]:18002 "
+                f"(a host name, =, an IP address and optionally :port), not {entry!r}"
+            )
+        hosts[name] = (address, port)
+    return hosts
+
+
+def _federation_ranges(items: list[str]) -> list[str]:
+    """Return FEDERATION_ALLOW_ADDRESSES's ranges normalised ("127.0.0.0/8"); junk raises."""
+    import ipaddress
+
+    try:
+        return [str(ipaddress.ip_network(item, strict=False)) for item in items]
+    except ValueError as error:
+        raise ImproperlyConfigured(
+            f"FEDERATION_ALLOW_ADDRESSES must be IP ranges like 127.0.0.0/8,::1/128: {error}"
+        ) from None
+
+
+FEDERATION_HOSTS = _federation_hosts(os.environ.get("FEDERATION_HOSTS", ""))
+FEDERATION_ALLOW_HTTP = envbool("FEDERATION_ALLOW_HTTP", "false")
+FEDERATION_ALLOW_ADDRESSES = _federation_ranges(envlist("FEDERATION_ALLOW_ADDRESSES", ""))
+
 # The `auth` cookie carries the user's secret, as in the reference Retwis.
 AUTH_COOKIE_NAME = "auth"
 AUTH_COOKIE_AGE = envint("AUTH_COOKIE_AGE", 60 * 60 * 24 * 365, minimum=60)
