@@ -13,6 +13,7 @@ its author or by staff answers 410 too; what never was answers 404. The inboxes
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +29,7 @@ from social.repository import (
     WITH_HIDDEN,
     Listed,
     OwnPosts,
+    Post,
     Repository,
 )
 from social.repository.accounts.users import AccountRow
@@ -135,20 +137,29 @@ def post_response(
     repo: Repository, post_id: int, *, which: str = "object", vary: bool = False
 ) -> HttpResponse:
     """A post's Note (which="object") or the Create that published it ("activity"); a
-    repost's Announce for either. 410 for a post removed or by a hidden account, 404 for
-    none."""
+    repost's Announce for either. 410 for a post removed or by a hidden account (a
+    repost: or of such a post), 404 for none."""
     if post_id > ID_MAX:
         return not_found(vary=vary)
-    read = repo.reader.page(Listed((post_id,)), ANONYMOUS, 1, 1, shows=WITH_HIDDEN)
-    post = read.loaded.get(post_id)
+    post = load_post(repo, post_id)
     if post is None:
         return not_found(vary=vary)
     if post.is_hidden:
         return gone(doc.post_id(post_id), "Note", vary=vary)
-    if post.repost_of is not None:
-        return activity_response(doc.announce(post), vary=vary)
+    if post.repost_of is not None:  # shown, as on every list, while the post it shares is
+        original = load_post(repo, post.repost_of)
+        if original is None or original.is_hidden:
+            return gone(doc.post_id(post_id), "Announce", vary=vary)
+        return activity_response(doc.announce(replace(post, original=original)), vary=vary)
     data = doc.create(post) if which == "activity" else doc.note(post)
     return activity_response(data, vary=vary)
+
+
+def load_post(repo: Repository, post_id: int) -> Post | None:
+    """The post post_id as the read path loads it, hidden or not (the caller decides), or
+    None when there is none. One round trip."""
+    read = repo.reader.page(Listed((post_id,)), ANONYMOUS, 1, 1, shows=WITH_HIDDEN)
+    return read.loaded.get(post_id)
 
 
 class ActivityView(RepositoryMixin, View):
