@@ -20,10 +20,17 @@ from dataclasses import dataclass
 from social import keys
 
 from ..accounts.users import accounts_from, queue_accounts
-from ..base import RepositoryBase, page_bounds, queue_users, users_from
+from ..base import Reply, RepositoryBase, Scored, Scores, page_bounds, queue_users, users_from
 from ..models import FollowEntry, Page
 from .relations_of import queue_reader_sets, reader_relations
 from .visibility import Viewer, may_list_account
+
+# A sorted set's page of (account, since) rows and its size; then whether the reader follows
+# each account listed and is followed by it (a score per account, None where not).
+ROWS = Reply[Scored]("rows")
+SIZE = Reply[int]("size")
+VIEWER_FOLLOWS = Reply[Scores]("viewer_follows")
+FOLLOWS_VIEWER = Reply[Scores]("follows_viewer")
 
 
 @dataclass(frozen=True)
@@ -66,11 +73,11 @@ class AccountReader(RepositoryBase):
         if source.key is None:
             rows, total = list(source.rows[start : stop + 1]), len(source.rows)
         else:
-            pipe = self._pipe()
-            pipe.zrevrange(source.key, start, stop, withscores=True)
-            pipe.zcard(source.key)
-            scored, total = pipe.execute()
-            rows = [(int(member), int(score)) for member, score in scored]
+            reads = self.reads()
+            reads.zrevrange(ROWS, source.key, start, stop, withscores=True)
+            reads.zcard(SIZE, source.key)
+            got = reads.execute()
+            rows, total = [(int(member), int(score)) for member, score in got[ROWS]], got[SIZE]
         has_next = len(rows) > per_page
         rows = rows[:per_page]
         return Page(
@@ -94,8 +101,8 @@ class AccountReader(RepositoryBase):
         else:
             queue_users(reads, listed)
         if viewer.id is not None:
-            reads.zmscore("viewer_follows", keys.following(viewer.id), listed)
-            reads.zmscore("follows_viewer", keys.followers(viewer.id), listed)
+            reads.zmscore(VIEWER_FOLLOWS, keys.following(viewer.id), listed)
+            reads.zmscore(FOLLOWS_VIEWER, keys.followers(viewer.id), listed)
             if not source.own:
                 queue_reader_sets(reads, viewer)
         got = reads.execute()
@@ -106,8 +113,8 @@ class AccountReader(RepositoryBase):
         else:
             users = users_from(got, listed)
         n = len(listed)
-        follows = dict(zip(listed, got.scores_if_read("viewer_follows", n)))
-        followed_by = dict(zip(listed, got.scores_if_read("follows_viewer", n)))
+        follows = dict(zip(listed, got.scores_if_read(VIEWER_FOLLOWS, n)))
+        followed_by = dict(zip(listed, got.scores_if_read(FOLLOWS_VIEWER, n)))
         return [
             FollowEntry(
                 user=users[uid],
