@@ -19,9 +19,9 @@ from social.repository import (
     PostNotFound,
     PostPending,
     Refused,
-    hidden_by_filter,
 )
 from social.repository.posts.attachments import MediaProcessing
+from social.repository.read.visibility import in_api_context
 
 from . import entities
 from .base import ApiError, json_response
@@ -155,18 +155,16 @@ class ContextView(EntityView):
         post, _ = self.visible_post(status_id)
         conversation = self.repo.pages.conversation(post.id, self.viewer, 1, CONTEXT_REPLIES)
         counts = conversation.counts
-        # Replies the page folds for a muted author, and posts a filter hides in a
-        # thread, are left out; those a filter warns of carry `filtered`.
+        # Those a filter warns of carry `filtered`.
         replies = [
             p
             for p in conversation.replies.items
-            if counts.get(p.id, PostCounts()).folded != "muted"
-            and not hidden_by_filter(counts.get(p.id, PostCounts()).filtered, "thread")
+            if in_api_context(counts.get(p.id, PostCounts()), reply=True)
         ]
         ancestors = [
             p
             for p in conversation.ancestors
-            if not hidden_by_filter(counts.get(p.id, PostCounts()).filtered, "thread")
+            if in_api_context(counts.get(p.id, PostCounts()), reply=False)
         ]
         render = self.render([*ancestors, *replies])
         return json_response(

@@ -1,18 +1,19 @@
 """Who may see which post and account: the one visibility policy.
 
-Every list of posts, permalink, feed and staff list is read through the read path
-(reader.py), every list of accounts through account_reader.py, and every follow, reply,
-like and repost asks interaction_refused: these functions and nothing else; views and
-templates never decide visibility themselves. A new kind of hiding (a block, a mute, a
-word filter) is a new field of `Relations`, read on the read path's first pipeline, and a
-new clause here.
+Small pure functions of a reader (Viewer) and their Relations. Every list of posts,
+permalink, feed, stream and notification, every list of accounts, and every follow,
+reply, like and repost asks them; views and templates never decide visibility. The
+Relations come from relations_of.py, the one module that reads them (from the reader's
+side for a page, from the author's for the live bus, from a write's). A new kind of
+hiding (a block, a mute, a word filter, a language) is a new field of `Relations`, read
+there, and a new clause here: nothing else changes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..models import Post, User
+from ..models import Post, PostCounts, User
 from ..relations.filters import FilterHit, WordFilter, hides, hits
 
 
@@ -206,15 +207,30 @@ def may_notify(
     the reader mutes; and, about_post, about a post the reader would see in their mentions
     (there, not hidden, muted or filtered). The notifications page and the client API ask
     this."""
-    if actor is None or actor.is_suspended:
-        return False
-    if actor.id in relations.blocked or actor.id in relations.muted:
+    if actor is None or actor.is_suspended or not may_hear_from(actor.id, relations):
         return False
     if not about_post:
         return True
     return post is not None and may_list(
         viewer, post, relations, hides_muted=True, context="notifications"
     )
+
+
+def may_hear_from(actor_id: int, relations: Relations) -> bool:
+    """Whether any event of actor_id's may reach the reader (may_notify's first clause):
+    not across a block, nor from an account the reader mutes. A reader's list of events is
+    read without those it refuses (notifications.py), so that their pages are full."""
+    return actor_id not in relations.blocked and actor_id not in relations.muted
+
+
+def in_api_context(counts: PostCounts, *, reply: bool) -> bool:
+    """Whether a post of a conversation is in the client API's context (an ancestor, or
+    a reply): not one a filter of the reader's hides in a thread, nor a reply folded for
+    its muted author (the site's page shows both folded; Mastodon's apps leave them out).
+    counts: the post's, as the conversation's page read them."""
+    if reply and counts.folded == "muted":
+        return False
+    return not hidden_by_filter(counts.filtered, "thread")
 
 
 def may_see_account(viewer: Viewer, user: User) -> bool:
