@@ -39,8 +39,9 @@ import django  # noqa: E402
 django.setup()
 
 from social import keys  # noqa: E402
-from social.repository import Repository, posts  # noqa: E402
+from social.repository import Repository  # noqa: E402
 from social.repository.cache import ProcessCache  # noqa: E402
+from social.repository.posts import posting as posts  # noqa: E402
 
 ROUND = 200
 

@@ -15,7 +15,8 @@ import pytest
 from django.test import Client
 
 from social import keys
-from social.repository import PROCESS_CACHE, NotAllowed, moderation
+from social.repository import PROCESS_CACHE, NotAllowed
+from social.repository.moderation import actions as moderation
 from social.repository.moderation import directory as directory_module
 from social.repository.moderation import reports as reports_module
 from social.repository.moderation.directory import name_member, name_trigrams

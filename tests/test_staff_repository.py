@@ -11,7 +11,8 @@ from datetime import UTC, date, datetime
 import pytest
 
 from social import keys
-from social.repository import NotAllowed, PostNotFound, Repository, User, UserNotFound, moderation
+from social.repository import NotAllowed, PostNotFound, Repository, User, UserNotFound
+from social.repository.moderation import actions as moderation
 from social.repository.moderation.reports import REPORTS_PER_DAY, AlreadyReported
 from tests.conftest import make_staff
 
