@@ -15,6 +15,7 @@ from django.test import Client
 
 from social import keys
 from social.federation import documents as doc
+from social.federation import signatures
 from social.federation import views as federation_views
 from social.repository import Post
 from social.repository.federation import key_pairs
@@ -87,28 +88,28 @@ def test_the_instance_actor_and_each_account_have_their_own_pair(repo, r, alice,
 
 
 def test_two_processes_racing_to_make_a_pair_keep_one(repo, r, alice, monkeypatch):
-    real = key_pairs.new_key_pair
-    made: list[tuple[str, str]] = []
-    other: list[key_pairs.KeyPair] = []
+    real = key_pairs.generate_key_pair
+    made: list[signatures.KeyPair] = []
+    other: list[key_pairs.ActorKeyPair] = []
 
-    def racing() -> tuple[str, str]:
+    def racing() -> signatures.KeyPair:
         # The first maker is overtaken: while it makes its pair, another process makes
         # and stores one.
         if not made:
-            made.append(("", ""))
+            made.append(signatures.KeyPair("", ""))
             other.append(repo.federation_keys.for_account(alice.id))
         pair = real()
         made.append(pair)
         return pair
 
-    monkeypatch.setattr(key_pairs, "new_key_pair", racing)
+    monkeypatch.setattr(key_pairs, "generate_key_pair", racing)
 
     kept = repo.federation_keys.for_account(alice.id)
 
     assert len(made) == 3  # both made a pair
     assert kept == other[0]  # the later writer took the pair stored first
     assert r.hget(keys.actor_key(alice.id), "private") == kept.private_pem
-    assert made[2][1] != kept.private_pem  # the overtaken maker's pair was dropped
+    assert made[2].private_pem != kept.private_pem  # the overtaken maker's pair was dropped
 
 
 def test_the_private_key_is_not_in_a_key_pair_s_repr(repo, alice):

@@ -4,8 +4,8 @@ instance actor (docs/federation.md), made when first needed and never changed.
 Making one takes about 0.1 s of CPU, once in an account's life: the first fetch of its
 actor (or its first signed delivery) pays it. Two processes that race each make one and
 the script below keeps the first written, so both sign with the same key. The private key
-leaves this module only in KeyPair.private_pem, which its repr never shows; nothing here
-logs.
+leaves this module only in ActorKeyPair.private_pem, which its repr never shows; nothing
+here logs.
 """
 
 from __future__ import annotations
@@ -13,16 +13,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-
 from social import keys
+from social.federation.signatures import generate_key_pair
 
 from ..base import Fields, NamedReads, Reply, RepositoryBase, as_int, queue_users, s, users_from
 from ..models import User
-
-KEY_BITS = 2048  # what Mastodon makes and every peer verifies
-PUBLIC_EXPONENT = 65537
 
 # KEYS[1]: an actor's key pair hash (keys.actor_key, keys.instance_actor_key).
 # ARGV[1], ARGV[2], ARGV[3]: the new public key, private key (PEM) and the time (unix s).
@@ -40,10 +35,10 @@ PUBLIC_KEY = Reply[Fields]("public key")
 
 
 @dataclass(frozen=True)
-class KeyPair:
-    """An actor's key pair, as PEM text: `owner` a local account's id, or None for the
-    instance actor. The private key is kept out of repr (and so of logs and tracebacks
-    that print the pair)."""
+class ActorKeyPair:
+    """An actor's key pair as stored, PEM text (signatures.py signs with it): `owner` a
+    local account's id, or None for the instance actor. The private key is kept out of
+    repr (and so of logs and tracebacks that print the pair)."""
 
     owner: int | None
     public_pem: str
@@ -51,32 +46,15 @@ class KeyPair:
     created: int = 0
 
 
-def new_key_pair() -> tuple[str, str]:
-    """Return a new RSA-2048 key pair as (public PEM, private PEM): SubjectPublicKeyInfo
-    and unencrypted PKCS#8, the forms Mastodon sends and reads."""
-    private = rsa.generate_private_key(public_exponent=PUBLIC_EXPONENT, key_size=KEY_BITS)
-    private_pem = private.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public_pem = (
-        private.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return public_pem, private_pem
-
-
 class KeyPairStore(RepositoryBase):
     """Our actors' key pairs (keys.actor_key, keys.instance_actor_key)."""
 
-    def for_account(self, user_id: int) -> KeyPair:
+    def for_account(self, user_id: int) -> ActorKeyPair:
         """Return user_id's key pair, made now when it has none. One round trip once made;
         the caller checks the account exists (a key is never needed for no one)."""
         return self._key_pair(keys.actor_key(user_id), user_id)
 
-    def for_instance(self) -> KeyPair:
+    def for_instance(self) -> ActorKeyPair:
         """Return the instance actor's key pair, made now when there is none."""
         return self._key_pair(keys.instance_actor_key(), None)
 
@@ -90,11 +68,11 @@ class KeyPairStore(RepositoryBase):
         got = reads.execute()
         return users_from(got, (user_id,)).get(user_id), s(got[PUBLIC_KEY][0]) or ""
 
-    def _key_pair(self, key: str, owner: int | None) -> KeyPair:
+    def _key_pair(self, key: str, owner: int | None) -> ActorKeyPair:
         public, private, created = self.r.hmget(key, ["public", "private", "created"])
         if not (public and private):
-            public_pem, private_pem = new_key_pair()
+            made = generate_key_pair()  # RSA-2048, as Mastodon makes
             public, private, created = self.r.execute_command(
-                "EVAL", CLAIM_SCRIPT, 1, key, public_pem, private_pem, int(time.time())
+                "EVAL", CLAIM_SCRIPT, 1, key, made.public_pem, made.private_pem, int(time.time())
             )
-        return KeyPair(owner, s(public), s(private), as_int(created) or 0)
+        return ActorKeyPair(owner, s(public), s(private), as_int(created) or 0)
