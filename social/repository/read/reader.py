@@ -17,7 +17,6 @@ timelines (api_reads.py).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, TypeVar, Unpack
@@ -29,8 +28,14 @@ from ..base import Hash, NamedReads, Reply, RepositoryBase, StoreSettings
 from ..base import Replies as Got
 from ..cache import UNREAD, MaybeVersion
 from ..models import Page, Post, PostCounts, User
-from ..relations.filters import active
 from .loading import PostLoader, post_counts_from, queue_post_counts
+from .relations_of import (
+    post_counts,
+    queue_marks,
+    queue_reader_sets,
+    reader_relations,
+    with_marks,
+)
 from .sources import VERSION, Known, ListPolicy, PageExtras, Source, Steps
 from .visibility import (
     NO_RELATIONS,
@@ -38,15 +43,11 @@ from .visibility import (
     StaleViewer,
     Viewer,
     ViewerCheck,
-    filter_hits,
-    folded,
-    may_act,
     may_list,
     may_list_repost,
 )
 
 T = TypeVar("T")
-NO_NUMBERS = (0, 0, 0)  # a post's (replies, likes, reposts) when none were read
 
 # The reader's user hash, read with the ids when the process remembers the reader
 # (ViewerCheck) and checked before anything is shown.
@@ -350,7 +351,7 @@ class PageReader(RepositoryBase):
                 has_next=(older if backward else placed.more) and not source.spare and not none,
                 total=source.total(got) if not none else None,
                 per_page=per_page,
-                counts=self._counts(counted, read.numbers, read.relations, viewer, shows),
+                counts=post_counts(counted, read.numbers, read.relations, viewer, shows),
                 next_from=after if fill and after != number * per_page else None,
                 previous_before=(placed.start if backward else start) if fill else None,
             ),
@@ -420,7 +421,7 @@ class PageReader(RepositoryBase):
                 wanted,
                 version=self._version(got),
                 counts=True,
-                also=lambda later: self._queue_for_reader(later, wanted, viewer, counts=False),
+                also=lambda later: queue_marks(later, wanted, viewer),
                 authors=authors,
             )
             merged = self._merged(read, loaded.posts, loaded.counts, loaded.got, wanted, viewer)
@@ -437,16 +438,10 @@ class PageReader(RepositoryBase):
     ) -> PostsRead:
         """read with posts (ids, read with got) added, and the reader's likes, reports
         and reposts of them."""
-        mine = self._relations({}, got, ids, viewer)
         return PostsRead(
             [*read.posts, *posts],
             {**read.numbers, **numbers},
-            replace(
-                read.relations,
-                liked=read.relations.liked | mine.liked,
-                reported=read.relations.reported | mine.reported,
-                reposted=read.relations.reposted | mine.reposted,
-            ),
+            with_marks(read.relations, viewer, got, ids),
             read.later,
             [*read.wanted, *ids],
         )
@@ -510,7 +505,7 @@ class PageReader(RepositoryBase):
         keep: Callable[[Post], bool] | None,
     ) -> tuple[list[tuple[int, Post]], list[int]]:
         """The posts of candidates (ids in list order) as viewer sees them, as shows says
-        (see _shown), each with its index among them and with keep's say; and the
+        (as relations_of.shown), each with its index among them and with keep's say; and the
         indexes of those left out only for being on the page already (a post shown
         once, at its newest place, however many reposts of it the list holds)."""
         hides_muted, context = shows.hides_muted, shows.drops_in
@@ -573,8 +568,9 @@ class PageReader(RepositoryBase):
         source.queue(reads, start, stop, self._known())
         reads.get(VERSION, keys.visibility_version())
         if guess is not None:  # likely no load to come: the reader's sets come now
-            self._queue_viewer_sets(reads, viewer)
-            self._queue_for_reader(reads, guess, viewer)
+            queue_reader_sets(reads, viewer)
+            queue_post_counts(reads, guess)
+            queue_marks(reads, guess, viewer)
         if extras is not None and first:
             extras.first(reads)
             extras.writes(reads.pipe)
@@ -611,9 +607,9 @@ class PageReader(RepositoryBase):
 
         def reader_reads(later: NamedReads) -> None:
             if guess is None:  # with the posts, which reach every node the sets might be on
-                self._queue_viewer_sets(later, viewer)
+                queue_reader_sets(later, viewer)
             if not guessed:
-                self._queue_for_reader(later, wanted, viewer, counts=False)
+                queue_marks(later, wanted, viewer)
             if then is not None:
                 then.then(later, got, wanted)
 
@@ -629,10 +625,10 @@ class PageReader(RepositoryBase):
         if guessed:
             assert guess is not None
             numbers = post_counts_from(got, guess)
-            relations = self._relations(sets, got, guess, viewer)
+            relations = reader_relations(viewer, sets, got, guess)
         else:
             numbers = loaded.counts
-            relations = self._relations(sets, later, wanted, viewer)
+            relations = reader_relations(viewer, sets, later, wanted)
         return PostsRead(loaded.posts, numbers, relations, later, wanted)
 
     @staticmethod
@@ -694,137 +690,6 @@ class PageReader(RepositoryBase):
             missing,
             version=self._version(got),
             counts=True,
-            also=lambda reads: self._queue_for_reader(reads, missing, viewer, counts=False),
+            also=lambda reads: queue_marks(reads, missing, viewer),
         )
         return self._merged(read, loaded.posts, loaded.counts, loaded.got, missing, viewer)
-
-    @staticmethod
-    def _shown(
-        posts: Iterable[Post],
-        listed: set[int],
-        by_id: dict[int, Post],
-        viewer: Viewer,
-        relations: Relations,
-        shows: ListPolicy,
-        reposts: bool,
-    ) -> list[Post]:
-        """The posts of the list (those of posts in listed) as viewer sees them, as shows
-        says (visibility.may_list). In a list that may hold reposts (`reposts`), a repost
-        shows as the post it shares (`original`), "reposted by" its author; each shared
-        post once, at its newest place (a post reposted by several people the reader
-        follows, or whose author the reader follows too)."""
-        hides_muted, context = shows.hides_muted, shows.drops_in
-
-        def lists(post: Post) -> bool:
-            return may_list(
-                viewer, post, relations, staff_sees_hidden=shows.staff_sees_hidden,
-                hides_muted=hides_muted, context=context,
-            )  # fmt: skip
-
-        if not reposts:
-            return [post for post in posts if post.id in listed and lists(post)]
-        seen: set[int] = set()
-        shown = []
-        for post in posts:
-            if post.id not in listed:
-                continue
-            if post.repost_of is None:
-                if post.id in seen or not lists(post):
-                    continue
-                seen.add(post.id)
-                shown.append(post)
-                continue
-            original = by_id.get(post.repost_of)
-            if (
-                original is None
-                or original.id in seen
-                or not may_list_repost(
-                    viewer, post, original, relations, hides_muted=hides_muted, context=context
-                )
-            ):
-                continue
-            seen.add(original.id)
-            shown.append(replace(post, original=original))
-        return shown
-
-    @staticmethod
-    def _queue_for_reader(
-        reads: NamedReads, ids: Sequence[int], viewer: Viewer, *, counts: bool = True
-    ) -> None:
-        """Queue the posts' counts (unless the load reads them) and the reader's own sets
-        for them: which they like, reported and repost (one ZMSCORE each)."""
-        if counts:
-            queue_post_counts(reads, ids)
-        if viewer.id is not None and ids:
-            reads.zmscore("liked", keys.user_likes(viewer.id), list(ids))
-            reads.zmscore("reported", keys.user_reported(viewer.id), list(ids))
-            reads.zmscore("reposted", keys.user_reposts(viewer.id), list(ids))
-
-    @staticmethod
-    def _queue_viewer_sets(reads: NamedReads, viewer: Viewer) -> None:
-        """Queue the reader's own sets that decide what they see whatever the page: the
-        accounts they block and mute, their word filters, and (but for staff: no one
-        blocks staff) those that block them. Each is bounded (keys.RELATIONS_CAP,
-        keys.FILTERS_CAP; blocked_by by the accounts). A reader whose user hash says they
-        have none (the `relations` flag) reads none: most readers, whose pages then reach
-        no more keys than before blocks existed."""
-        if viewer.id is None or not viewer.has_relations:
-            return
-        reads.zrange("blocks", keys.blocks(viewer.id), 0, -1)
-        reads.zrange("mutes", keys.mutes(viewer.id), 0, -1)
-        reads.zrange("filters", keys.filters(viewer.id), 0, -1, withscores=True)
-        if not viewer.is_staff:
-            reads.zrange("blocked_by", keys.blocked_by(viewer.id), 0, -1)
-
-    @staticmethod
-    def _relations(sets: dict, got: dict, ids: Sequence[int], viewer: Viewer) -> Relations:
-        """The reader's relations: the sets from `sets` (the pipeline that read them), and
-        which of ids they like and reported from `got` (the first pipeline when guessed,
-        else the load's)."""
-        if viewer.id is None:
-            return NO_RELATIONS
-        liked = got.get("liked") or ()
-        reported = got.get("reported") or ()
-        reposted = got.get("reposted") or ()
-        blocks = frozenset(map(int, sets.get("blocks", ())))
-        blocked_by = frozenset(map(int, sets.get("blocked_by", ())))
-        return Relations(
-            liked=frozenset(i for i, score in zip(ids, liked) if score is not None),
-            reported=frozenset(i for i, score in zip(ids, reported) if score is not None),
-            reposted=frozenset(i for i, score in zip(ids, reposted) if score is not None),
-            blocked=blocks | blocked_by,
-            muted=frozenset(map(int, sets.get("mutes", ()))),
-            blocks=blocks,
-            blocked_by=blocked_by,
-            filters=active(sets.get("filters") or [], time.time()),
-        )
-
-    @staticmethod
-    def _counts(
-        posts: Iterable[Post],
-        numbers: dict[int, tuple[int, int, int]],
-        relations: Relations,
-        viewer: Viewer,
-        shows: ListPolicy,
-    ) -> dict[int, PostCounts]:
-        """Each post's counts and the reader's relation to it, by id."""
-        liked, reported, reposted = relations.liked, relations.reported, relations.reposted
-        thread = shows.folds_muted
-        muted = relations.muted
-        counts = {}
-        for post in posts:
-            replies, likes, reposts = numbers.get(post.id, NO_NUMBERS)
-            found = filter_hits(post, relations)
-            counts[post.id] = PostCounts(
-                replies,
-                likes,
-                post.id in liked,
-                post.id in reported,
-                may_act(viewer, post),
-                folded(post, relations, found, shows.context, thread=thread),
-                reposts,
-                post.id in reposted,
-                found,
-                post.author_id in muted,
-            )
-        return counts
