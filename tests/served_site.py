@@ -37,13 +37,14 @@ def need_npm(ready: bool, what: str) -> None:
 
 @contextmanager
 def served_site(
-    log_dir: Path, settings: dict[str, str], *, start_within: float = 60
+    log_dir: Path, settings: dict[str, str], *, start_within: float = 60, port: int = 0
 ) -> Iterator[str]:
     """Run the launcher with the environment's settings (PORT and STREAMING_PORT chosen
     here; DEBUG and the tests' DJANGO_SETTINGS_MODULE left out) and yield its base URL once
-    /healthz and the streaming API's health answer (the instance names the streaming URL).
-    At the end SIGTERM must stop it cleanly: exit code 0."""
-    port, streaming_port = free_port(), free_port()
+    /healthz and the streaming API's health answer (the instance names the streaming URL);
+    port when the caller chose it (a federation test names it in SITE_URL first). At the end
+    SIGTERM must stop it cleanly: exit code 0."""
+    port, streaming_port = port or free_port(), free_port()
     env = {
         **os.environ, "PORT": str(port), "STREAMING_PORT": str(streaming_port),
         "ALLOWED_HOSTS": "127.0.0.1", "SITE_URL": f"http://127.0.0.1:{port}", **settings,
