@@ -405,6 +405,14 @@ def test_a_post_s_pictures_are_documents_with_their_alt_blurhash_and_size(settin
     assert note["summary"] is None and note["sensitive"] is False and note["inReplyTo"] is None
 
 
+def test_a_content_warning_makes_a_note_sensitive_as_mastodon_marks_it():
+    warned = doc.note(Post(5, 7, "alice", 0, "spoilers", spoiler_text="film"))
+    blurred = doc.note(Post(5, 7, "alice", 0, "look", sensitive=True))
+
+    assert (warned["summary"], warned["sensitive"]) == ("film", True)
+    assert (blurred["summary"], blurred["sensitive"]) == (None, True)
+
+
 def test_a_post_naming_someone_twice_mentions_them_once():
     post = Post(5, 7, "alice", 0, "@bob @Bob", mentions=(("bob", 2), ("Bob", 2)))
 

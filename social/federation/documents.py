@@ -237,7 +237,8 @@ def note(post: Post, *, embedded: bool = False) -> dict[str, Any]:
         "attributedTo": actor_id(post.author_id),
         "to": [PUBLIC],
         "cc": [f"{actor_id(post.author_id)}/followers", *unique(mentioned)],
-        "sensitive": post.sensitive,
+        # A content warning hides the whole post: Mastodon marks such a post sensitive.
+        "sensitive": post.sensitive or bool(post.spoiler_text),
         "content": linked_html(str(post_text(post))),
         "attachment": [document(item) for item in post.media],
         "tag": [
