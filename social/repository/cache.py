@@ -21,8 +21,8 @@ Each cache, its size setting, and the one rule that says it is still right:
   used only when the ids read are the same.
 - celebrities: the fan-out-on-read authors; while the visibility version read with them
   (a promotion moves it) and the set's size are the same.
-- signups: the timeline's newest sign-ups without the suspended; while the names and the
-  visibility version are the same.
+- signups: the timeline's newest sign-ups as accounts (ids, suspended or not); while the
+  names and the visibility version are the same.
 - suggestions, trending, open_reports: people to follow, the day's top tags, the Staff
   link's count; for a fixed time (suggestions.py, trending.py, reports.py).
 - word filters (filters._decoded, 256): a reader's filters decoded, with the regex that
@@ -123,7 +123,7 @@ class ProcessCache:
         self.names: BoundedCache[str, int] = BoundedCache(names)
         self.shown: BoundedCache[tuple, tuple[int, ...]] = BoundedCache(shown)
         self.celebrities: tuple[bytes, tuple[int, ...]] | None = None
-        self.signups: tuple[tuple, tuple[str, ...]] | None = None
+        self.signups: tuple[tuple, tuple[User, ...]] | None = None
         self.suggestions: tuple[float, tuple[User, ...]] | None = None
         self.trending: tuple[float, tuple[tuple[str, int], ...]] | None = None
         self.open_reports: tuple[float, int] | None = None

@@ -13,7 +13,9 @@ from social import keys
 
 from ..accounts.users import UserStore
 from ..base import (
+    STATUS_SUSPENDED,
     Client,
+    Fields,
     Hash,
     Members,
     NamedReads,
@@ -34,6 +36,7 @@ from ..live.notices import decode_notices
 from ..models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from ..relations.graph import MUTUAL_SCAN_LIMIT
 from .reader import PageAt, PageReader
+from .relations_of import listed_accounts
 from .sources import (
     CONVERSATION,
     HOME,
@@ -58,7 +61,6 @@ from .visibility import (
     ANONYMOUS,
     Viewer,
     may_list,
-    may_list_account,
     may_open,
     may_see_account,
 )
@@ -68,6 +70,7 @@ OWNER = Reply[Hash]("owner")  # the user hash of a profile's (or a likes page's)
 NOTICES = Reply[Members]("notices")
 NAMES = Reply[Members]("names")  # the newest sign-ups
 SUSPENDED = Reply[Scores]("suspended")  # ... which of them are suspended
+SIGNUP_IDS = Reply[Fields]("signup_ids")  # ... and their ids (none: deleted since)
 VIEWER_FOLLOWS = Reply[float | None]("viewer_follows")
 FOLLOWS_VIEWER = Reply[float | None]("follows_viewer")
 MUTUALS = Reply[list]("mutuals")  # MUTUALS_SCRIPT's reply
@@ -76,21 +79,21 @@ MUTUAL = Reply[Scores]("mutual")  # ... which of them follow the owner
 
 # "Followed by people you follow" looks at MUTUAL_SCAN_LIMIT members of the smaller of the
 # two sets (a cluster: of the viewer's newest followings; graph.py, whose list of them
-# does the same).
-MUTUALS_NAMED = 6  # the profile names three of them, the first not suspended
+# does the same), and reads the name and status of each it finds: the profile names three
+# and counts those a list of accounts shows the reader (relations_of.listed_accounts).
+MUTUALS_NAMED = 3
 
 # "Followed by people you follow" in one command, on one server (a profile's first
 # pipeline; a cluster reads the two sets and the names in the steps after: the keys are
 # on different nodes). It walks the smaller of the two sets and asks the other one, so a
 # reader who follows hundreds costs a profile with 15 followers 15 lookups, not hundreds;
-# either way the ones named are the viewer's newest followings.
+# either way the viewer's newest followings come first.
 # KEYS[1] following:<viewer>, KEYS[2] followers:<owner>
 # ARGV[1] how many of the walked set's newest members to look at, ARGV[2] the owner's id,
-# ARGV[3] how many to name, ARGV[4] keys.user_key_prefix(). Returns: how many of those
-# follow the owner, then (id, username, status) of the first ARGV[3] of them, read from
-# their user hashes.
+# ARGV[3] keys.user_key_prefix(). Returns (id, username, status) of each of those who
+# follow the owner (at most ARGV[1]), read from their user hashes.
 MUTUALS_SCRIPT = """
-local limit, named = tonumber(ARGV[1]), tonumber(ARGV[3])
+local limit = tonumber(ARGV[1])
 local found = {}
 if redis.call('ZCARD', KEYS[1]) <= redis.call('ZCARD', KEYS[2]) then
   for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, limit - 1)) do
@@ -109,10 +112,10 @@ else
   end)
   for i, pair in ipairs(scored) do found[i] = pair[2] end
 end
-local out = {#found}
-for i = 1, math.min(#found, named) do
-  local f = redis.call('HMGET', ARGV[4] .. found[i], 'username', 'status')
-  out[#out + 1] = found[i]
+local out = {}
+for _, id in ipairs(found) do
+  local f = redis.call('HMGET', ARGV[3] .. id, 'username', 'status')
+  out[#out + 1] = id
   out[#out + 1] = f[1] or ''
   out[#out + 1] = f[2] or ''
 end
@@ -139,11 +142,11 @@ class HomeReads(PageExtras):
 @dataclass(frozen=True)
 class SignupReads(PageExtras):
     """What the timeline reads beside its posts: the newest `count` sign-ups and, unless
-    the process remembers them (`remembered`: ProcessCache.signups), which of them are
-    suspended."""
+    the process remembers them (`remembered`: ProcessCache.signups), their ids and which
+    of them are suspended."""
 
     count: int
-    remembered: tuple[tuple, tuple[str, ...]] | None
+    remembered: tuple[tuple, tuple[User, ...]] | None
 
     def first(self, reads: NamedReads) -> None:
         reads.zrevrange(NAMES, keys.users_by_time(), 0, self.count - 1)
@@ -152,17 +155,30 @@ class SignupReads(PageExtras):
         names = self.names(got)
         if names and self.visible(names, got[VERSION]) is None:
             reads.zmscore(SUSPENDED, keys.suspended_users(), names)
+            reads.hmget(SIGNUP_IDS, keys.users(), names)
 
     def names(self, got: Got) -> list[str]:
         return [s(n) for n in got[NAMES]]
 
-    def visible(self, names: Sequence[str], version: object) -> tuple[str, ...] | None:
-        """The names without the suspended, as remembered for these names at this
-        visibility version (a suspension moves it), or None."""
+    def visible(self, names: Sequence[str], version: object) -> tuple[User, ...] | None:
+        """The sign-ups as accounts, as remembered for these names at this visibility
+        version (a suspension moves it), or None."""
         remembered = self.remembered
         if remembered is not None and remembered[0] == (tuple(names), version):
             return remembered[1]
         return None
+
+    def users(self, names: Sequence[str], then: Got) -> tuple[User, ...]:
+        """The sign-ups as `then` read them: their ids, whether suspended (those deleted
+        since left out)."""
+        suspended = then.scores_if_read(SUSPENDED, len(names))
+        ids = then.get(SIGNUP_IDS) or [None] * len(names)
+        found = (
+            user_from_hash(int(i), {"username": n, "status": STATUS_SUSPENDED if score else ""})
+            for n, i, score in zip(names, ids, suspended)
+            if i is not None
+        )
+        return tuple(user for user in found if user is not None)
 
 
 @dataclass(frozen=True)
@@ -201,8 +217,7 @@ class ProfileReads(OwnerReads):
         if self.one_server:
             reads.execute_command(
                 MUTUALS, "EVAL", MUTUALS_SCRIPT, 2, keys.following(other),
-                keys.followers(user_id), MUTUAL_SCAN_LIMIT, user_id, MUTUALS_NAMED,
-                keys.user_key_prefix(),
+                keys.followers(user_id), MUTUAL_SCAN_LIMIT, user_id, keys.user_key_prefix(),
             )  # fmt: skip
         else:
             reads.zrevrange(VIEWER_FOLLOWING, keys.following(other), 0, MUTUAL_SCAN_LIMIT - 1)
@@ -301,20 +316,22 @@ class PageStore(RepositoryBase):
         latest_users: int = 10,
         where: PageAt | None = None,
     ) -> TimelinePage:
-        """Return a page of the global timeline plus the newest sign-ups (suspended ones
-        left out: checked with the posts, or remembered with the names and the version)."""
+        """Return a page of the global timeline plus the newest sign-ups as a list of
+        accounts shows them to viewer (relations_of.listed_accounts: none suspended, none
+        across a block; read with the posts, or remembered with the names and the
+        visibility version)."""
         extras = SignupReads(latest_users * 2, self.cache.signups)
         read = self.reader.page(
             Timeline(), viewer, number, per_page, shows=PUBLIC, extras=extras, fill=True,
             at=where,
         )  # fmt: skip
         names = extras.names(read.got)
-        visible = extras.visible(names, read.got[VERSION])
-        if visible is None:
-            scores = read.then.scores_if_read(SUSPENDED, len(names))
-            visible = tuple(n for n, score in zip(names, scores) if score is None)
-            self.cache.signups = ((tuple(names), read.got[VERSION]), visible)
-        return TimelinePage(posts=read.page, latest_users=tuple(visible[:latest_users]))
+        signups = extras.visible(names, read.got[VERSION])
+        if signups is None:
+            signups = extras.users(names, read.then)
+            self.cache.signups = ((tuple(names), read.got[VERSION]), signups)
+        shown = listed_accounts(viewer, signups, read.relations)[:latest_users]
+        return TimelinePage(posts=read.page, latest_users=tuple(u.username for u in shown))
 
     def latest(self, count: int = 5) -> Page[Post]:
         """Return the newest visible posts of the global timeline as a visitor sees them
@@ -368,11 +385,11 @@ class PageStore(RepositoryBase):
 
         1) the owner's hash, a page of own posts, counts, whether viewer follows and is
            followed ("Follows you"), and on one server the viewer's followings who follow
-           user_id with the names of the first few (MUTUALS_SCRIPT): warm, the page's one
+           user_id with their names (MUTUALS_SCRIPT): warm, the page's one
            round trip;
         2) the posts (none when remembered); on a cluster, which of viewer's followings
            (read in 1) follow user_id (ZMSCORE);
-        3) on a cluster, the names of up to six of those mutuals, when there are any.
+        3) on a cluster, the names and statuses of those mutuals, when there are any.
         Raise UserNotFound when there is no such user or viewer may not see it.
         """
         other = viewer.id if viewer.id != user_id else None  # None: a visitor, or the owner
@@ -385,29 +402,28 @@ class PageStore(RepositoryBase):
         if owner is None or not may_see_account(viewer, owner):
             raise UserNotFound(user_id)
         if MUTUALS in read.got:
-            count, *named = read.got[MUTUALS]
+            named = read.got[MUTUALS]
             rows = zip(named[0::3], named[1::3], named[2::3])
-            named_users = (
+            found = (
                 user_from_hash(int(i), {"username": s(name), "status": s(status)})
                 for i, name, status in rows
             )
-            users = [user for user in named_users if user is not None]
-            mutual_count = int(count)
+            users = [user for user in found if user is not None]
         else:
             listed = extras.candidates(read.got)
             scores = read.then.get(MUTUAL, [])
             mutual = [c for c, score in zip(listed, scores) if score is not None]
-            found = self._users_by_ids(mutual[:MUTUALS_NAMED])
-            users = [found[m] for m in mutual[:MUTUALS_NAMED] if m in found]
-            mutual_count = len(mutual)
-        names = [u.username for u in users if may_list_account(viewer, u, read.relations)]
+            by_id = self._users_by_ids(mutual)
+            users = [by_id[m] for m in mutual if m in by_id]
+        # Named and counted alike: those a list of accounts shows the reader.
+        mutuals = listed_accounts(viewer, users, read.relations)
         return Profile(
             user=owner,
             posts=read.page,
             counts=counts_from(read.got),
             viewer_follows=read.got.get(VIEWER_FOLLOWS) is not None,
-            mutual_names=tuple(names[:3]),
-            mutual_count=mutual_count,
+            mutual_names=tuple(u.username for u in mutuals[:MUTUALS_NAMED]),
+            mutual_count=len(mutuals),
             follows_viewer=read.got.get(FOLLOWS_VIEWER) is not None,
             viewer_blocks=user_id in read.relations.blocks,
             viewer_mutes=user_id in read.relations.muted,
