@@ -3,6 +3,7 @@
 Usage (from the repository root):  .venv/bin/python bench/http_bench.py [--duration 10]
     [--connections 50,100] [--warmup 2]
     [--pages home,timeline,profile,welcome,permalink,login,timeline_anon,home_guarded,api_home]
+    [--profile-updates-per-minute N]
 
 1. Starts a redis-server of its own on a free port (never 6379, never the machine's Redis)
    with its data in var/bench/ under a dump named after the data set (e.g.
@@ -16,7 +17,10 @@ Usage (from the repository root):  .venv/bin/python bench/http_bench.py [--durat
 4. Serves the site exactly as `scripts/run-site --no-seed` does, on a free port.
 5. Counts Redis commands per page (INFO commandstats over sequential requests), then runs
    wrk on 127.0.0.1 against each page at each connection count, after a short warm-up run.
-6. Prints markdown tables, then stops the site and Redis (also on Ctrl-C or SIGTERM).
+6. With --profile-updates-per-minute N, bench/profile_updates.py changes display names at
+   that rate all through the wrk runs (not while commands are counted), and the report
+   says how many it made and how far the visibility version moved meanwhile.
+7. Prints markdown tables, then stops the site and Redis (also on Ctrl-C or SIGTERM).
 """
 
 from __future__ import annotations
@@ -726,6 +730,43 @@ def wrk(url: str, page: Page, connections: int, seconds: float, timeout: float) 
     return done.stdout
 
 
+class ProfileUpdates:
+    """bench/profile_updates.py in a process of its own, changing display names at a set
+    rate on the bench's Redis until stopped."""
+
+    def __init__(self, redis_url: str, per_minute: float) -> None:
+        self.redis_url = redis_url
+        self.per_minute = per_minute
+        self.process: subprocess.Popen | None = None
+        self.tally: dict = {}
+
+    def start(self) -> None:
+        """Start the updater."""
+        command = [sys.executable, str(ROOT / "bench" / "profile_updates.py")]
+        command += ["--redis-url", self.redis_url, "--per-minute", f"{self.per_minute:g}"]
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
+        )
+
+    def stop(self) -> dict:
+        """Stop the updater (SIGTERM; SIGKILL after 30 s) and return what it made."""
+        if self.process is None:
+            return self.tally
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            out, _ = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, _ = self.process.communicate()
+        if self.process.returncode not in (0, -signal.SIGTERM):
+            raise SystemExit(f"bench/profile_updates.py failed ({self.process.returncode})")
+        lines = (out or "").strip().splitlines()
+        self.tally = json.loads(lines[-1]) if lines else {}
+        self.process = None
+        return self.tally
+
+
 # --- The report --------------------------------------------------------------------------
 
 
@@ -807,10 +848,20 @@ def parse_args() -> argparse.Namespace:
     add("--posts", type=int, default=200_000, help="data set: seed --posts (200000)")
     add("--seed", type=int, default=1, help="data set: seed --seed (1)")
     add("--reseed", action="store_true", help="delete this data set's dump and seed again")
+    add(
+        "--profile-updates-per-minute", type=float, default=0, metavar="N",
+        help="change N display names a minute beside the wrk runs (0: none)",
+    )  # fmt: skip
     return parser.parse_args()
 
 
-def run(args: argparse.Namespace, data: DataSet, server: BenchRedis, site: Site) -> None:
+def run(
+    args: argparse.Namespace,
+    data: DataSet,
+    server: BenchRedis,
+    site: Site,
+    updates: ProfileUpdates | None,
+) -> None:
     """Do the measurements on a started Redis and print the report."""
     origin = ensure_data(server, data)
     (VAR / "wrk.log").unlink(missing_ok=True)
@@ -826,6 +877,10 @@ def run(args: argparse.Namespace, data: DataSet, server: BenchRedis, site: Site)
     commands = [count_commands(r, site.base, page, args.requests) for page in pages]
     facts = machine_facts(r, site.facts())
     results = []
+    version_before = r.get(keys.visibility_version())
+    if updates is not None:
+        say(f"Changing {updates.per_minute:g} display names a minute beside the wrk runs...")
+        updates.start()
     for page in pages:
         for connections in args.connections:
             say(f"wrk {page.label}, {connections} connections, {args.duration:g} s...")
@@ -833,6 +888,8 @@ def run(args: argparse.Namespace, data: DataSet, server: BenchRedis, site: Site)
                 wrk(site.base, page, connections, args.warmup, args.timeout)
             output = wrk(site.base, page, connections, args.duration, args.timeout)
             results.append((page, connections, parse_wrk(output)))
+    tally = updates.stop() if updates is not None else None
+    version_after = r.get(keys.visibility_version())
 
     print(f"\n## http_bench: {data.dump_name.removesuffix('.rdb')} ({origin})\n")
     print(facts)
@@ -841,6 +898,14 @@ def run(args: argparse.Namespace, data: DataSet, server: BenchRedis, site: Site)
         f"demo follows {who.demo_following}; wrk -t{WRK_THREADS} -d{args.duration:g}s "
         f"--timeout {args.timeout:g}s --latency on 127.0.0.1, {warmup}\n"
     )
+    if tally is not None:
+        moved = int(version_after or 0) - int(version_before or 0)
+        print(
+            f"Beside the wrk runs: bench/profile_updates.py --per-minute "
+            f"{args.profile_updates_per_minute:g}: {tally.get('updates', 0)} display names "
+            f"changed in {tally.get('seconds', 0):g} s ({tally.get('per_minute', 0):g} a minute, "
+            f"{tally.get('late', 0)} late); the visibility version moved {moved}.\n"
+        )
     print("\n".join(load_table(results)))
     print()
     print("\n".join(cost_table(pages, trips, commands, args.requests)))
@@ -867,18 +932,22 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
-    server, site = BenchRedis(data.dump_name), None
+    server, site, updates = BenchRedis(data.dump_name), None, None
     try:
         say(f"Starting redis-server on port {server.port} ({data.dump_name})...")
         server.start()
         site = Site(server.url)
-        run(args, data, server, site)
+        if args.profile_updates_per_minute > 0:
+            updates = ProfileUpdates(server.url, args.profile_updates_per_minute)
+        run(args, data, server, site, updates)
     except (KeyboardInterrupt, Stop) as why:
         say(f"{type(why).__name__} {why}".strip() + ": stopping")
         sys.exit(130)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda *_: say("still stopping..."))
+        if updates is not None:
+            updates.stop()
         if site is not None:
             site.stop()
         server.stop()
