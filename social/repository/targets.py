@@ -9,9 +9,8 @@ from dataclasses import dataclass
 
 from social import keys
 
-from .base import Client, Pipe, as_int, s
+from .base import HIDDEN_STATUSES, Client, Pipe, as_int, s
 from .errors import PostNotFound
-from .read.loading import HIDDEN_STATUSES
 from .read.visibility import interaction_refused, pair_relations
 
 FIELDS = ["user_id", "deleted", "repost_of"]

@@ -1,25 +1,153 @@
-"""Home feeds outside posting: finishing fan-outs that a dead process or a lost Redis left
-half done (`manage.py repair`; keys.fanouts_in_progress records them), and rebuilding every
-home feed from the follow graph (`manage.py rebuild_feeds`, `seed`)."""
+"""Home feeds: how a new post reaches its author's followers (its Reach, settled with its
+id), the copies into their feeds in batches (FanoutStore.deliver: the write path's last
+step, for a post and a repost, a local author's or a remote one's), finishing fan-outs that
+a dead process or a lost Redis left half done (`manage.py repair`; keys.fanouts_in_progress
+records them), and rebuilding every home feed from the follow graph (`manage.py
+rebuild_feeds`, `seed`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from itertools import chain
 from typing import cast
 
 from social import keys
 
-from ..base import Members, RepositoryBase, as_int, batched, now
+from ..base import Members, Pipe, RepositoryBase, as_int, batched, now, queue_hiding
 from ..read.front import queue_front_change
 
 FEED_BATCH = 250  # home feeds rebuilt per round of pipelines
 FEED_CACHE_IDS = 2_000_000  # own-posts ids kept between feed batches before the cache resets
 
 
+@dataclass(frozen=True)
+class Reach:
+    """How a new post reaches its author's followers, settled when its id is taken
+    (new_post_id): copied into each follower's home feed now (fan-out on write), or merged
+    into their home pages when read (the author is among keys.celebrities, or joins them
+    with this post: promote)."""
+
+    followers: int  # how many followed the author when the id was taken
+    copied: bool = False
+    promote: bool = False
+
+
+def queue_new_post_id(pipe: Pipe, author_id: int) -> None:
+    """Queue taking a new post id with what settles its reach: three replies, for
+    new_post_id."""
+    pipe.incr(keys.next_post_id())
+    pipe.zscore(keys.celebrities(), author_id)
+    pipe.zcard(keys.followers(author_id))
+
+
+def new_post_id(replies: Sequence, read_threshold: int) -> tuple[int, Reach]:
+    """Return the new post id and its Reach from queue_new_post_id's three replies: an
+    author with read_threshold followers or more is fanned out on read from now on."""
+    new_id, listed, followers = replies
+    on_read = listed is not None or followers >= read_threshold
+    return int(new_id), Reach(
+        followers, copied=followers > 0 and not on_read, promote=on_read and listed is None
+    )
+
+
+def queue_promotion(pipe: Pipe, author_id: int, ts: int) -> None:
+    """Queue adding author_id to keys.celebrities (no-op if there); send() then moves the
+    visibility version, so every web process re-reads the set before its next home page.
+    Membership only grows: posts written while an author was in the set are in no
+    follower's feed, so leaving it would hide them (docs/scaling.md)."""
+    pipe.zadd(keys.celebrities(), {str(author_id): ts}, nx=True)
+    queue_hiding(pipe)  # web processes re-read the set
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """The copies of a written post still to make (FanoutStore.deliver): into the home
+    feeds of its author's followers, from `first` (the first batch, read on the write's own
+    round trip) until `followers` of them (the count when its id was taken: those who
+    followed since read the post from the author's list when they did). followers 0:
+    nothing to copy (none, or fanned out on read), nothing on record."""
+
+    post_id: int
+    author_id: int
+    followers: int = 0
+    first: tuple[int, ...] = ()
+    # A repost: followers who follow any of these (the shared post's author, its earlier
+    # reposters) have the post in their feed already, and get no copy.
+    skip_if_following: tuple[int, ...] = ()
+
+
+def queue_fanout_record(pipe: Pipe, post_id: int, reach: Reach, ts: int) -> None:
+    """Queue recording the fan-out of post_id as begun (keys.fanouts_in_progress), first on
+    the write's pipeline, when it is copied: a post half-written is then always on record
+    for `manage.py repair` (finish_fanouts). deliver strikes it off with its last copies."""
+    if reach.copied:
+        pipe.zadd(keys.fanouts_in_progress(), {str(post_id): ts})
+
+
+def queue_first_batch(pipe: Pipe, author_id: int, reach: Reach, batch: int) -> None:
+    """Queue reading the first batch of author_id's followers, last on the write's
+    pipeline, when the post is copied (its reply is Delivery.first)."""
+    if reach.copied:
+        pipe.zrange(keys.followers(author_id), 0, batch - 1)
+
+
+def delivery_of(
+    post_id: int,
+    author_id: int,
+    reach: Reach,
+    replies: Sequence,
+    skip_if_following: Sequence[int] = (),
+) -> Delivery:
+    """Return the Delivery of a post written with queue_first_batch last on its pipeline
+    (replies: that pipeline's)."""
+    if not reach.copied:
+        return Delivery(post_id, author_id)
+    first = tuple(int(f) for f in cast(Members, replies[-1]))
+    return Delivery(post_id, author_id, reach.followers, first, tuple(skip_if_following))
+
+
 class FanoutStore(RepositoryBase):
-    """The record of fan-outs in progress, finishing the interrupted ones, and the rebuild of
-    every home feed."""
+    """The copies of a new post into followers' home feeds, the record of fan-outs in
+    progress, finishing the interrupted ones, and the rebuild of every home feed."""
+
+    def deliver(self, delivery: Delivery) -> None:
+        """Copy a written post into its author's followers' home feeds, a batch of
+        fanout_batch a round trip (each batch's pipeline also reads the next; a repost's
+        batch one round trip more: which of them follow an account in skip_if_following),
+        and strike its record off with the last copies. Followers are read by rank: an
+        unfollow during a long fan-out can shift ranks and skip one copy, which the next
+        follow of that pair, or `manage.py rebuild_feeds`, repairs."""
+        batch, start = list(delivery.first), 0
+        while batch:
+            start += self.fanout_batch
+            pipe = self._pipe()
+            for follower in self._wanted(batch, delivery.skip_if_following):
+                pipe.lpush(keys.home_feed(follower), delivery.post_id)
+                pipe.ltrim(keys.home_feed(follower), 0, self.home_feed_cap - 1)
+            if len(batch) < self.fanout_batch or start >= delivery.followers:
+                pipe.zrem(keys.fanouts_in_progress(), delivery.post_id)  # every copy made
+                pipe.execute()
+                return
+            pipe.zrange(keys.followers(delivery.author_id), start, start + self.fanout_batch - 1)
+            batch = [int(f) for f in pipe.execute()[-1]]
+        if delivery.followers:  # the followers left before their batch was read
+            self.r.zrem(keys.fanouts_in_progress(), delivery.post_id)
+
+    def _wanted(self, batch: list[int], skip_if_following: Sequence[int]) -> list[int]:
+        """The followers of batch who follow none of skip_if_following (nor are one): one
+        round trip, none when there is nothing to skip."""
+        if not skip_if_following:
+            return batch
+        skipped = [str(i) for i in skip_if_following]  # as members
+        pipe = self._pipe()
+        for follower in batch:
+            pipe.zmscore(keys.following(follower), skipped)
+        return [
+            follower
+            for follower, scores in zip(batch, pipe.execute())
+            if follower not in skip_if_following and all(score is None for score in scores)
+        ]
 
     def interrupted_fanouts(self, older_than: int = 60, *, at: int | None = None) -> list[int]:
         """Return the ids of posts whose fan-out began more than older_than seconds ago

@@ -11,7 +11,7 @@ from social import keys
 from ..base import Client, RepositoryBase, StoreSettings, as_int, now
 from ..errors import Refused
 from ..live.notification_writes import queue_notification, queue_notification_claim
-from ..models import FollowEntry, Page
+from ..models import FollowEntry, Page, User
 from ..read.account_reader import AccountReader, AccountSource
 from ..read.front import queue_front_change
 from ..read.visibility import BLOCKED, BLOCKING, Viewer
@@ -43,19 +43,38 @@ class LikeStore(RepositoryBase):
     def like(self, user_id: int, post_id: int, *, at: int | None = None) -> bool:
         """Like a visible post (a repost's id: the post it shares, targets.py); False if
         already liked (a no-op). Raise PostNotFound, or NotAllowed across a block with its
-        author (nothing stored).
+        author (nothing stored). The write path's steps for a local liker: resolve_like,
+        write_like (a like has nothing to distribute). Four round trips (five for a
+        repost's id), the last only for a new like.
+        """
+        liker = User(id=user_id, username="")  # the steps read only a local liker's id
+        return self.write_like(liker, self.resolve_like(liker, post_id), at=at)
+
+    def resolve_like(self, liker: User, post_id: int) -> Target:
+        """Return the post liker may like for post_id (the write path's first step, for a
+        local liker); raise PostNotFound (missing, deleted, its author or reposter hidden,
+        a block with the reposter) or NotAllowed (a block with its author, either way)."""
+        target = read_target(self.r, post_id)
+        pipe = self._pipe()
+        queue_target_checks(pipe, target, liker.id)
+        if why := check_target(target, pipe.execute()):
+            raise Refused(REFUSED[why])
+        return target
+
+    def write_like(self, liker: User, target: Target, *, at: int | None = None) -> bool:
+        """Store liker's like of target's post (the write path's second step, for a local
+        liker or a remote one); False if already liked (a no-op).
 
         The post's set first (the like counts once it is there), the liker's, and the claim
         of the author's one notification of this like (queue_notification_claim: liking
         again tells no one again); then, only when the like is new, the post hash's `likes`
         counter (exact under any number of simultaneous likes), and the notification if
-        the claim was won too. Four round trips (five for a repost's id), the last only for
-        a new like. A process that dies between the last two leaves the counter one short,
-        which `manage.py repair` mends, and the author untold; so does a simultaneous
-        second like that wins the claim but adds nothing (a double click, at worst).
+        the claim was won too. Two round trips, the second only for a new like. A process
+        that dies between the two leaves the counter one short, which `manage.py repair`
+        mends, and the author untold; so does a simultaneous second like that wins the
+        claim but adds nothing (a double click, at worst).
         """
-        target = self._target(post_id, user_id)
-        post_id, author = target.post_id, target.author_id
+        user_id, post_id, author = liker.id, target.post_id, target.author_id
         ts = now() if at is None else at
         tells = author != user_id
         pipe = self._pipe()
@@ -98,14 +117,3 @@ class LikeStore(RepositoryBase):
             queue_front_change(pipe)
             pipe.execute()
         return bool(removed)
-
-    def _target(self, post_id: int, user_id: int) -> Target:
-        """Return the post user_id may like for post_id; raise PostNotFound (missing,
-        deleted, its author or reposter hidden, a block with the reposter) or NotAllowed
-        (a block with its author, either way)."""
-        target = read_target(self.r, post_id)
-        pipe = self._pipe()
-        queue_target_checks(pipe, target, user_id)
-        if why := check_target(target, pipe.execute()):
-            raise Refused(REFUSED[why])
-        return target

@@ -1,10 +1,19 @@
 """Writing posts: creating them (with their fan-out and conversation), and deleting them
-(by moderators or by their author). Reading them is the read path's (reader.py)."""
+(by moderators or by their author). Reading them is the read path's (reader.py).
+
+A new post is written in three steps (docs/architecture.md, "The write path"):
+resolve_post settles what it means (its id, mentions, parent, the blocks that refuse it)
+into a ResolvedPost; write_post writes it in one pipeline (the hash, the lists, the
+conversation, the notifications, the live event); FanoutStore.deliver copies it into the
+followers' home feeds in batches. create_post runs them for a local author; an incoming
+post from another server resolves its own way and runs the last two.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Unpack, cast
 
 from django.utils.translation import gettext_noop
@@ -14,6 +23,7 @@ from social.text import encode_mentions, hashtags, mentioned_names
 
 from ..accounts.users import UserStore
 from ..base import (
+    HIDDEN_STATUSES,
     Client,
     Fields,
     Pipe,
@@ -32,9 +42,19 @@ from ..live.notification_writes import queue_notification
 from ..models import User
 from ..moderation.audit import REASON_MAX
 from ..read.front import queue_front_change
-from ..read.loading import HIDDEN_STATUSES
 from ..read.visibility import BLOCKED, BLOCKING, Relations, interaction_refused
 from .attachments import AttachmentStore, decode_media, encode_media
+from .fanout import (
+    Delivery,
+    FanoutStore,
+    Reach,
+    delivery_of,
+    new_post_id,
+    queue_fanout_record,
+    queue_first_batch,
+    queue_new_post_id,
+    queue_promotion,
+)
 
 # What a reply reads of the post it answers (a repost's: the post it shares is answered).
 PARENT_FIELDS = ("user_id", "deleted", "ancestors", "repost_of")
@@ -70,6 +90,43 @@ def queue_post_deletion(
     queue_hiding(pipe)
 
 
+@dataclass(frozen=True)
+class ResolvedPost:
+    """A new post as settled before anything of it is written: its id (ours) and reach,
+    its author and time, its text and the rest of its hash, and whom it tells. resolve_post
+    settles a local author's; an incoming post is settled by its own handler (its ids
+    ours, its mentions and parent looked up and checked) and written by the same
+    write_post and FanoutStore.deliver."""
+
+    id: int
+    author: User  # the steps read its id
+    body: str
+    ts: int
+    reach: Reach
+    # More of the post hash (queue_post_writes): a reply's reply_to, reply_to_user,
+    # reply_to_name and ancestors (_reply_fields); mentions, tags, media, spoiler_text,
+    # sensitive. The conversation and the notifications read the reply and the tags here.
+    fields: Mapping[str, str] = field(default_factory=dict)
+    # The accounts it names that are told (mentions: those who block the author are not).
+    told: Mapping[str, int] = field(default_factory=dict)
+    media: tuple[str, ...] = ()  # the author's picture tokens it holds, claimed for it
+
+    @property
+    def reply_to(self) -> int | None:
+        """The post it answers, or None."""
+        return as_int(self.fields.get("reply_to"))
+
+    @property
+    def parent_author(self) -> int | None:
+        """The author of the post it answers (told of the reply), or None."""
+        return as_int(self.fields.get("reply_to_user"))
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """Its #tags, as filed."""
+        return tuple(self.fields.get("tags", "").split())
+
+
 class PostStore(RepositoryBase):
     """Writing posts (and soft-deleting them) and reading pages of them.
 
@@ -83,12 +140,14 @@ class PostStore(RepositoryBase):
         notices: NoticeStore,
         users: UserStore,
         attachments: AttachmentStore | None = None,
+        fanouts: FanoutStore | None = None,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.notices = notices
         self.users = users
         self.attachments = attachments or AttachmentStore(client, **config)
+        self.fanouts = fanouts or FanoutStore(client, **config)
 
     def create_post(
         self,
@@ -102,47 +161,72 @@ class PostStore(RepositoryBase):
         spoiler_text: str = "",
         sensitive: bool = False,
     ) -> int:
-        """Store a post, fan its id out to every follower's home feed, and return its id.
+        """Store a post, fan its id out to every follower's home feed, and return its id:
+        the write path's three steps for a local author (resolve_post, write_post,
+        FanoutStore.deliver), with between them what only a local post has, its form's
+        token and its uploaded pictures.
 
         Round trips: one for the new id (with the author's follower count), one for the
         post and the author's lists, then one per batch of followers (each batch's pipeline
         also fetches the next batch of ids), so a user with 500,000 followers never has them
-        all in memory. Followers are read by rank; an unfollow during a long fan-out can
-        shift ranks and skip one copy, which the next follow/unfollow of that pair, or
-        `manage.py rebuild_feeds`, repairs.
+        all in memory.
 
         token: the form submission's one-off token (one more round trip). The first
         submission claims it for its post id; a retry of the same submission (after a
         timeout or a 503 that came once the post was stored) gets that post's id back and
         posts nothing (raises PostPending while the first has not written the post yet).
 
-        A fan-out is recorded in keys.fanouts_in_progress before its first write and
-        struck off with its last, so a process killed half-way leaves a record that
-        `manage.py repair` finishes (finish_fanouts).
-
-        An author with at least fanout_read_threshold followers (or already among
-        keys.celebrities) is not fanned out at all: the post is in their own list and the
-        timeline, and followers' home pages merge it in when read (sources.HomeFeed). The author
-        joins keys.celebrities then, in the same pipeline that writes the post.
-
-        What the text means is settled here, once (social/text.py): the @names of
-        existing users (looked up in the first round trip) and the #tags are stored in the
-        post hash, the post is filed under each tag and in each mentioned user's mentions.
-        reply_to makes it a reply (PostNotFound if that post is gone or hidden; a repost's
-        id answers the post it shares, one round trip more; NotAllowed across a block with
-        its author, either way).
-
         media: tokens of the author's unattached pictures (attachments.py), claimed for
         this post in one round trip more (MediaNotFound, and nothing posted, when any is
-        not theirs to attach) and copied into the hash's `media` field. spoiler_text (a
-        content warning) and sensitive are fields of the hash only when set.
+        not theirs to attach) and copied into the hash's `media` field. The rest of the
+        arguments: resolve_post's.
+        """
+        author = User(id=author_id, username="")  # the steps read only a local author's id
+        post = self.resolve_post(
+            author, body, at=at, reply_to=reply_to, media=media,
+            spoiler_text=spoiler_text, sensitive=sensitive,
+        )  # fmt: skip
+        if token is not None:
+            claimed = self._claim_token(author_id, token, post.id)
+            if claimed != post.id:
+                return claimed
+        if media:
+            try:
+                attached = self.attachments.claim(author_id, media, post.id)
+            except Exception:
+                if token is not None:  # a retry may post again
+                    self.r.delete(keys.post_token(author_id, token))
+                raise
+            post = replace(post, fields={**post.fields, "media": encode_media(attached)})
+        self.fanouts.deliver(self.write_post(post))
+        return post.id
+
+    def resolve_post(
+        self,
+        author: User,
+        body: str,
+        *,
+        at: int | None = None,
+        reply_to: int | None = None,
+        media: Sequence[str] = (),
+        spoiler_text: str = "",
+        sensitive: bool = False,
+    ) -> ResolvedPost:
+        """Settle what a new post of author's means before anything of it is written (the
+        write path's first step, for a local author): its id and reach (fanout.Reach), and
+        what its text means, once (social/text.py): the @names of existing accounts and
+        the #tags. reply_to makes it a reply (PostNotFound if that post is gone or hidden;
+        a repost's id answers the post it shares, one round trip more; NotAllowed across a
+        block with its author, either way). Those who block the author are not told of a
+        mention. media: the picture tokens it will hold (their claim is the caller's);
+        spoiler_text (a content warning) and sensitive are fields of the hash only when
+        set. One round trip (a parent whose author the process does not know, a legacy
+        account's name: one more each).
         """
         ts = now() if at is None else at
         names = mentioned_names(body)
         pipe = self._pipe()
-        pipe.incr(keys.next_post_id())
-        pipe.zscore(keys.celebrities(), author_id)
-        pipe.zcard(keys.followers(author_id))
+        queue_new_post_id(pipe, author.id)
         for name in names:  # the one name rule (UserStore.user_ids_for_names): exact wins
             pipe.hget(keys.users(), name)
             pipe.hget(keys.usernames_lower(), name.lower())
@@ -150,29 +234,55 @@ class PostStore(RepositoryBase):
             pipe.get(keys.usernames_lower_checked())
             pipe.get(keys.next_user_id())
         if names or reply_to is not None:  # who block the author: not told, not answered
-            pipe.zrange(keys.blocked_by(author_id), 0, -1)
+            pipe.zrange(keys.blocked_by(author.id), 0, -1)
         if reply_to is not None:  # whom the author blocks: not answered
-            pipe.zrange(keys.blocks(author_id), 0, -1)
+            pipe.zrange(keys.blocks(author.id), 0, -1)
             pipe.hmget(keys.post(reply_to), PARENT_FIELDS)
-        new_id, listed, follower_count, *found = pipe.execute()
-        post_id = int(new_id)
+        replies = pipe.execute()
+        post_id, reach = new_post_id(replies[:3], self.fanout_read_threshold)
+        found = replies[3:]
         parent = found.pop() if reply_to is not None else None
         blocks = frozenset(map(int, found.pop())) if reply_to is not None else frozenset()
         blockers = (
             frozenset(map(int, found.pop())) if names or reply_to is not None else frozenset()
         )
+        fields: dict[str, str] = {}
         if reply_to is not None and parent is not None:
-            apart = Relations(blocked=blocks | blockers, blocks=blocks, blocked_by=blockers)
-            reply_to, parent = self._answered(reply_to, parent, apart)
-            if why := interaction_refused(as_int(parent[0]) or 0, apart):
-                raise Refused(REFUSED[why])
-        fields = (
-            self._reply_fields(reply_to, parent)
-            if reply_to is not None and parent is not None
-            else {}
-        )
-        top = as_int(found.pop()) or 0 if names else 0  # next_user_id, then the claims' mark
-        checked = as_int(found.pop()) or 0 if names else 0
+            fields = self._reply(reply_to, parent, blocks, blockers)
+        mentions = self._mentions(names, found)
+        tags = hashtags(body)
+        if mentions:
+            fields["mentions"] = encode_mentions(mentions)
+        if tags:
+            fields["tags"] = " ".join(tags)
+        if spoiler_text:
+            fields["spoiler_text"] = spoiler_text
+        if sensitive or (media and spoiler_text):
+            fields["sensitive"] = "1"  # Mastodon: a warning makes its pictures sensitive
+        told = {name: uid for name, uid in mentions.items() if uid not in blockers}
+        return ResolvedPost(post_id, author, body, ts, reach, fields, told, tuple(media))
+
+    def _reply(
+        self, reply_to: int, parent: Fields, blocks: frozenset[int], blockers: frozenset[int]
+    ) -> dict[str, str]:
+        """Return a reply's fields (_reply_fields) for the post reply_to (the post a repost
+        shares: _answered), from its PARENT_FIELDS; raise NotAllowed across a block with its
+        author (blocks: whom the replier blocks; blockers: who block the replier)."""
+        apart = Relations(blocked=blocks | blockers, blocks=blocks, blocked_by=blockers)
+        reply_to, parent = self._answered(reply_to, parent, apart)
+        if why := interaction_refused(as_int(parent[0]) or 0, apart):
+            raise Refused(REFUSED[why])
+        return self._reply_fields(reply_to, parent)
+
+    def _mentions(self, names: Sequence[str], found: list) -> dict[str, int]:
+        """Return the names of existing accounts among names, with their ids, from
+        resolve_post's replies (found: a pair a name, then the claims' mark and
+        next_user_id); a legacy account's name not claimed yet costs one round trip more
+        (UserStore.ids_after_claiming: "LegacyLee" mentioned as "@legacylee")."""
+        if not names:
+            return {}
+        top = as_int(found.pop()) or 0  # next_user_id, then the claims' mark
+        checked = as_int(found.pop()) or 0
         pairs = iter(found)
         mentions = {
             name: user_id
@@ -180,42 +290,31 @@ class PostStore(RepositoryBase):
             if (user_id := as_int(exact if exact is not None else lower)) is not None
         }
         unknown = [name for name in names if name not in mentions]
-        if unknown and top > checked:  # a legacy "LegacyLee" mentioned as "@legacylee"
+        if unknown and top > checked:
             mentions.update(self.users.ids_after_claiming(unknown))
-        tags = hashtags(body)
-        if mentions:
-            fields["mentions"] = encode_mentions(mentions)
-        if tags:
-            fields["tags"] = " ".join(tags)
-        if token is not None:
-            claimed = self._claim_token(author_id, token, post_id)
-            if claimed != post_id:
-                return claimed
-        if media:
-            try:
-                attached = self.attachments.claim(author_id, media, post_id)
-            except Exception:
-                if token is not None:  # a retry may post again
-                    self.r.delete(keys.post_token(author_id, token))
-                raise
-            fields["media"] = encode_media(attached)
-        if spoiler_text:
-            fields["spoiler_text"] = spoiler_text
-        if sensitive or (media and spoiler_text):
-            fields["sensitive"] = "1"  # Mastodon: a warning makes its pictures sensitive
-        read_fanout = listed is not None or follower_count >= self.fanout_read_threshold
-        fan_out = follower_count > 0 and not read_fanout
+        return mentions
+
+    def write_post(self, post: ResolvedPost) -> Delivery:
+        """Write a resolved post in one pipeline (the write path's second step, for a local
+        author or a remote one): its record as a fan-out begun (when copied: first, so a
+        post half-written is always on record for `manage.py repair`), the hash and the
+        author's own list, its pictures struck off the unattached, the conversation (the
+        parent's replies, the mentions, the tags), the notifications (the parent's author
+        of a reply, naming the reply, even when it begins with their @name; anyone else it
+        names, of a mention), the author's home feed and the timeline, the front page's
+        and the day's counters, the live event (once: a post names its author, never its
+        followers), the author's promotion to fan-out on read when it reaches the
+        threshold, and last the first batch of followers. Return the copies still to make
+        (FanoutStore.deliver: the third step)."""
+        author_id, post_id, ts = post.author.id, post.id, post.ts
         pipe = self._pipe()
-        if fan_out:  # first: a post half-written is then always on record
-            pipe.zadd(keys.fanouts_in_progress(), {str(post_id): ts})
-        self.queue_post_writes(pipe, post_id, author_id, body, ts, fields)
-        self.attachments.queue_attached(pipe, media)
-        told = {name: uid for name, uid in mentions.items() if uid not in blockers}
-        self.queue_conversation(pipe, post_id, author_id, ts, reply_to, told, tags)
-        # The parent's author is told of a reply (naming the reply), even when it begins
-        # with their @name; anyone else it names, of a mention.
-        parent_author = int(fields["reply_to_user"]) if reply_to is not None else None
-        for mentioned in dict.fromkeys(told.values()):
+        queue_fanout_record(pipe, post_id, post.reach, ts)
+        self.queue_post_writes(pipe, post_id, author_id, post.body, ts, dict(post.fields))
+        self.attachments.queue_attached(pipe, post.media)
+        tags = list(post.tags)
+        self.queue_conversation(pipe, post_id, author_id, ts, post.reply_to, dict(post.told), tags)
+        parent_author = post.parent_author
+        for mentioned in dict.fromkeys(post.told.values()):
             if mentioned != parent_author:
                 queue_notification(pipe, mentioned, "mention", author_id, post_id, ts)
         if parent_author is not None:
@@ -228,31 +327,11 @@ class PostStore(RepositoryBase):
         self._count_event(pipe, "posts", ts)
         self._mark_active(pipe, author_id, ts)
         queue_event(pipe, UPDATE, post_id=post_id, author_id=author_id, tags=tags)  # once
-        if listed is None and read_fanout:
+        if post.reach.promote:
             self.queue_promotion(pipe, author_id, ts)
-        if fan_out:
-            pipe.zrange(keys.followers(author_id), 0, self.fanout_batch - 1)
+        queue_first_batch(pipe, author_id, post.reach, self.fanout_batch)
         replies = self.send(pipe)  # a promotion moves the visibility version
-        batch = replies[-1] if fan_out else []
-        start = 0
-        while batch:
-            start += self.fanout_batch
-            pipe = self._pipe()
-            for follower in batch:
-                pipe.lpush(keys.home_feed(int(follower)), post_id)
-                pipe.ltrim(keys.home_feed(int(follower)), 0, self.home_feed_cap - 1)
-            if len(batch) < self.fanout_batch or start >= follower_count:
-                # The last batch (followers who came since read the post from the
-                # author's list when they followed): every copy is written.
-                pipe.zrem(keys.fanouts_in_progress(), post_id)
-                pipe.execute()
-                break
-            pipe.zrange(keys.followers(author_id), start, start + self.fanout_batch - 1)
-            batch = pipe.execute()[-1]
-        else:
-            if fan_out:  # the followers left before the first batch was read
-                self.r.zrem(keys.fanouts_in_progress(), post_id)
-        return post_id
+        return delivery_of(post_id, author_id, post.reach, replies)
 
     def _claim_token(self, author_id: int, token: str, post_id: int) -> int:
         """Claim a submission's token for post_id; return the post id it stands for (ours,
@@ -268,14 +347,8 @@ class PostStore(RepositoryBase):
             raise PostPending(claimed)
         return claimed
 
-    def queue_promotion(self, pipe: Pipe, author_id: int, ts: int) -> None:
-        """Queue adding author_id to keys.celebrities (no-op if there); send() then moves
-        the visibility version, so every web process re-reads the set before its next home
-        page. Membership only grows: posts written
-        while an author was in the set are in no follower's feed, so leaving it would hide
-        them (docs/scaling.md)."""
-        pipe.zadd(keys.celebrities(), {str(author_id): ts}, nx=True)
-        queue_hiding(pipe)  # web processes re-read the set
+    # Adding an author to keys.celebrities (fanout.queue_promotion): posts and reposts alike.
+    queue_promotion = staticmethod(queue_promotion)
 
     def _answered(self, reply_to: int, parent: Fields, apart: Relations) -> tuple[int, Fields]:
         """Return the post a reply to reply_to answers and its PARENT_FIELDS: reply_to, or

@@ -14,6 +14,7 @@ scored by the repost's id, and the post hash's `reposts` counter (loading.COUNT_
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Unpack, cast
 
 from django.utils.translation import gettext_noop
@@ -39,11 +40,22 @@ from ..live.notification_writes import (
     queue_notification_claim,
     unqueue_notification,
 )
-from ..models import FollowEntry, Page
+from ..models import FollowEntry, Page, User
 from ..read.account_reader import AccountReader, AccountSource
 from ..read.front import queue_front_change
 from ..read.visibility import BLOCKED, BLOCKING, Viewer
 from ..targets import check_target, queue_target_checks, read_target
+from .fanout import (
+    Delivery,
+    FanoutStore,
+    Reach,
+    delivery_of,
+    new_post_id,
+    queue_fanout_record,
+    queue_first_batch,
+    queue_new_post_id,
+    queue_promotion,
+)
 
 REFUSED = {
     BLOCKED: gettext_noop("This account does not let you repost its posts."),
@@ -62,19 +74,51 @@ def repost_body(author_name: str) -> str:
     return f"RT @{author_name}"
 
 
+@dataclass(frozen=True)
+class ResolvedRepost:
+    """A new repost as settled before anything of it is written: its id (ours) and reach,
+    the reposter, the post it shares with that post's author (told once) and name (the
+    repost's body), and what decides where it is copied. resolve_repost settles a local
+    reposter's; an incoming one is settled by its own handler and written by the same
+    write_repost and FanoutStore.deliver."""
+
+    id: int
+    reposter: User  # the steps read its id
+    original: int  # the post it shares (never a repost)
+    author_id: int
+    author_name: str
+    ts: int
+    reach: Reach
+    follows_author: bool  # the reposter's own feed holds the shared post already
+    earlier: tuple[int, ...] = ()  # the post's reposters before (EARLIER_REPOSTERS_CHECKED)
+
+    @property
+    def skip_if_following(self) -> tuple[int, ...]:
+        """The accounts whose followers' feeds hold the shared post already: its author
+        and its earlier reposters (a post reaches a feed once)."""
+        return (self.author_id, *(i for i in self.earlier if i != self.reposter.id))
+
+
 class RepostStore(RepositoryBase):
     """Reposting, undoing it, and who reposts a post."""
 
     def __init__(
-        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
+        self,
+        client: Client,
+        *,
+        accounts: AccountReader,
+        fanouts: FanoutStore | None = None,
+        **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.accounts = accounts
+        self.fanouts = fanouts or FanoutStore(client, **config)
 
     def repost(self, user_id: int, post_id: int, *, at: int | None = None) -> tuple[int, bool]:
         """Repost post_id for user_id; return (the repost's id, whether it is new): a
         second repost of the same post is a no-op returning the first. A repost of a
-        repost reposts the post it shares (targets.py).
+        repost reposts the post it shares (targets.py). The write path's three steps for
+        a local reposter: resolve_repost, write_repost, FanoutStore.deliver.
 
         Raise PostNotFound (missing, deleted, its author hidden; for a repost's id also
         its author hidden or a block between them and user_id), NotAllowed (one's own
@@ -82,13 +126,29 @@ class RepostStore(RepositoryBase):
 
         Round trips: two reads (the post, one more for a repost's id; its author, the
         blocks, the reposter's own state), one for the new id and the reposter's
-        followers, the claim (ZADD NX on the reposter's set: a simultaneous second repost
-        loses it and stores nothing; with it the claim of the author's one notification,
-        so reposting again tells no one again), the writes, then two a batch of
-        followers. A process that dies after the claim leaves the repost claimed and
-        partly written: undoing it and reposting again mends it; `manage.py repair`
-        finishes a fan-out cut short.
+        followers, the claim, the writes (with the first batch of followers), then two a
+        batch of followers past the first. A process that dies after the claim leaves
+        the repost claimed and partly written: undoing it and reposting again mends it;
+        `manage.py repair` finishes a fan-out cut short.
         """
+        found = self.resolve_repost(User(id=user_id, username=""), post_id, at=at)
+        if isinstance(found, int):
+            return found, False
+        delivery = self.write_repost(found)
+        if delivery is None:  # a simultaneous repost of the same post claimed it first
+            return int(self.r.zscore(keys.user_reposts(user_id), found.original) or 0), False
+        self.fanouts.deliver(delivery)
+        return found.id, True
+
+    def resolve_repost(
+        self, reposter: User, post_id: int, *, at: int | None = None
+    ) -> ResolvedRepost | int:
+        """Settle a new repost of post_id by reposter before anything is written (the write
+        path's first step, for a local reposter): the post it shares and its author, the
+        checks (repost's raises), its id and reach; or return the id of reposter's repost
+        of that post when there is one already (no id taken). Three round trips (four for a
+        repost's id)."""
+        user_id = reposter.id
         target = read_target(self.r, post_id)
         original, author_id = target.post_id, target.author_id
         if author_id == user_id:
@@ -104,39 +164,52 @@ class RepostStore(RepositoryBase):
         if why:
             raise Refused(REFUSED[why])
         if existing is not None:
-            return int(existing), False
-        ts = now() if at is None else at
+            return int(existing)
         pipe = self._pipe()
-        pipe.incr(keys.next_post_id())
-        pipe.zscore(keys.celebrities(), user_id)
-        pipe.zcard(keys.followers(user_id))
+        queue_new_post_id(pipe, user_id)
         pipe.zscore(keys.following(user_id), author_id)
         pipe.zrange(keys.reposts(original), 0, EARLIER_REPOSTERS_CHECKED - 1)
-        new_id, listed, follower_count, follows_author, earlier = pipe.execute()
-        repost_id = int(new_id)
+        *new, follows_author, earlier = pipe.execute()
+        repost_id, reach = new_post_id(new, self.fanout_read_threshold)
+        return ResolvedRepost(
+            repost_id, reposter, original, author_id, s(name) or "",
+            now() if at is None else at, reach, follows_author is not None,
+            tuple(int(i) for i in earlier),
+        )  # fmt: skip
+
+    def write_repost(self, repost: ResolvedRepost) -> Delivery | None:
+        """Write a resolved repost (the write path's second step, for a local reposter or a
+        remote one), or nothing and return None when another repost of the same post by
+        the same account claimed it first. The claim (ZADD NX on the reposter's set, with
+        the claim of the author's one notification, so reposting again tells no one
+        again), then one pipeline: its record as a fan-out begun (when copied), the hash
+        and visibility version, the reposter's own list and home feed (unless they follow
+        the shared post's author: it is there already), the post's reposters and counter,
+        the front page's and the day's counters, the author's notification, the live
+        event, the reposter's promotion to fan-out on read, and last the first batch of
+        followers. Return the copies still to make (FanoutStore.deliver)."""
+        user_id, original, author_id = repost.reposter.id, repost.original, repost.author_id
+        repost_id, reach, ts = repost.id, repost.reach, repost.ts
         pipe = self._pipe()
         pipe.zadd(keys.user_reposts(user_id), {str(original): repost_id}, nx=True)
         queue_notification_claim(pipe, author_id, "repost", user_id, original, ts)  # told once
         claimed, tells = pipe.execute()
         if not claimed:
-            return int(self.r.zscore(keys.user_reposts(user_id), original) or 0), False
-        read_fanout = listed is not None or follower_count >= self.fanout_read_threshold
-        fan_out = follower_count > 0 and not read_fanout
+            return None
         pipe = self._pipe()
-        if fan_out:  # first, as for a post: a fan-out cut short is on record for repair
-            pipe.zadd(keys.fanouts_in_progress(), {str(repost_id): ts})
+        queue_fanout_record(pipe, repost_id, reach, ts)  # first, as for a post
         pipe.hset(
             keys.post(repost_id),
             mapping={
                 "user_id": user_id,
                 "time": ts,
-                "body": repost_body(s(name) or ""),
+                "body": repost_body(repost.author_name),
                 "repost_of": original,
             },
         )
         queue_visibility_version(pipe)
         pipe.lpush(keys.own_posts(user_id), repost_id)
-        if follows_author is None:  # else the shared post is in their feed already
+        if not repost.follows_author:  # else the shared post is in their feed already
             pipe.lpush(keys.home_feed(user_id), repost_id)
             pipe.ltrim(keys.home_feed(user_id), 0, self.home_feed_cap - 1)
         pipe.zadd(keys.reposts(original), {str(user_id): repost_id})
@@ -147,44 +220,11 @@ class RepostStore(RepositoryBase):
         self._count_event(pipe, "reposts", ts)
         self._mark_active(pipe, user_id, ts)
         queue_event(pipe, UPDATE, post_id=repost_id, author_id=user_id, repost_of=original)
-        if read_fanout and listed is None:
-            pipe.zadd(keys.celebrities(), {str(user_id): ts}, nx=True)
-            queue_hiding(pipe)  # web processes re-read the set (posts.queue_promotion)
-        self.send(pipe)
-        if fan_out:
-            skip_if_following = [author_id, *(int(i) for i in earlier if int(i) != user_id)]
-            self._fan_out(user_id, repost_id, skip_if_following)
-            self.r.zrem(keys.fanouts_in_progress(), repost_id)
-        return repost_id, True
-
-    def _fan_out(self, user_id: int, repost_id: int, skip_if_following: list[int]) -> None:
-        """Copy the repost into the home feed of each follower who follows none of
-        skip_if_following (the shared post's author, its earlier reposters): theirs holds
-        the post already. Two round trips a batch: who to skip, then the copies."""
-        start = 0
-        skipped = [str(i) for i in skip_if_following]  # as members
-        while batch := [
-            int(f)
-            for f in cast(
-                Members,
-                self.r.zrange(keys.followers(user_id), start, start + self.fanout_batch - 1),
-            )
-        ]:
-            start += self.fanout_batch
-            pipe = self._pipe()
-            for follower in batch:
-                pipe.zmscore(keys.following(follower), skipped)
-            wanted = [
-                follower
-                for follower, scores in zip(batch, pipe.execute())
-                if follower not in skip_if_following and all(score is None for score in scores)
-            ]
-            pipe = self._pipe()
-            for follower in wanted:
-                pipe.lpush(keys.home_feed(follower), repost_id)
-                pipe.ltrim(keys.home_feed(follower), 0, self.home_feed_cap - 1)
-            if wanted:
-                pipe.execute()
+        if reach.promote:
+            queue_promotion(pipe, user_id, ts)
+        queue_first_batch(pipe, user_id, reach, self.fanout_batch)
+        replies = self.send(pipe)
+        return delivery_of(repost_id, user_id, reach, replies, repost.skip_if_following)
 
     def unrepost(self, user_id: int, post_id: int) -> bool:
         """Take user_id's repost of post_id (or of the post a repost's id shares) back;

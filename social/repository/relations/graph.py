@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Unpack
 
 from django.utils.translation import gettext_noop
@@ -34,6 +35,17 @@ REFUSED = {
 MUTUAL_SCAN_LIMIT = 2000
 
 
+@dataclass(frozen=True)
+class NewFollow:
+    """A follow as written: who follows whom, and the followee's newest posts the
+    follower's home feed takes in (None: a fan-out-on-read followee, merged into the home
+    page when it is read)."""
+
+    follower_id: int
+    followee_id: int
+    posts: tuple[int, ...] | None
+
+
 class GraphStore(RepositoryBase):
     """Follow, unfollow, and the lists of followers and followings."""
 
@@ -46,27 +58,49 @@ class GraphStore(RepositoryBase):
     def follow(self, follower_id: int, followee_id: int, *, at: int | None = None) -> bool:
         """Make follower follow followee; merge followee's posts into the home feed
         (unless followee is a fan-out-on-read author, merged when the home page is read).
+        The write path's three steps for a local follower: resolve_follow, write_follow,
+        merge_followed.
 
         Return False when already following (a no-op). Raise UserNotFound, or NotAllowed
-        across a block either way (relations.py), before anything is written. The two
-        sorted sets belong to two users, so they are written by one pipeline, not one MULTI:
-        if the second ZADD is lost the pair is half-linked, and following again (ZADD NX on
-        both) completes it. Followee is told once
-        (notification_writes.queue_notification_claim): following again after an unfollow tells
-        no one again.
+        across a block either way (relations.py), before anything is written.
         """
-        if follower_id == followee_id:
+        follower = User(id=follower_id, username="")  # the steps read only a local id
+        self.resolve_follow(follower, followee_id)
+        follow = self.write_follow(follower, followee_id, at=at)
+        if follow is None:
+            return False
+        self.merge_followed(follow)
+        return True
+
+    def resolve_follow(self, follower: User, followee_id: int) -> None:
+        """Check that follower may follow followee_id (the write path's first step, for a
+        local follower): raise CannotFollowSelf, UserNotFound, or NotAllowed across a block
+        either way. One round trip."""
+        if follower.id == followee_id:
             raise CannotFollowSelf()
-        ts = now() if at is None else at
         pipe = self._pipe()
         pipe.exists(keys.user(followee_id))
-        pipe.zscore(keys.blocks(followee_id), follower_id)
-        pipe.zscore(keys.blocks(follower_id), followee_id)
+        pipe.zscore(keys.blocks(followee_id), follower.id)
+        pipe.zscore(keys.blocks(follower.id), followee_id)
         exists, blocked, blocking = pipe.execute()
         if not exists:
             raise UserNotFound(followee_id)
         if why := interaction_refused(followee_id, pair_relations(followee_id, blocked, blocking)):
             raise Refused(REFUSED[why])
+
+    def write_follow(
+        self, follower: User, followee_id: int, *, at: int | None = None
+    ) -> NewFollow | None:
+        """Store the follow (the write path's second step, for a local follower or a remote
+        one); None when already following (a no-op). The two sorted sets belong to two
+        users, so they are written by one pipeline, not one MULTI: if the second ZADD is
+        lost the pair is half-linked, and following again (ZADD NX on both) completes it.
+        Followee is told once (notification_writes.queue_notification_claim): following
+        again after an unfollow tells no one again. Two round trips, the second (the
+        dashboard's count, the notification and the followee's posts) only for a new
+        follow."""
+        follower_id = follower.id
+        ts = now() if at is None else at
         pipe = self._pipe()
         pipe.zadd(keys.following(follower_id), {str(followee_id): ts}, nx=True)
         pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
@@ -74,18 +108,27 @@ class GraphStore(RepositoryBase):
         queue_notification_claim(pipe, followee_id, "follow", follower_id, None, ts)  # told once
         added, _, read_fanout, tells = pipe.execute()
         if not added:
-            return False
+            return None
         pipe = self._pipe()
         pipe.incr(keys.follows_total())  # the dashboard's total: only a new edge counts
         if tells:
             queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
         if read_fanout is not None:  # their posts join the home page when it is read
             self.send(pipe)
-            return True
+            return NewFollow(follower_id, followee_id, None)
         pipe.lrange(keys.own_posts(followee_id), 0, self.home_feed_cap - 1)
-        theirs = [int(i) for i in self.send(pipe)[-1]]
-        self._rewrite_feed(follower_id, lambda feed: sorted(set(feed) | set(theirs), reverse=True))
-        return True
+        theirs = tuple(int(i) for i in self.send(pipe)[-1])
+        return NewFollow(follower_id, followee_id, theirs)
+
+    def merge_followed(self, follow: NewFollow) -> None:
+        """Merge the followee's posts into the follower's home feed (the write path's last
+        step, for a local follower: a remote one's feed is its own server's), in their
+        places by id; nothing for a fan-out-on-read followee."""
+        if follow.posts is not None:
+            theirs = set(follow.posts)
+            self._rewrite_feed(
+                follow.follower_id, lambda feed: sorted(set(feed) | theirs, reverse=True)
+            )
 
     def follower_count(self, user_id: int) -> int:
         """How many follow user_id (one ZCARD): what a profile shows after a follow in
