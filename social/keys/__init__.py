@@ -45,7 +45,14 @@ from .clients import (
     oauth_token,
     oauth_user_tokens,
 )
-from .federation import actor_key, instance_actor_key
+from .federation import (
+    INBOX_SEEN_TTL,
+    actor_key,
+    blocked_domains,
+    inbox_seen,
+    inbox_totals,
+    instance_actor_key,
+)
 from .live import (
     LIVE_EVENTS_CAP,
     NOTIFICATIONS_CAP,
@@ -161,6 +168,7 @@ __all__ = [
     "FILTER_MAX",
     "IMAGE_PATTERN",
     "IMAGE_TOKEN_RE",
+    "INBOX_SEEN_TTL",
     "JOB_DEAD_CAP",
     "LIVE_EVENTS_CAP",
     "MAIL_ID_RE",
@@ -190,6 +198,7 @@ __all__ = [
     "audit_log",
     "auths",
     "blocked_by",
+    "blocked_domains",
     "blocks",
     "celebrities",
     "daily_active",
@@ -205,6 +214,8 @@ __all__ = [
     "front_version",
     "home_feed",
     "image",
+    "inbox_seen",
+    "inbox_totals",
     "instance_actor_key",
     "instance_about",
     "job_dead",

@@ -50,6 +50,8 @@ from .errors import (
     UsernameTaken,
     UserNotFound,
 )
+from .federation.domains import DomainBlockStore
+from .federation.inbox import InboxStore
 from .federation.key_pairs import KeyPairStore
 from .live.live import LiveStore
 from .live.markers import MarkerStore
@@ -207,6 +209,8 @@ class Repository:
         self.tags = TagStore(client, **config)
         self.people = PeopleStore(client, accounts=accounts, users=self.users, **config)
         self.federation_keys = KeyPairStore(client, **config)
+        self.federation_domains = DomainBlockStore(client, audit=self.audit, **config)
+        self.federation_inbox = InboxStore(client, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.

@@ -61,6 +61,8 @@ ACTIONS: dict[str, str] = {
     "retry_job": gettext_noop("Sent a failed job back to its queue"),
     "discard_job": gettext_noop("Discarded a failed job"),
     "edit_about": gettext_noop("Edited the server's rules or description"),
+    "block_domain": gettext_noop("Blocked a server"),
+    "unblock_domain": gettext_noop("Unblocked a server"),
 }
 
 # Stream ids are "<ms>-<seq>"; anything else from a query string is ignored.
