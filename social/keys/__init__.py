@@ -14,7 +14,18 @@ exports every name, so `keys.user(7)` reads the same wherever the function lives
 
 from __future__ import annotations
 
-from . import accounts, clients, federation, live, moderation, posts, relations, retwis, work
+from . import (
+    accounts,
+    clients,
+    deliveries,
+    federation,
+    live,
+    moderation,
+    posts,
+    relations,
+    retwis,
+    work,
+)
 from .accounts import (
     DELETED_ACCOUNT_GRACE_DAYS,
     EMAIL_CONFIRMATION_TTL,
@@ -44,6 +55,13 @@ from .clients import (
     oauth_code,
     oauth_token,
     oauth_user_tokens,
+)
+from .deliveries import (
+    DELIVERY_FAILURE_KEEP,
+    delivery_failing,
+    delivery_failure,
+    follows_sent,
+    unavailable_domains,
 )
 from .federation import (
     INBOX_SEEN_TTL,
@@ -157,10 +175,13 @@ from .work import (
 
 # Every part, in the order docs/data-layout.md lists them: the one place to enumerate every
 # key function (bench/cluster_keys.py, tests/test_keys.py).
-PARTS = (retwis, accounts, posts, relations, moderation, clients, live, work, federation)
+PARTS = (
+    retwis, accounts, posts, relations, moderation, clients, live, work, federation, deliveries,
+)  # fmt: skip
 
 __all__ = [
     "DELETED_ACCOUNT_GRACE_DAYS",
+    "DELIVERY_FAILURE_KEEP",
     "EMAIL_CONFIRMATION_TTL",
     "FILTERS_CAP",
     "FILTER_CONTEXTS",
@@ -202,6 +223,8 @@ __all__ = [
     "blocks",
     "celebrities",
     "daily_active",
+    "delivery_failing",
+    "delivery_failure",
     "daily_counter",
     "deleted_users",
     "email_confirmation",
@@ -211,6 +234,7 @@ __all__ = [
     "followers",
     "following",
     "follows_total",
+    "follows_sent",
     "front_version",
     "home_feed",
     "image",
@@ -269,6 +293,7 @@ __all__ = [
     "timeline",
     "trending_day",
     "trending_hour",
+    "unavailable_domains",
     "user",
     "user_key_prefix",
     "user_likes",

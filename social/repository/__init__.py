@@ -52,6 +52,7 @@ from .errors import (
 )
 from .federation.domains import DomainBlockStore
 from .federation.inbox import InboxStore
+from .federation.deliveries import DeliveryStore
 from .federation.key_pairs import KeyPairStore
 from .live.live import LiveStore
 from .live.markers import MarkerStore
@@ -209,6 +210,7 @@ class Repository:
         self.tags = TagStore(client, **config)
         self.people = PeopleStore(client, accounts=accounts, users=self.users, **config)
         self.federation_keys = KeyPairStore(client, **config)
+        self.federation_deliveries = DeliveryStore(client, audit=self.audit, **config)
         self.federation_domains = DomainBlockStore(client, audit=self.audit, **config)
         self.federation_inbox = InboxStore(client, **config)
 

@@ -16,7 +16,7 @@ retried as a bug might be transient. docs/workers.md has the whole story.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from social.repository import get_repository
 from social.repository.work.jobs import QueueFull
@@ -33,6 +33,7 @@ __all__ = [
     "Retry",
     "Worker",
     "enqueue",
+    "enqueue_many",
     "handler",
     "run_pending",
 ]
@@ -67,3 +68,9 @@ def enqueue(
         queue_name, kind, payload, limit=shape.limit, destination=destination,
         delay_ms=delay_ms,
     )  # fmt: skip
+
+
+def enqueue_many(queue_name: str, kind: str, jobs: Sequence[tuple[Mapping[str, str], str]]) -> int:
+    """Queue jobs of kind, each (payload, destination), in one round trip; return how many
+    were queued. Raise QueueFull when the queue refused any."""
+    return get_repository().jobs.enqueue_many(queue_name, kind, jobs, limit=queue(queue_name).limit)

@@ -61,6 +61,7 @@ ACTIONS: dict[str, str] = {
     "retry_job": gettext_noop("Sent a failed job back to its queue"),
     "discard_job": gettext_noop("Discarded a failed job"),
     "edit_about": gettext_noop("Edited the server's rules or description"),
+    "revive_domain": gettext_noop("Marked a server available for deliveries again"),
     "block_domain": gettext_noop("Blocked a server"),
     "unblock_domain": gettext_noop("Unblocked a server"),
 }

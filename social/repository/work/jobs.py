@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Unpack, cast
@@ -218,6 +218,41 @@ class JobStore(RepositoryBase):
         if not queued:
             raise QueueFull(queue)
         return job.id
+
+    def enqueue_many(
+        self,
+        queue: str,
+        kind: str,
+        jobs: Sequence[tuple[Mapping[str, str], str]],
+        *,
+        limit: int,
+        now: int | None = None,
+    ) -> int:
+        """Queue jobs of kind, each (payload, destination), in one round trip (the ENQUEUE
+        script for each: one slot); return how many were queued. Raise QueueFull when the
+        limit refused any (those before it stay queued: at least once, as one by one)."""
+        at = now_ms() if now is None else now
+        pipe = self._pipe()
+        for payload, destination in jobs:
+            job = Job(
+                id=secrets.token_hex(8), queue=queue, kind=kind, payload=dict(payload),
+                destination=destination, enqueued=at,
+            )  # fmt: skip
+            pipe.execute_command(
+                "EVAL", ENQUEUE, 2, keys.job_stream(queue), keys.job_delayed(queue),
+                limit, job.encoded(), 0, at,
+            )  # fmt: skip
+        queued = sum(int(x) for x in pipe.execute()) if jobs else 0
+        if queued < len(jobs):
+            raise QueueFull(queue)
+        return queued
+
+    def clear_destination(self, queue: str, destination: str) -> None:
+        """End a destination's backoff now (staff said it is back), as a success does."""
+        with self.r.pipeline(transaction=True) as pipe:
+            pipe.delete(keys.job_destination(queue, destination))
+            pipe.zrem(keys.job_destinations(queue), destination)
+            pipe.execute()
 
     def promote(self, queue: str, *, now: int | None = None) -> int:
         """Move the delayed jobs that are due into ready; return how many moved."""

@@ -1,0 +1,161 @@
+"""Deliveries to other servers: which domains have been failing, which are unavailable.
+
+Mastodon's rule (DeliveryFailureTracker): every failed delivery adds its day to the
+domain's record; a success, outgoing or incoming, deletes the record; a domain whose
+record reaches seven distinct days is unavailable, and nothing is queued for it again
+until a success (an activity it sends us) or staff revive it. Here a failure record is
+also forgotten DELIVERY_FAILURE_KEEP after its last failure (Mastodon keeps it until a
+success: a server that failed on seven days a year apart would end unavailable).
+
+Each change is one script on keys of one slot ({deliveries}): on a cluster too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Unpack, cast
+
+from social import keys
+
+from ..base import Client, Pipe, RepositoryBase, StoreSettings, as_int, s
+from ..models import User
+from ..moderation.audit import AuditDraft, AuditStore
+
+UNAVAILABLE_AFTER_DAYS = 7  # Mastodon's FAILURE_DAYS_THRESHOLD
+DAY = 24 * 3600
+LIST_MAX = 200  # domains a staff page lists
+
+# KEYS[1]: the domain's failure record, KEYS[2]: failing domains, KEYS[3]: unavailable
+# domains. ARGV: domain, now (unix s), today (day number), days to be unavailable, keep (s).
+# Count a failure; return 1 when it made the domain unavailable, else 0.
+FAILED = """
+local day = tonumber(ARGV[3])
+local held = redis.call('HMGET', KEYS[1], 'day', 'days')
+local days = tonumber(held[2] or '0')
+if held[1] == false then
+  redis.call('HSET', KEYS[1], 'first', ARGV[2])
+end
+if tonumber(held[1] or '-1') ~= day then
+  days = days + 1
+  redis.call('HSET', KEYS[1], 'day', day, 'days', days)
+end
+redis.call('HSET', KEYS[1], 'last', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(ARGV[2]) - tonumber(ARGV[5]))
+if days >= tonumber(ARGV[4]) then
+  return redis.call('ZADD', KEYS[3], 'NX', ARGV[2], ARGV[1])
+end
+return 0
+"""
+
+# KEYS: as FAILED's. ARGV[1]: the domain. Forget its failures; return 1 when it was
+# unavailable (it is available again), else 0. (Removing what is not there writes
+# nothing: a success to a healthy domain costs its round trip and no replication.)
+SUCCEEDED = """
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return redis.call('ZREM', KEYS[3], ARGV[1])
+"""
+
+
+@dataclass(frozen=True)
+class FailingDomain:
+    """A domain deliveries have failed to since its last success: its first and last
+    failure (unix s), on how many days, and since when it is unavailable (None: not)."""
+
+    domain: str
+    first: int
+    last: int
+    days: int
+    unavailable_since: int | None = None
+
+
+class DeliveryStore(RepositoryBase):
+    """Failing and unavailable domains (keys.delivery_failure, delivery_failing,
+    unavailable_domains)."""
+
+    def __init__(self, client: Client, *, audit: AuditStore, **config: Unpack[StoreSettings]):
+        super().__init__(client, **config)
+        self.audit = audit
+
+    def _keys(self, domain: str) -> tuple[str, str, str]:
+        return (
+            keys.delivery_failure(domain),
+            keys.delivery_failing(),
+            keys.unavailable_domains(),
+        )
+
+    def failed(self, domain: str, *, now: float | None = None) -> bool:
+        """Count a failed delivery to domain; return True when this made it unavailable."""
+        at = time.time() if now is None else now
+        made = self.r.eval(
+            FAILED, 3, *self._keys(domain), domain, int(at), int(at // DAY),
+            UNAVAILABLE_AFTER_DAYS, keys.DELIVERY_FAILURE_KEEP,
+        )  # fmt: skip
+        return bool(made)
+
+    def succeeded(self, domain: str) -> bool:
+        """Forget domain's failures (a delivery to it succeeded, or it sent us an activity);
+        return True when it was unavailable until now. One round trip."""
+        return bool(self.r.eval(SUCCEEDED, 3, *self._keys(domain), domain))
+
+    def unavailable_among(self, domains: Collection[str]) -> set[str]:
+        """Return the domains among domains that are marked unavailable (one ZMSCORE)."""
+        wanted = list(domains)
+        if not wanted:
+            return set()
+        scores = self.r.zmscore(keys.unavailable_domains(), wanted)
+        return {domain for domain, score in zip(wanted, scores) if score is not None}
+
+    def undeliverable(self, domains: Collection[str]) -> set[str]:
+        """Return the domains among domains nothing is queued for: those unavailable."""
+        return self.unavailable_among(domains)
+
+    def failing(self, *, count: int = LIST_MAX) -> list[FailingDomain]:
+        """Return the domains with failures since their last success (newest failure
+        first) and those unavailable, at most count of each. Two round trips."""
+        pipe = self._pipe()
+        pipe.zrevrange(keys.delivery_failing(), 0, count - 1)
+        pipe.zrevrange(keys.unavailable_domains(), 0, count - 1, withscores=True)
+        failing, unavailable = pipe.execute()
+        since = {s(domain): int(score) for domain, score in unavailable}
+        names = list(dict.fromkeys([*(s(d) for d in failing), *since]))
+        pipe = self._pipe()
+        for domain in names:
+            pipe.hmget(keys.delivery_failure(domain), ["first", "last", "days"])
+        found = []
+        for domain, (first, last, days) in zip(names, pipe.execute()):
+            found.append(
+                FailingDomain(
+                    domain,
+                    as_int(first) or 0,
+                    as_int(last) or 0,
+                    as_int(days) or 0,
+                    since.get(domain),
+                )  # fmt: skip
+            )
+        return found
+
+    def staff_revive(self, domain: str, actor: User, *, at: int | None = None) -> bool:
+        """Mark domain available again and forget its failures, audited as actor's
+        (`revive_domain`); False when it had neither (nothing written)."""
+        failure, failing, unavailable = self._keys(domain)
+        pipe = self._pipe()
+        pipe.zscore(failing, domain)
+        pipe.zscore(unavailable, domain)
+        if not any(x is not None for x in pipe.execute()):
+            return False
+        draft = AuditDraft(actor=actor, action="revive_domain", target_name=domain)
+
+        def queue(pipe: Pipe, ts: int) -> None:
+            pipe.execute_command("EVAL", SUCCEEDED, 3, failure, failing, unavailable, domain)
+
+        self.audit.run_audited([draft], queue, at=at)
+        return True
+
+    def days_failing(self, domain: str) -> int:
+        """How many distinct days deliveries to domain failed since its last success."""
+        return as_int(cast(bytes | None, self.r.hget(keys.delivery_failure(domain), "days"))) or 0
