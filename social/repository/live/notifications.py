@@ -35,8 +35,9 @@ from ..base import (
 )
 from ..models import Page, Post, User, as_datetime
 from ..read.reader import PageRead, PageReader
+from ..read.relations_of import queue_reader_sets, reader_relations
 from ..read.sources import WITH_HIDDEN, Listed, PageExtras
-from ..read.visibility import Viewer, may_notify
+from ..read.visibility import NO_RELATIONS, Viewer, may_hear_from, may_notify
 from .notification_events import (
     GROUPED,
     KINDS,
@@ -179,10 +180,12 @@ class NotificationStore(RepositoryBase):
 
     def listing(self, viewer: Viewer, *, at: float | None = None, seen: bool = False) -> Listing:
         """The reader's events with their marker and unread count, and without those of
-        accounts a block keeps apart or the reader mutes (their sets read with the list,
-        when the reader has any: pages are then full however many such events there
-        are). seen: the unread count is set to 0 with the read (an event pushed after is
-        counted by its own push). One round trip."""
+        accounts the reader may not hear from (visibility.may_hear_from, may_notify's first
+        clause, with the reader's Relations read with the list as a page reads them:
+        relations_of), so that pages are full however many such events there are; the
+        rest of may_notify decides when they are shown (show). seen: the unread count is
+        set to 0 with the read (an event pushed after is counted by its own push). One
+        round trip."""
         assert viewer.id is not None
         reads = self.reads()
         reads.lrange("events", keys.notifications(viewer.id), 0, -1)
@@ -193,20 +196,15 @@ class NotificationStore(RepositoryBase):
             # The Mentions tab's count is seen too (one user hash: no node more).
             reads.hset("mentions", keys.user(viewer.id), "unread_mentions", 0)
             reads.hget("seen_at", keys.user(viewer.id), MENTIONS_SEEN_AT)
-        if viewer.has_relations:
-            for name, key in (("blocks", keys.blocks), ("blocked_by", keys.blocked_by),
-                              ("mutes", keys.mutes)):  # fmt: skip
-                reads.zrange(name, key(viewer.id), 0, -1)
+        queue_reader_sets(reads, viewer)
         got = reads.execute()
-        apart = {
-            int(i) for name in ("blocks", "blocked_by", "mutes") if name in got
-            for i in got.members(name)
-        }  # fmt: skip
         found = listing_from(got.members("events"), got.value("marker"), got.value("unread"), at)
         if seen:
             found = replace(found, mentions_seen_at=as_int(got.value("seen_at")) or 0)
-        if apart:
-            found = replace(found, events=[e for e in found.events if e.actor_id not in apart])
+        relations = reader_relations(viewer, got)
+        if relations != NO_RELATIONS:
+            heard = [e for e in found.events if may_hear_from(e.actor_id, relations)]
+            found = replace(found, events=heard)
         return found
 
     def page(
