@@ -81,6 +81,7 @@ from .live import (
     notices,
     notifications,
     notified,
+    profile_changes,
     visibility_version,
 )
 from .moderation import (
@@ -280,6 +281,7 @@ __all__ = [
     "post_draft",
     "post_reports",
     "post_token",
+    "profile_changes",
     "rate_limit",
     "replies",
     "report",

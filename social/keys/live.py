@@ -15,6 +15,15 @@ def front_version() -> str:
     return "front_version"
 
 
+def profile_changes() -> str:
+    """Sorted set: user id -> the number of the latest change of what their posts' cards
+    show (display name, avatar), one above the newest; a web process checks again the
+    posts it remembers of the authors numbered above what it saw
+    (accounts/profile_changes.py). In visibility_version's slot (the hash tag): read with
+    it on every page's first pipeline, which so reaches no other node of a cluster."""
+    return "{visibility_version}:profile_changes"
+
+
 def notices(user_id: int) -> str:
     """List: JSON notices for a user (e.g. "your post was removed"), newest first, capped."""
     return f"notices:{int(user_id)}"

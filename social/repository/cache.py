@@ -4,7 +4,7 @@ Each cache, its size setting, and the one rule that says it is still right:
 
 - posts (RETWIS_POST_CACHE_SIZE): a post as last checked (author, time, text never
   change); used while the visibility version it was checked at is the one the page reads
-  with its ids.
+  with its ids, and checked again when its author's profile changes (below).
 - secrets (RETWIS_SECRET_CACHE_SIZE): an `auth` secret's user as last read; never trusted
   alone: the user hash is read on every request and its secret compared, before the page
   (the middleware) or on the page's first pipeline (a page of posts: ViewerCheck), and
@@ -31,14 +31,22 @@ Each cache, its size setting, and the one rule that says it is still right:
 
 The visibility version (keys.visibility_version) moves after every write that hides or
 shows posts already listed; RepositoryBase.send is the one place it moves (queue_hiding).
-Each bounded cache lets its oldest entries go first.
+A change of what a card shows of its author (display name, avatar) does not move it: it
+is numbered in keys.profile_changes (accounts/profile_changes.py), which every page of
+posts reads on its first pipeline from the last number its process saw (ProfileLog), and
+the process checks that author's posts alone again (RememberedPosts.authors_changed) and
+forgets the suggestions if they name them. Cards and remembered pages are keyed on what
+they show (the post, with its author's name and avatar), so the author's are rendered
+anew and every other stays. Each bounded cache lets its oldest entries go first.
 """
 
 from __future__ import annotations
 
 import enum
 import threading
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Final, Generic, Literal, TypeAlias, TypeVar
 
 from .models import Post, RememberedToken, User
@@ -92,16 +100,142 @@ MaybeVersion: TypeAlias = bytes | None | Literal[_Unread.UNREAD]
 
 @dataclass(frozen=True, slots=True)
 class RememberedPost:
-    """A post as last checked, and the visibility version it was checked at.
+    """A post as last checked, the visibility version it was checked at, and the process's
+    RememberedPosts.tick when it was read.
 
-    Its author, time, text and author's name never change. Its `deleted` flag, its
-    author's suspension and what its card shows of the author (display name, avatar:
-    profiles.py) can, but only with a move of the visibility version
+    Its author, time, text and author's name never change. Its `deleted` flag and its
+    author's suspension can, but only with a move of the visibility version
     (keys.visibility_version): while the version is the same, the post is as remembered.
+    What its card shows of the author (display name, avatar) can change too: the process
+    then checks the author's posts again (ProfileLog, RememberedPosts.authors_changed).
     """
 
     post: Post
     version: bytes | None
+    read_at: int
+
+
+# How many authors' changes RememberedPosts keeps in mind for the posts being read
+# meanwhile (a post read before the oldest of them is not remembered).
+CHANGES_KEPT = 1024
+
+
+class RememberedPosts(BoundedCache[int, RememberedPost]):
+    """The posts cache: a BoundedCache that knows each author's posts, so a change of what
+    their cards show reaches them at once (authors_changed), whatever the cache's size: each
+    is kept (its written parts need no reading again) but at no version, so the next page
+    that lists it checks it with its author's fields on the load's one round trip.
+
+    A load reads a post's author, then remembers the post (loading.py): if, in between,
+    another thread of the process took in a change of that author, the post as read may
+    be the old one. So each change taken in moves `tick`, a post carries the tick it was
+    read at (RememberedPost.read_at), and put() refuses a post whose author changed since.
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self._by_author: dict[int, set[int]] = {}
+        self.tick = 0
+        # (tick, author changed, or None for every post forgotten), oldest first.
+        self._changes: deque[tuple[int, int | None]] = deque(maxlen=CHANGES_KEPT)
+
+    def put(self, key: int, value: RememberedPost) -> None:
+        if self.size <= 0:
+            return
+        author = value.post.author_id
+        with self._lock:
+            if value.read_at != self.tick and self._changed_since(value.read_at, author):
+                return
+            old = self._data.get(key)
+            if old is not None and old.post.author_id != author:
+                self._unindex(key, old)
+            self._data[key] = value
+            self._by_author.setdefault(author, set()).add(key)
+            while len(self._data) > self.size:
+                oldest = next(iter(self._data))
+                self._unindex(oldest, self._data.pop(oldest))
+
+    def discard(self, key: int) -> None:
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._unindex(key, old)
+
+    def clear(self) -> None:
+        self.authors_changed(None)
+
+    def authors_changed(self, authors: Iterable[int] | None) -> None:
+        """Have the posts of authors checked again before they are shown (remembered at
+        no version: None, which no page reads), and refuse those being read meanwhile
+        (put); None: forget every post."""
+        with self._lock:
+            self.tick += 1
+            if authors is None:
+                self._data.clear()
+                self._by_author.clear()
+                self._changes.append((self.tick, None))
+                return
+            data = self._data
+            for author in authors:
+                for key in self._by_author.get(author, ()):
+                    data[key] = replace(data[key], version=None)
+                self._changes.append((self.tick, author))
+
+    def _changed_since(self, tick: int, author: int) -> bool:
+        """Whether author changed (or every post was forgotten) after tick; True when that
+        is no longer known (more changes since than CHANGES_KEPT)."""
+        changes = self._changes
+        if not changes or changes[0][0] > tick:
+            return True
+        for at, who in reversed(changes):
+            if at <= tick:
+                return False
+            if who is None or who == author:
+                return True
+        return False
+
+    def _unindex(self, key: int, value: RememberedPost) -> None:
+        ids = self._by_author.get(value.post.author_id)
+        if ids is not None:
+            ids.discard(key)
+            if not ids:
+                del self._by_author[value.post.author_id]
+
+
+class ProfileLog:
+    """Where this process is in keys.profile_changes (accounts/profile_changes.py): the
+    number of the newest profile change it has taken in (None: the log was empty, or is
+    not read yet). Pages read the log from there; advance() says whose posts to check."""
+
+    def __init__(self) -> None:
+        self.started = False  # read once at least
+        self.seen: int | None = None
+        self._lock = threading.Lock()
+
+    def advance(
+        self, started: bool, low: int | None, entries: Sequence[tuple[int, int]], full: bool
+    ) -> frozenset[int] | None:
+        """Take in what a page read of the log (entries: (author, number), newest first, at
+        or above `low`, the number seen when it was queued, or all of them for None; full:
+        it read as many as it asked for, so more may have been left out) and return the
+        authors whose posts to check again: None for anyone's (every post forgotten)."""
+        with self._lock:
+            if not entries:
+                if low is None:  # no change was ever numbered
+                    self.started = True
+                    return frozenset()
+                # Nothing at or above a number seen: the log went back (a database
+                # replaced or restored under the process). Read it afresh from the top.
+                self.started, self.seen = True, None
+                return None
+            top = entries[0][1]
+            if self.seen is None or top > self.seen:
+                self.seen = top
+            if not started or full:  # changes before the first read, or left out
+                self.started = True
+                return None
+            self.started = True
+            return frozenset(a for a, n in entries if low is None or n > low)
 
 
 class ProcessCache:
@@ -117,7 +251,8 @@ class ProcessCache:
         names: int = 10_000,
         shown: int = 10_000,
     ) -> None:
-        self.posts: BoundedCache[int, RememberedPost] = BoundedCache(posts)
+        self.posts = RememberedPosts(posts)
+        self.profile_log = ProfileLog()
         self.secrets: BoundedCache[str, User] = BoundedCache(secrets)
         self.tokens: BoundedCache[str, RememberedToken] = BoundedCache(tokens)
         self.names: BoundedCache[str, int] = BoundedCache(names)
@@ -128,9 +263,20 @@ class ProcessCache:
         self.trending: tuple[float, tuple[tuple[str, int], ...]] | None = None
         self.open_reports: tuple[float, int] | None = None
 
+    def authors_changed(self, authors: frozenset[int] | None) -> None:
+        """Take in a change of what authors' cards show (None: anyone's, or unknown whose):
+        their posts are checked again, the suggestions forgotten when they name one."""
+        if authors is not None and not authors:
+            return
+        self.posts.authors_changed(authors)
+        pool = self.suggestions
+        if pool is not None and (authors is None or any(u.id in authors for u in pool[1])):
+            self.suggestions = None
+
     def clear(self) -> None:
         """Forget everything (tests do this whenever they empty the database)."""
         self.posts.clear()
+        self.profile_log = ProfileLog()
         self.secrets.clear()
         self.tokens.clear()
         self.names.clear()

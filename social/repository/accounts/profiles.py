@@ -6,9 +6,11 @@ Fields added to the reference layout's user hash (a reference reader ignores the
 a post's), `avatar` and `header` (the token of a stored picture: social/media.py names its
 files, keys.image(token) says what it is). They ride on every read of the user hash (a
 card's author check in loading.py reads `display_name` and `avatar`), so showing them costs
-no round trip. A change moves the visibility version (queue_hiding): posts a process
-remembers are checked again, and their cards, whose memo key holds the author's display
-name and avatar, are rendered anew.
+no round trip. A change of what cards show (the display name, the avatar) is numbered
+after it, in a round trip of its own (profile_changes.py): every web process forgets that
+author's remembered posts, and their cards, whose memo key holds the author's display name
+and avatar, are rendered anew; no other post is read again, and the visibility version
+stays. A bio or header shows on the profile alone, read with it: nothing to number.
 
 A picture uploaded on the settings page or through update_credentials is processed by the
 worker (social/work_handlers/media.py): begin_picture stores it as sent with its hash
@@ -33,13 +35,14 @@ from social import keys, media
 from social.images import Variant
 from social.text import encode_mentions, hashtags, mentioned_names
 
-from ..base import STATUS_DELETED, Pipe, RepositoryBase, now, queue_hiding, s
+from ..base import STATUS_DELETED, Pipe, RepositoryBase, now, s
 from ..errors import UserNotFound
 from ..live.notices import NoticeStore
 from ..models import User
 from ..moderation.audit import AuditDraft, AuditStore
 from ..posts.media_files import forget, queue_processing
 from .name_words import queue_name_words
+from .profile_changes import queue_profile_change
 from .users import UserStore
 
 DISPLAY_NAME_MAX = 50
@@ -48,6 +51,8 @@ TEXT_FIELDS = ("display_name", "note")
 PICTURES = media.KINDS  # avatar, header
 # What staff may remove (an audit action each: audit.ACTIONS).
 REMOVABLE = (*TEXT_FIELDS, *PICTURES)
+# What a post's card shows of its author: a change is numbered (profile_changes.py).
+ON_CARDS = ("display_name", "avatar")
 PENDING = {kind: f"{kind}_pending" for kind in PICTURES}  # user hash: the one being processed
 
 # KEYS: user:<id>; ARGV: kind, token. Makes a processed picture the profile's if it is still
@@ -126,13 +131,13 @@ class ProfileStore(RepositoryBase):
                 self._queue_image(pipe, user_id, kind, token, picture.variants, ts)
             if not fields and not remove:
                 return
-            if "display_name" in fields or "avatar" in fields or "avatar" in remove:
-                queue_hiding(pipe)  # what cards of this author's posts show changes
             self.send(pipe)
         except Exception:
             for kind, token in stored:  # nothing names them: take them back
                 media.delete(kind, token)
             raise
+        if any(field in fields or field in remove for field in ON_CARDS):
+            self._cards_changed(user_id)
         replaced = [kind for kind, _ in stored] + list(remove)
         self._forget([(kind, old[kind]) for kind in dict.fromkeys(replaced) if old[kind]])
 
@@ -166,9 +171,9 @@ class ProfileStore(RepositoryBase):
         the profile's: one adopted picture is never taken back."""
         pipe = self._pipe()
         pipe.execute_command("EVAL", ADOPT_SCRIPT, 1, keys.user(user_id), kind, token)
-        if kind == "avatar":
-            queue_hiding(pipe)  # cards show it: rendered anew
         adopted, *old = self.send(pipe)[0]
+        if int(adopted) == 1 and kind in ON_CARDS:
+            self._cards_changed(user_id)
         if int(adopted) != 1:
             if s(self.r.hget(keys.user(user_id), kind)) != token:
                 forget(self, [token])
@@ -217,10 +222,10 @@ class ProfileStore(RepositoryBase):
             pipe.hdel(keys.user(target.id), *drop)
             if field == "display_name":
                 queue_name_words(pipe, target.id, "")  # no longer found by it
-            if field in ("display_name", "avatar"):
-                queue_hiding(pipe)  # cards show them
 
         self.audit.run_audited([draft], queue)
+        if field in ON_CARDS:
+            self._cards_changed(target.id)
         if field in PICTURES and old[field]:
             self._forget([(field, old[field])])
 
@@ -233,6 +238,12 @@ class ProfileStore(RepositoryBase):
             self.r.hdel(keys.user(user_id), *PICTURES, *PENDING.values())
             self._forget(pictures)
             forget(self, waiting)
+
+    def _cards_changed(self, user_id: int) -> None:
+        """Number a change of what user_id's cards show, after it (profile_changes.py)."""
+        pipe = self._pipe()
+        queue_profile_change(pipe, user_id)
+        pipe.execute()
 
     def _current(self, user_id: int, *, deleted_too: bool = False) -> dict[str, str]:
         """Return the account's name, status and picture tokens; raise UserNotFound."""

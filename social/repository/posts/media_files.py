@@ -39,7 +39,8 @@ from redis.typing import EncodableT, FieldT
 
 from social import keys, media
 
-from ..base import Members, Pipe, RepositoryBase, as_int, batched, decode_hash, now, queue_hiding, s
+from ..accounts.profile_changes import queue_profile_change
+from ..base import Members, Pipe, RepositoryBase, as_int, batched, decode_hash, now, s
 
 log = logging.getLogger(__name__)
 UNATTACHED = "unattached"  # attachments.UNATTACHED
@@ -288,6 +289,7 @@ class MediaFileStore(RepositoryBase):
                 pipe.hmget(keys.image(token), ["owner", "kind"])
             owners = pipe.execute()
             pipe = self._pipe()
+            avatars: list[int] = []  # whose cards may show another avatar now
             for token, (owner, kind) in zip(batch, owners):
                 owner_id, kind = as_int(owner), s(kind)
                 pipe.execute_command("EVAL", FORGET_SCRIPT, 1, keys.image(token))
@@ -297,8 +299,14 @@ class MediaFileStore(RepositoryBase):
                 pipe.zrem(keys.user_media(owner_id), token)
                 if kind in media.KINDS:  # the profile's field, if it still names it
                     pipe.execute_command("EVAL", UNSET_SCRIPT, 1, keys.user(owner_id), kind, token)
-                    queue_hiding(pipe)  # cards show the avatar: rendered anew
+                    if kind == "avatar":
+                        avatars.append(owner_id)
             self.send(pipe)
+            if avatars:  # numbered after the change (profile_changes.py)
+                pipe = self._pipe()
+                for owner_id in dict.fromkeys(avatars):
+                    queue_profile_change(pipe, owner_id)
+                pipe.execute()
 
 
 # KEYS: user:<id>; ARGV: field, token. Drops the field if it still names token.

@@ -2,8 +2,9 @@
 
 The page shows the newest posts of the timeline, their counts and their authors' names;
 it changes when a post is written or hidden, a count moves or a card's author changes. The
-hiding writes and profile changes move visibility_version already (RepositoryBase.send);
-the rest queue queue_front_change() on the pipeline that makes the change, after it: on one
+hiding writes move visibility_version already (RepositoryBase.send); a profile change
+moves this version with its number, after the change (accounts/profile_changes.py); the
+rest queue queue_front_change() on the pipeline that makes the change, after it: on one
 server a pipeline's commands run in order, so whoever reads the new version reads the
 change too. On a cluster they do not (nodes run their parts in no set order), so nothing
 is queued there and version() says None: the front page is rendered as any page is.

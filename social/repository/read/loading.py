@@ -42,7 +42,7 @@ POST_CHECK_FIELDS = (
     "user_id", "time", "body", "deleted", "deleted_reason", "deleted_by", *COUNT_FIELDS
 )  # fmt: skip
 # What it reads of that post's author: the name (a check), the status (suspended?), and
-# what the card shows of them (a profile change moves the version: profiles.py).
+# what the card shows of them (a profile change has them checked again: cache.py).
 AUTHOR_CHECK_FIELDS = ("username", "status", "display_name", "avatar")
 
 
@@ -205,6 +205,7 @@ class PostLoader(RepositoryBase):
     ) -> Loaded:
         """Read what load() could not take from memory (see there)."""
         author_ids = list(dict.fromkeys(k.post.author_id for k in known if k is not None))
+        read_at = self.cache.posts.tick  # before the authors are read (RememberedPosts)
         reads = self.reads()
         # First: the flags read after are at least as new.
         reads.get("_version", keys.visibility_version())
@@ -260,7 +261,7 @@ class PostLoader(RepositoryBase):
                 count_of(row.get("likes")),
                 count_of(row.get("reposts")),
             )
-            self.cache.posts.put(post_id, RememberedPost(post, at_version))
+            self.cache.posts.put(post_id, RememberedPost(post, at_version, read_at))
         return Loaded(posts, counted, got, sent=True)
 
     def _checked_row(

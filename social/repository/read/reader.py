@@ -23,6 +23,7 @@ from typing import NamedTuple, TypeVar, Unpack
 
 from social import keys
 
+from ..accounts.profile_changes import queue_profile_changes
 from ..accounts.users import UserStore
 from ..base import Hash, NamedReads, Reply, RepositoryBase, StoreSettings
 from ..base import Replies as Got
@@ -567,6 +568,8 @@ class PageReader(RepositoryBase):
             reads.hgetall(VIEWER, keys.user(viewer.id))
         source.queue(reads, start, stop, self._known())
         reads.get(VERSION, keys.visibility_version())
+        # Whose cards changed since: their posts checked again before any loads (cache.py).
+        profiles = queue_profile_changes(reads, self.cache)
         if guess is not None:  # likely no load to come: the reader's sets come now
             queue_reader_sets(reads, viewer)
             queue_post_counts(reads, guess)
@@ -575,6 +578,7 @@ class PageReader(RepositoryBase):
             extras.first(reads)
             extras.writes(reads.pipe)
         got = reads.execute()
+        profiles.take_in(got, self.cache)
         if check is not None:
             self._check_viewer(viewer, check, got)
         return got
