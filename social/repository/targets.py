@@ -11,7 +11,8 @@ from social import keys
 
 from .base import HIDDEN_STATUSES, Client, Pipe, as_int, s
 from .errors import PostNotFound
-from .read.visibility import interaction_refused, pair_relations
+from .read.relations_of import pair_relations
+from .read.visibility import interaction_refused
 
 FIELDS = ["user_id", "deleted", "repost_of"]
 

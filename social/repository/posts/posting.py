@@ -42,6 +42,7 @@ from ..live.notification_writes import queue_notification
 from ..models import User
 from ..moderation.audit import REASON_MAX
 from ..read.front import queue_front_change
+from ..read.relations_of import actor_relations
 from ..read.visibility import BLOCKED, BLOCKING, Relations, interaction_refused
 from .attachments import AttachmentStore, decode_media, encode_media
 from .fanout import (
@@ -268,7 +269,7 @@ class PostStore(RepositoryBase):
         """Return a reply's fields (_reply_fields) for the post reply_to (the post a repost
         shares: _answered), from its PARENT_FIELDS; raise NotAllowed across a block with its
         author (blocks: whom the replier blocks; blockers: who block the replier)."""
-        apart = Relations(blocked=blocks | blockers, blocks=blocks, blocked_by=blockers)
+        apart = actor_relations(blocks, blockers)
         reply_to, parent = self._answered(reply_to, parent, apart)
         if why := interaction_refused(as_int(parent[0]) or 0, apart):
             raise Refused(REFUSED[why])

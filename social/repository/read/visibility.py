@@ -271,11 +271,3 @@ def interaction_refused(account_id: int, relations: Relations) -> str:
     if account_id in relations.blocks:
         return BLOCKING
     return ""
-
-
-def pair_relations(account_id: int, blocked: object, blocking: object) -> Relations:
-    """The actor's relations to one account, from the replies of ZSCORE blocks:<account>
-    actor (blocked) and ZSCORE blocks:<actor> account (blocking): what a write reads."""
-    blocks = frozenset({account_id}) if blocking is not None else frozenset()
-    blocked_by = frozenset({account_id}) if blocked is not None else frozenset()
-    return Relations(blocked=blocks | blocked_by, blocks=blocks, blocked_by=blocked_by)

@@ -15,6 +15,7 @@ from ..errors import CannotFollowSelf, Refused, UserNotFound
 from ..live.notification_writes import queue_notification, queue_notification_claim
 from ..models import FollowEntry, Page, User
 from ..read.account_reader import AccountReader, AccountSource
+from ..read.relations_of import pair_relations
 from ..read.visibility import (
     ANONYMOUS,
     BLOCKED,
@@ -22,7 +23,6 @@ from ..read.visibility import (
     Viewer,
     interaction_refused,
     may_see_account,
-    pair_relations,
 )
 
 # Why a follow is refused across a block (said to the person, in their language).
