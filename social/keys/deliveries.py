@@ -21,8 +21,9 @@ def _checked_domain(domain: str) -> str:
 
 def delivery_failure(domain: str) -> str:
     """Hash (TTL DELIVERY_FAILURE_KEEP after its last failure): one domain's failed
-    deliveries since its last success: `first`, `last` (unix s), `days` (distinct UTC days
-    with a failure), `day` (the last one's number). Deleted by any success, in or out."""
+    deliveries since its last success: `first`, `last` (unix s), `days` (how many distinct
+    UTC days had a failure) and `d<day number>` for each of them (a few: the domain is
+    unavailable after seven). Deleted by any success, in or out."""
     return f"ap:{{deliveries}}:failure:{_checked_domain(domain)}"
 
 

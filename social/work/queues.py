@@ -25,9 +25,11 @@ def doubling(base_ms: int, most_ms: int) -> Callable[[int], int]:
 
 
 def sidekiq(attempt: int) -> int:
-    """Mastodon's schedule for deliveries (Sidekiq's default): attempt**4 + 15 s plus up to
-    10 (attempt + 1) s of jitter; 16 attempts span about three days."""
-    return int((attempt**4 + 15 + random.randint(0, 9) * (attempt + 1)) * SECOND)
+    """Mastodon's schedule for deliveries (ActivityPub::DeliveryWorker's sidekiq_retry_in on
+    Sidekiq's own jitter): attempt**4 + 15 s, plus up to half of attempt**4 and up to
+    9 (attempt + 1) s of jitter. Its 16 retries span about 2.6 days (3.1 at most)."""
+    jitter = random.uniform(0, 0.5 * attempt**4) + random.randint(0, 9) * (attempt + 1)
+    return int((attempt**4 + 15 + jitter) * SECOND)
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,13 @@ QUEUES: dict[str, Queue] = {
             backoff=doubling(30 * SECOND, 4 * HOUR),
             concurrency=2,
         ),
-        # Federation's deliveries (ActivityPub): Mastodon's schedule, per-domain backoff.
+        # Federation's deliveries (ActivityPub): Mastodon's schedule (a first try and its 16
+        # retries), per-domain backoff, at most 4 at once to one domain.
         Queue(
             "deliver",
             limit=200_000,
             lease_ms=MINUTE,
-            attempts=16,
+            attempts=17,
             backoff=sidekiq,
             concurrency=8,
             per_destination=4,

@@ -31,15 +31,10 @@ LIST_MAX = 200  # domains a staff page lists
 # domains. ARGV: domain, now (unix s), today (day number), days to be unavailable, keep (s).
 # Count a failure; return 1 when it made the domain unavailable, else 0.
 FAILED = """
-local day = tonumber(ARGV[3])
-local held = redis.call('HMGET', KEYS[1], 'day', 'days')
-local days = tonumber(held[2] or '0')
-if held[1] == false then
-  redis.call('HSET', KEYS[1], 'first', ARGV[2])
-end
-if tonumber(held[1] or '-1') ~= day then
-  days = days + 1
-  redis.call('HSET', KEYS[1], 'day', day, 'days', days)
+redis.call('HSETNX', KEYS[1], 'first', ARGV[2])
+local days = tonumber(redis.call('HGET', KEYS[1], 'days') or '0')
+if redis.call('HSETNX', KEYS[1], 'd' .. ARGV[3], 1) == 1 then
+  days = redis.call('HINCRBY', KEYS[1], 'days', 1)
 end
 redis.call('HSET', KEYS[1], 'last', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
