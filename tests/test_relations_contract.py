@@ -14,13 +14,13 @@ from social.repository import Viewer
 from social.repository.read.relations_of import (
     Listeners,
     actor_relations,
-    filters_read,
     pair_relations,
     queue_author_sets,
     queue_listeners,
     queue_marks,
     queue_reader_sets,
     reader_relations,
+    rules_read,
 )
 from social.repository.read.visibility import NO_RELATIONS, Relations
 from tests.conftest import make_staff, make_user
@@ -84,7 +84,7 @@ def listeners_of(repo, readers: list[Viewer], authors: list[int], posts: list[in
     for author in authors[1:]:
         queue_author_sets(reads, author, ids)
     got = reads.execute()
-    found = Listeners.read(got, authors[0], posts, ids, filters_read(got, ids))
+    found = Listeners.read(got, authors[0], posts, ids, rules_read(got, ids))
     for author in authors[1:]:
         found.add_author(got, author)
     return found

@@ -27,7 +27,6 @@ from ..base import (
     NamedReads,
     Replies,
     RepositoryBase,
-    Scored,
     StoreSettings,
     as_int,
     s,
@@ -37,10 +36,11 @@ from ..models import Post, PostCounts
 from ..read.reader import PageReader
 from ..read.relations_of import (
     Listeners,
-    filters_read,
+    OwnRules,
     post_counts,
     queue_author_sets,
     queue_listeners,
+    rules_read,
     shown,
 )
 from ..read.sources import HOME, PUBLIC
@@ -189,7 +189,7 @@ class LiveStore(RepositoryBase):
 
         loaded = self.reader.loader.load(wanted, counts=True, also=reads)
         got = Replies(loaded.got)
-        read = filters_read(got, unknown)
+        read = rules_read(got, unknown)
         if filters is not None:
             filters.keep(read)
         held.update(read)
@@ -271,9 +271,9 @@ class LiveStore(RepositoryBase):
 
 
 class ListenerFilters:
-    """The word filters of a streaming process's listeners as last read (ZRANGE ...
-    WITHSCORES of keys.filters; expiry is applied when each event is decided), so that an
-    update reads only those it does not hold. The hub forgets a reader's when the bus
+    """The own rules of a streaming process's listeners as last read (relations_of.OwnRules:
+    their word filters; expiry is applied when each event is decided), so that an update
+    reads only those it does not hold. The hub forgets a reader's when the bus
     tells their filters changed (the change's own event comes before any post decided
     after it), everyone's when it reconnects to the bus, and each after MAX_AGE seconds
     (bounding what a lost event could leave stale)."""
@@ -281,10 +281,10 @@ class ListenerFilters:
     MAX_AGE = 300.0
 
     def __init__(self) -> None:
-        self._held: dict[int, tuple[float, Scored]] = {}
+        self._held: dict[int, tuple[float, OwnRules]] = {}
         self._pruned = time.monotonic()
 
-    def held(self, ids: Iterable[int]) -> dict[int, Scored]:
+    def held(self, ids: Iterable[int]) -> dict[int, OwnRules]:
         oldest = time.monotonic() - self.MAX_AGE
         found = {}
         for reader in ids:
@@ -293,7 +293,7 @@ class ListenerFilters:
                 found[reader] = entry[1]
         return found
 
-    def keep(self, read: Mapping[int, Scored]) -> None:
+    def keep(self, read: Mapping[int, OwnRules]) -> None:
         at = time.monotonic()
         self._held.update((reader, (at, raw)) for reader, raw in read.items())
         if at - self._pruned > self.MAX_AGE:  # those who left: dropped once too old

@@ -7,8 +7,10 @@ the three ways the site reads them, which must agree (tests/test_relations_contr
   reader's own sets on the page's first pipeline or with its posts (queue_reader_sets,
   queue_marks), then reader_relations.
 - From the author's side (one post told to many listeners: live.py): each author's sets
-  naming every listener, the post's sets naming them, each listener's word filters
-  (queue_listeners, Listeners), then Listeners.relations for each.
+  naming every listener, the post's sets naming them, and each listener's own rules, those
+  no other side names them in (OwnRules: their word filters), which the streaming process
+  holds between posts (queue_listeners, rules_read, Listeners), then Listeners.relations
+  for each.
 - From a write (a follow, reply, like, repost: graph.py, targets.py, posting.py): the
   actor's blocks with one account (pair_relations) or all of them (actor_relations).
 
@@ -203,8 +205,8 @@ def queue_listeners(
 ) -> None:
     """Queue what one post's listeners ids are to it, from its side: the author's sets
     (queue_author_sets), which of them like, repost and reported each of posts (the post
-    and the one it shares: one ZMSCORE or HMGET each naming them all), and the word
-    filters of those of them whose filters the caller does not hold (unknown)."""
+    and the one it shares: one ZMSCORE or HMGET each naming them all), and the own rules
+    (OwnRules) of those of them whose rules the caller does not hold (unknown)."""
     if not ids:
         return
     queue_author_sets(reads, author, ids)
@@ -216,22 +218,38 @@ def queue_listeners(
         reads.zrange(f"filters:{reader_id}", keys.filters(reader_id), 0, -1, withscores=True)
 
 
-def filters_read(got: Mapping[str, object], unknown: Sequence[int]) -> dict[int, Scored]:
-    """The word filters queue_listeners read, by listener (to hold: ListenerFilters)."""
-    return {i: cast(Scored, got.get(f"filters:{i}") or []) for i in unknown}
+@dataclass(frozen=True, eq=False)
+class OwnRules:
+    """A listener's rules that only their own keys hold (no author's or post's set names
+    them): their word filters, raw (ZRANGE ... WITHSCORES; expiry is applied when each
+    post is decided). Read per listener, so the streaming process holds them between
+    posts (live.ListenerFilters). Falsy when there are none."""
+
+    filters: Scored
+
+    def __bool__(self) -> bool:
+        return bool(self.filters)
+
+
+NO_RULES = OwnRules([])
+
+
+def rules_read(got: Mapping[str, object], unknown: Sequence[int]) -> dict[int, OwnRules]:
+    """The own rules queue_listeners read, by listener."""
+    return {i: OwnRules(cast(Scored, got.get(f"filters:{i}") or [])) for i in unknown}
 
 
 @dataclass
 class Listeners:
     """What one post's listeners are to it, read from its side (queue_listeners): each
     author's sets (the post's, and the shared post's: add_author), each post's marks, and
-    each listener's word filters (raw, as ZRANGE ... WITHSCORES read them)."""
+    each listener's own rules."""
 
     ids: Sequence[int]
     posts: Sequence[int]
     authors: dict[int, AuthorSets]
     marks: dict[str, frozenset[int]]
-    filters: Mapping[int, Scored]
+    rules: Mapping[int, OwnRules]
 
     @classmethod
     def read(
@@ -240,16 +258,16 @@ class Listeners:
         author: int,
         posts: Sequence[int],
         ids: Sequence[int],
-        filters: Mapping[int, Scored],
+        rules: Mapping[int, OwnRules],
     ) -> Listeners:
-        """What queue_listeners read, with the filters held and read (`filters`)."""
+        """What queue_listeners read, with the own rules held and read (`rules`)."""
         marks = {
             f"{name}:{post_id}": _scored_ids(got.get(f"{name}:{post_id}"), ids)
             for name in ("liked", "reposted", "reported")
             for post_id in posts
         }
         authors = {author: author_sets(got, author, ids)} if ids else {}
-        return cls(ids, posts, authors, marks, filters)
+        return cls(ids, posts, authors, marks, rules)
 
     def add_author(self, got: Mapping[str, object], author: int) -> None:
         """Add what queue_author_sets read of another author (a shared post's)."""
@@ -257,11 +275,11 @@ class Listeners:
 
     def plain(self) -> frozenset[int]:
         """The listeners whose Relations to these posts are empty but for what is the same
-        for everyone (they are in none of the sets and have no word filters): the policy,
+        for everyone (they are in none of the sets and have no own rules): the policy,
         which reads a viewer beyond their relations only as staff or not, is asked once
         for all of them."""
         touched = frozenset().union(*self.marks.values(), *(a.any() for a in self.authors.values()))
-        return frozenset(i for i in self.ids if i not in touched and not self.filters.get(i))
+        return frozenset(i for i in self.ids if i not in touched and not self.rules.get(i))
 
     def relations(self, viewer: Viewer, *, at: float | None = None) -> Relations:
         """The listener's Relations to these authors and posts, as reader_relations reads
@@ -275,7 +293,7 @@ class Listeners:
         blocked_by = frozenset(
             a for a, sets in authors if reader in sets.blocks and not viewer.is_staff
         )
-        marks = self.marks
+        marks, rules = self.marks, self.rules.get(reader, NO_RULES)
         return Relations(
             liked=frozenset(p for p in self.posts if reader in marks[f"liked:{p}"]),
             reported=frozenset(p for p in self.posts if reader in marks[f"reported:{p}"]),
@@ -284,7 +302,7 @@ class Listeners:
             muted=frozenset(a for a, sets in authors if reader in sets.muted_by),
             blocks=blocks,
             blocked_by=blocked_by,
-            filters=active(self.filters.get(reader) or [], _now(at)),
+            filters=active(rules.filters, _now(at)),
         )
 
 
