@@ -1,7 +1,7 @@
 """A reader's Relations (visibility.Relations): the one place they are read and built.
 
 visibility.py decides from a reader's Relations; this module is where they come from, in
-the three ways the site reads them, which must agree (tests/test_relations_contract.py):
+the three ways the site reads them (tests/test_relations_contract.py checks they agree):
 
 - From the reader's side (a page: reader.py, account_reader.py, notifications.py): the
   reader's own sets on the page's first pipeline or with its posts (queue_reader_sets,
