@@ -129,6 +129,20 @@ class Delivery:
     counts: dict[int, PostCounts]
 
 
+@dataclass(frozen=True)
+class UpdateRead:
+    """What deciding an update event reads (LiveStore._read_update): the post, the posts
+    loaded with it (the one it shares) by id with their counts, its readers' sets from the
+    author's side, and which of its home readers follow the author."""
+
+    post: Post
+    posts: list[Post]
+    by_id: dict[int, Post]
+    counts: dict[int, tuple[int, int, int]]
+    listeners: Listeners
+    followers: frozenset[int]
+
+
 class LiveStore(RepositoryBase):
     """What a listener reads at delivery time, for its reader (sync: the streaming process
     calls it in a thread, asyncio.to_thread)."""
@@ -171,11 +185,25 @@ class LiveStore(RepositoryBase):
         post's load pipeline: two
         round trips whatever the readers (the post with those reads, then its author, as
         the loader reads a new post); one more for a repost of another's post (that
-        author's sets)."""
-        if event.post_id is None or event.author_id is None:
-            return {}
-        author = event.author_id
+        author's sets). Two steps: _read_update reads, _decide_updates decides."""
         readers = list(dict.fromkeys(readers))
+        read = self._read_update(readers, event, filters)
+        return {} if read is None else self._decide_updates(readers, read)
+
+    def _read_update(
+        self,
+        readers: list[tuple[Viewer, bool]],
+        event: LiveEvent,
+        filters: ListenerFilters | None,
+    ) -> UpdateRead | None:
+        """Read what deciding an update event for readers takes (updates_for's first
+        step): the post (and the post it shares) with their counts, and the readers'
+        sets from the author's side, on the load's pipeline; the shared post's author's
+        sets one round trip more. None when the event names no post, or the post is gone
+        or not its author's."""
+        if event.post_id is None or event.author_id is None:
+            return None
+        author = event.author_id
         ids = list(dict.fromkeys(v.id for v, _home in readers if v.id is not None))
         home_ids = list(dict.fromkeys(v.id for v, home in readers if v.id is not None and home))
         wanted = [event.post_id, *([event.repost_of] if event.repost_of else [])]
@@ -196,7 +224,7 @@ class LiveStore(RepositoryBase):
         by_id = {post.id: post for post in loaded.posts}
         post = by_id.get(event.post_id)
         if post is None or post.author_id != author:
-            return {}
+            return None
         listeners = Listeners.read(got, author, wanted, ids, held)
         scores = cast("list | None", got.get("followers")) or [None] * len(home_ids)
         followers = frozenset(i for i, score in zip(home_ids, scores) if score is not None)
@@ -205,24 +233,34 @@ class LiveStore(RepositoryBase):
             more = self.reads()
             queue_author_sets(more, original.author_id, ids)
             listeners.add_author(more.execute(), original.author_id)
+        return UpdateRead(post, loaded.posts, by_id, loaded.counts, listeners, followers)
+
+    def _decide_updates(
+        self, readers: list[tuple[Viewer, bool]], read: UpdateRead
+    ) -> dict[tuple[Viewer, bool], Delivery]:
+        """Decide what each of readers is told of the post read (updates_for's second
+        step; no round trip): by the read path's policy, a home feed's rules or the
+        timeline's, with each reader's Relations from the author's side; those in none of
+        the author's or the post's sets are decided once for all of them."""
+        post, author = read.post, read.post.author_id
         policies = {True: HOME, False: PUBLIC}  # a home feed's rules, or the timeline's
         at = time.time()
-        plain = listeners.plain()
+        plain = read.listeners.plain()
         decided: dict[tuple[bool, bool], Delivery | None] = {}
 
         def decide(viewer: Viewer, home: bool, relations: Relations) -> Delivery | None:
             shows = policies[home]
-            found = shown(loaded.posts, {post.id}, by_id, viewer, relations, shows, reposts=True)
+            found = shown(read.posts, {post.id}, read.by_id, viewer, relations, shows, reposts=True)
             if not found:
                 return None
-            counts = post_counts(by_id.values(), loaded.counts, relations, viewer, shows)
+            counts = post_counts(read.by_id.values(), read.counts, relations, viewer, shows)
             return Delivery(found[0], counts)
 
         told: dict[tuple[Viewer, bool], Delivery] = {}
         for viewer, home in readers:
             if viewer.id is None:
                 found = None if home else decide(viewer, home, NO_RELATIONS)
-            elif home and viewer.id != author and viewer.id not in followers:
+            elif home and viewer.id != author and viewer.id not in read.followers:
                 continue
             elif viewer.id in plain:  # the empty Relations: decided once for all of them
                 shape = (home, viewer.is_staff)
@@ -230,7 +268,7 @@ class LiveStore(RepositoryBase):
                     decided[shape] = decide(viewer, home, NO_RELATIONS)
                 found = decided[shape]
             else:
-                found = decide(viewer, home, listeners.relations(viewer, at=at))
+                found = decide(viewer, home, read.listeners.relations(viewer, at=at))
             if found is not None:
                 told[viewer, home] = found
         return told
