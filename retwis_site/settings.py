@@ -221,6 +221,8 @@ RETWIS_LIMIT_POSTS = envrate("RETWIS_LIMIT_POSTS", "30/10m")  # per user
 RETWIS_LIMIT_MEDIA = envrate("RETWIS_LIMIT_MEDIA", "60/10m")  # pictures uploaded, per user
 RETWIS_LIMIT_FOLLOWS = envrate("RETWIS_LIMIT_FOLLOWS", "100/1h")  # follows + unfollows, per user
 RETWIS_LIMIT_REPORTS = envrate("RETWIS_LIMIT_REPORTS", "10/1h")  # per user
+# searches that ask other servers for an account (@name@domain, a URL), per user
+RETWIS_LIMIT_RESOLVES = envrate("RETWIS_LIMIT_RESOLVES", "30/10m")
 # blocks, unblocks, mutes and unmutes, per user
 RETWIS_LIMIT_RELATIONS = envrate("RETWIS_LIMIT_RELATIONS", "100/1h")
 RETWIS_LIMIT_REPOSTS = envrate("RETWIS_LIMIT_REPOSTS", "100/1h")  # reposts + undos, per user

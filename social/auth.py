@@ -162,6 +162,12 @@ def relation_limits(user_id: int) -> list[Check]:
     return [(limit("relation_user", "RETWIS_LIMIT_RELATIONS"), str(int(user_id)))]
 
 
+def resolve_limits(user_id: int) -> list[Check]:
+    """Return what a search asking other servers for an account counts against: the user
+    searching (each asks a server for up to five documents: social/federation/resolve.py)."""
+    return [(limit("resolve_user", "RETWIS_LIMIT_RESOLVES"), str(int(user_id)))]
+
+
 def report_limits(user_id: int) -> list[Check]:
     """Return what filing a report counts against: the reporter."""
     return [(limit("report_user", "RETWIS_LIMIT_REPORTS"), str(int(user_id)))]

@@ -10,6 +10,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy
 
+from social.federation.resolve import URL_QUERY_MAX, remote_query
 from social.keys import FILTER_CONTEXTS, FILTER_MAX
 from social.post_forms import lazy_text, too_long
 from social.repository.read.search import QUERY_MAX
@@ -26,22 +27,35 @@ def is_tag(value: str) -> bool:
     return bool(TAG_NAME_RE.fullmatch(value)) and not value.isdigit()
 
 
+SEARCH_TOO_LONG = gettext_lazy(
+    "A search is at most %(limit_value)d characters; this one has "
+    "%(show_value)d. Shorten it and search again."
+)
+
+
 class SearchForm(forms.Form):
     """/search/'s query: people ("@name" or a name), tags ("#tag") and the reader's posts
-    (words). A longer one than the search reads is refused with its length named rather
-    than searched cut short; a NUL is refused by the field; other control characters are
-    left out by the search (search.Query)."""
+    (words), and an account of another server ("@name@domain", its profile's or a post's
+    URL: social/federation/resolve.py). A longer one than the search reads is refused with
+    its length named rather than searched cut short (a URL or an address may be longer);
+    a NUL is refused by the field; other control characters are left out by the search
+    (search.Query)."""
 
     q = forms.CharField(
         required=False,
-        max_length=QUERY_MAX,
-        error_messages={
-            "max_length": gettext_lazy(
-                "A search is at most %(limit_value)d characters; this one has "
-                "%(show_value)d. Shorten it and search again."
-            )
-        },
+        max_length=URL_QUERY_MAX,
+        error_messages={"max_length": SEARCH_TOO_LONG},
     )
+
+    def clean_q(self) -> str:
+        query = self.cleaned_data["q"]
+        if len(query) > QUERY_MAX and remote_query(query) is None:
+            raise ValidationError(
+                SEARCH_TOO_LONG,
+                code="max_length",
+                params={"limit_value": QUERY_MAX, "show_value": len(query)},
+            )
+        return query
 
 
 class TagSearchForm(forms.Form):

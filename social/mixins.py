@@ -148,7 +148,11 @@ class UserPageMixin(RepositoryMixin):
     def target_id(self) -> int:
         if "user_id" in self.kwargs:
             return self.kwargs["user_id"]
-        user_id = self.repo.users.user_id_for_name(self.kwargs["username"])
+        name = self.kwargs["username"]
+        remote = self.repo.remote_actors.by_acct(name) if "@" in name else None
+        if remote is not None:  # name@domain: another server's account known here
+            return remote.id
+        user_id = self.repo.users.user_id_for_name(name)
         if user_id is None:
             raise Http404("No such user.")
         return user_id

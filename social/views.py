@@ -14,6 +14,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from social.account_forms import LoginForm, RegisterForm
+from social.federation.resolve import search_remote
 from social.federation.views import actor_for_name, wants_activity
 from social.forms import SearchForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
@@ -23,9 +24,11 @@ from social.post_views import PostCreateView
 from social.redis_client import ping_within
 from social.remembered import RememberedPageMixin, posts_fingerprint
 from social.repository import (
+    Profile,
     UserNotFound,
     Viewer,
 )
+from social.repository.federation.actors import RemoteActor
 from social.repository.read.reader import PageAt
 from social.repository.read.search import KINDS
 from social.templating.filters import age_changes_at
@@ -150,21 +153,25 @@ class ProfileView(RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
+        name = self.kwargs["username"]
+        # name@domain: an account of another server known here (federation/actors.py).
+        remote = self.repo.remote_actors.by_acct(name) if "@" in name else None
         try:
-            profile = self.read_as_viewer(
-                lambda viewer: self.repo.pages.profile_for_name(
-                    self.kwargs["username"],
-                    viewer,
-                    self.page_number(),
-                    settings.RETWIS_FEED_PAGE_SIZE,
-                    page_at(self.request, self.page_number()),
-                )
-            )
+            profile = self.read_as_viewer(lambda viewer: self.read_profile(name, remote, viewer))
         except UserNotFound:
             raise Http404("No such user.") from None
         self.checked_page(profile.posts)
         context["profile"] = profile
+        context["remote"] = remote
         return context
+
+    def read_profile(self, name: str, remote: RemoteActor | None, viewer: Viewer) -> Profile:
+        """The profile page of the account called name (of remote when it is one)."""
+        number, where = self.page_number(), page_at(self.request, self.page_number())
+        size = settings.RETWIS_FEED_PAGE_SIZE
+        if remote is not None:
+            return self.repo.pages.profile(remote.id, viewer, number, size, where)
+        return self.repo.pages.profile_for_name(name, viewer, number, size, where)
 
 
 class HealthView(View):
@@ -271,7 +278,12 @@ class SearchView(RepositoryMixin, TemplateView):
         if form.is_valid():
             query = form.cleaned_data["q"]
             viewer = Viewer.of(self.request.user)
-            context["results"] = self.repo.search.search(query, viewer, kinds=KINDS)
+            # "@name@domain" or a URL: another server is asked (a logged-in reader only).
+            remote = search_remote(self.repo, viewer.id, query)
+            context["remote_error"] = remote.error
+            context["results"] = self.repo.search.search(
+                query, viewer, kinds=KINDS, resolved=remote.ids
+            )
         # Both boxes (the navigation's, the page's) keep what was typed, as typed.
         context["search_query"] = self.request.GET.get("q", "")
         return context

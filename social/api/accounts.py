@@ -10,6 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from social import auth, work
+from social.federation import outgoing
+from social.federation.documents import domain
+from social.federation.resolve import Found, search_remote
 from social.images import MAX_BYTES
 from social.keys import RELATIONS_CAP
 from social.profile_forms import ProfileForm
@@ -55,26 +58,30 @@ class AccountView(EntityView):
     public = frozenset({"get"})
 
     def get(self, request: HttpRequest, account_id: str) -> HttpResponse:
-        row = self.target(account_id)
-        return json_response(entities.account(entities.Render(self.base_url()), row))
+        return json_response(self.account_json(self.target(account_id)))
 
 
 class LookupView(EntityView):
-    """GET /api/v1/accounts/lookup?acct=name (or name@this.host)."""
+    """GET /api/v1/accounts/lookup?acct=name (or name@this.host, or name@domain: a remote
+    account known here; as Mastodon's, no other server is asked)."""
 
     scopes = {"get": "read:accounts"}
     public = frozenset({"get"})
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        acct = text_param(request.GET, "acct", 300).strip().lstrip("@")
+        acct = text_param(request.GET, "acct", 400).strip().lstrip("@")
         name, _, host = acct.partition("@")
-        if not name or (host and host.lower() != request.get_host().split(":")[0].lower()):
+        local = not host or host.lower() in (request.get_host().split(":")[0].lower(), domain())
+        if not name:
             raise ApiError(404, "Record not found")
-        user_id = self.repo.users.user_id_for_name(name)
+        if local:
+            user_id = self.repo.users.user_id_for_name(name)
+        else:
+            remote = self.repo.remote_actors.by_acct(acct)
+            user_id = remote.id if remote is not None else None
         if user_id is None:
             raise ApiError(404, "Record not found")
-        row = self.target(user_id)
-        return json_response(entities.account(entities.Render(self.base_url()), row))
+        return json_response(self.account_json(self.target(user_id)))
 
 
 class AccountSearchView(EntityView):
@@ -91,7 +98,12 @@ class AccountSearchView(EntityView):
             raise invalid("q can't be blank")
         limit = limit_param(request.GET, 40, 80)
         offset = number_param(request.GET, "offset") or 0
-        results = self.repo.search.search(query.lstrip("#"), self.viewer)
+        resolved = (
+            search_remote(self.repo, self.viewer.id, query)
+            if flag(request.GET, "resolve")
+            else Found()
+        )
+        results = self.repo.search.search(query.lstrip("#"), self.viewer, resolved=resolved.ids)
         people = [
             p for p in results.people if p.viewer_follows or not flag(request.GET, "following")
         ]
@@ -235,9 +247,11 @@ class AccountActionView(EntityView):
         headers = self.enforce(checks, message)
         try:
             if self.action in ("follow", "unfollow"):
-                getattr(self.repo.graph, self.action)(me.id, row.user.id)
+                changed = getattr(self.repo.graph, self.action)(me.id, row.user.id)
             else:
-                getattr(self.repo.relations, self.action)(me.id, row.user.id)
+                changed = getattr(self.repo.relations, self.action)(me.id, row.user.id)
+            if changed and self.action not in ("mute", "unmute"):  # a mute is ours alone
+                outgoing.queue_action(self.action, me.id, row.user.id)
         except CannotFollowSelf:
             raise ApiError(403, "You cannot follow yourself") from None
         except NotAllowed as error:
@@ -287,6 +301,7 @@ class UpdateCredentialsView(EntityView):
         except work.QueueFull:
             raise busy() from None
         self.repo.profiles.update(me.id, **changes)
+        outgoing.profile_changed(me.id)  # pictures: once adopted (work_handlers/media.py)
         me = self.repo.users.get_user(me.id) or me
         render = self.render(user_ids=[me.id])
         return json_response(render.account(me.id, me, source=True), headers=headers)

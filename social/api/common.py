@@ -44,7 +44,9 @@ def render_for(
         (p.reply_to_name, known[p.reply_to_name]) for p in posts if p.reply_to_name in known
     )
     rows = {i: row for i, row in rows.items() if may_see_account(viewer, row.user)}
-    return entities.Render(base, rows, found)
+    # Remote accounts' own URLs, bio and counts: one round trip, only when there are some.
+    remote = repo.remote_actors.get_many(i for i, row in rows.items() if row.user.domain)
+    return entities.Render(base, rows, found, remote=remote)
 
 
 class EntityView(ApiView):
@@ -116,6 +118,11 @@ class EntityView(ApiView):
         if not hidden_ok and not may_see_account(self.viewer, row.user):
             raise ApiError(404, "Record not found")
         return row
+
+    def account_json(self, row: AccountRow) -> dict:
+        """One account (read by target), with what federation keeps of a remote one."""
+        render = self.render(user_ids=[row.user.id], read={row.user.id: row})
+        return render.account(row.user.id) or entities.account(render, row)
 
     def accounts_json(self, users: Sequence[User]) -> list[dict]:
         """Accounts, with their counts read in one round trip."""

@@ -17,6 +17,7 @@ from typing import Any
 from social import media
 from social.repository import Post, PostCounts, User
 from social.repository.accounts.users import AccountRow, Relationship
+from social.repository.federation.actors import RemoteActor
 from social.repository.live.markers import Marker
 from social.repository.live.notification_events import MASTODON_TYPES, Event, group_key
 from social.repository.live.notifications import NotificationGroup
@@ -47,6 +48,9 @@ class Render:
     accounts: dict[int, AccountRow] = field(default_factory=dict)
     names: dict[str, int] = field(default_factory=dict)
     built: dict[int, dict] = field(default_factory=dict)  # accounts already built
+    # What federation keeps of the remote accounts among them (their own URLs, bio, counts
+    # as their servers report them): read with them (common.render_for).
+    remote: dict[int, RemoteActor] = field(default_factory=dict)
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -60,14 +64,17 @@ class Render:
             row = AccountRow(fallback, Counts())
         if row is None:
             return None
-        built = account(self, row, source=source)
+        built = account(self, row, source=source, remote=self.remote.get(user_id))
         if not source:
             self.built[user_id] = built
         return built
 
 
-def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[str, Any]:
-    """An Account (with `source` for verify_credentials)."""
+def account(
+    render: Render, row: AccountRow, *, source: bool = False, remote: RemoteActor | None = None
+) -> dict[str, Any]:
+    """An Account (with `source` for verify_credentials); a remote account's with what
+    federation keeps of it (remote_account)."""
     user, counts = row.user, row.counts
     if user.avatar:
         avatar = absolute(render, media.url("avatar", user.avatar, "400"))
@@ -104,6 +111,8 @@ def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[st
         "fields": [],
         "roles": [],
     }
+    if user.domain:
+        remote_account(data, user, remote)
     if user.is_suspended:
         data["suspended"] = True
     if source:
@@ -116,6 +125,30 @@ def account(render: Render, row: AccountRow, *, source: bool = False) -> dict[st
             "follow_requests_count": 0,
         }
     return data
+
+
+def remote_account(data: dict[str, Any], user: User, remote: RemoteActor | None) -> None:
+    """Make data (an Account) a remote account's, as Mastodon shows one: `acct` is
+    name@domain and `username` the name; then, when read (remote): `url` its page there,
+    `uri` its actor, its bio (sanitised when stored), its pictures' remote addresses, its
+    counts as its server reports them, `locked`, `bot`, `group`."""
+    data["username"] = user.username.partition("@")[0]
+    data["acct"] = user.username
+    if remote is None:
+        return
+    data.update(url=remote.profile_url, uri=remote.uri, note=remote.summary_html)
+    data.update(locked=remote.locked, bot=remote.is_bot, group=remote.is_group)
+    if remote.avatar_url and not user.avatar:
+        data.update(avatar=remote.avatar_url, avatar_static=remote.avatar_url)
+    if remote.header_url and not user.header:
+        data.update(header=remote.header_url, header_static=remote.header_url)
+    for field_name, value in (
+        ("followers_count", remote.followers_count),
+        ("following_count", remote.following_count),
+        ("statuses_count", remote.statuses_count),
+    ):
+        if value is not None:
+            data[field_name] = value
 
 
 def absolute(render: Render, address: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from social.federation.resolve import Found, search_remote
 from social.repository import HOME, PLAIN, PUBLIC, HomeFeed, Liked, TagPosts, Timeline
 from social.repository.read.search import KINDS
 from social.text import normal_tag
@@ -89,7 +90,8 @@ class SearchView(EntityView):
     (statuses: the reader's own, liked, reposted, replied to or mentioning them, as
     Mastodon's search cluster finds them; none without a user). `type` narrows
     to one kind (another value finds nothing, as Mastodon's); `limit` and `offset` page
-    each kind; `resolve` and `following` are ignored (every account is local)."""
+    each kind; `resolve=true` asks another server for the account an address or a URL
+    names (social/federation/resolve.py; a user's token only); `following` is ignored."""
 
     scopes = {"get": "read:search"}
     public = frozenset({"get"})
@@ -102,8 +104,11 @@ class SearchView(EntityView):
         limit = limit_param(request.GET, 20, 40)
         offset = number_param(request.GET, "offset") or 0  # past what a kind holds: none
         kinds = KINDS if kind == "" else {kind} & set(KINDS)
+        # resolve=true: an address or a URL is asked of its server (a user's token only).
+        asked = flag(request.GET, "resolve") and "accounts" in kinds
+        remote = search_remote(self.repo, self.viewer.id, query) if asked else Found()
         results = self.repo.search.search(
-            query, self.viewer, kinds=kinds, limit=limit, offset=offset
+            query, self.viewer, kinds=kinds, limit=limit, offset=offset, resolved=remote.ids
         )
         posts = results.posts
         render = self.render(posts.items)

@@ -70,6 +70,9 @@ from .federation import (
     inbox_seen,
     inbox_totals,
     instance_actor_key,
+    remote_actor_by_acct,
+    remote_actor_by_key,
+    remote_actor_by_uri,
 )
 from .live import (
     LIVE_EVENTS_CAP,
@@ -283,6 +286,9 @@ __all__ = [
     "post_token",
     "profile_changes",
     "rate_limit",
+    "remote_actor_by_acct",
+    "remote_actor_by_key",
+    "remote_actor_by_uri",
     "replies",
     "report",
     "report_quota",

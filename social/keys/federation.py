@@ -38,3 +38,33 @@ def inbox_totals() -> str:
     """Hash: the inbox's counters since it began (accepted, applied, each reason a
     verified activity was dropped): what staff see of it."""
     return "ap:inbox:totals"
+
+
+# Remote accounts (repository/federation/actors.py): each is a `user:<id>` hash with an id
+# from next_user_id, found by these three indexes. Each index entry is a string key of its
+# own named by the SHA-256 of what it indexes: a short key whatever a stranger's URL holds,
+# spread over a cluster's slots. An entry is a pointer, checked against the account's hash
+# when read (an address or key id that moved on to another account is then no one's).
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def remote_actor_by_uri(uri: str) -> str:
+    """String: the id of the remote account whose actor id (a URL) this is; set once, by a
+    one-key script (SET when absent), so two workers upserting one actor end with one
+    account. An actor's id never changes: it is its identity."""
+    return f"ap:uri:{_digest(uri)}"
+
+
+def remote_actor_by_acct(acct: str) -> str:
+    """String: the id of the remote account whose `name@domain` this is (lower-cased by the
+    store); the newest upsert holding that address wins (a rename moves it)."""
+    return f"ap:acct:{_digest(acct)}"
+
+
+def remote_actor_by_key(key_id: str) -> str:
+    """String: the id of the remote account whose public key id (a URL) this is: who
+    signed a request (signatures.py's keyId)."""
+    return f"ap:keyid:{_digest(key_id)}"

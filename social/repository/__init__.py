@@ -20,7 +20,8 @@ shapes, the process cache and the other stores it uses, nothing more.
   `repo.stats`, `repo.directory`, `repo.bulk`, `repo.repair`, `repo.media_files` (the
   pictures' lifecycle), `repo.backup`, `repo.limits`.
 - The worker tier (social/work/): `repo.jobs` (durable queues on Redis Streams).
-- Federation (social/federation/): `repo.federation_keys` (our actors' key pairs).
+- Federation (social/federation/): `repo.federation_keys` (our actors' key pairs),
+  `repo.remote_actors` (remote accounts: federation/actors.py).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from .errors import (
     UsernameTaken,
     UserNotFound,
 )
+from .federation.actors import RemoteActorStore
 from .federation.domains import DomainBlockStore
 from .federation.inbox import InboxStore
 from .federation.deliveries import DeliveryStore
@@ -185,9 +187,10 @@ class Repository:
         self.stats = StatsStore(client, **config)
         self.front = FrontStore(client, **config)
         self.directory = DirectoryStore(client, **config)
+        self.remote_actors = RemoteActorStore(client, **config)
         self.search = SearchStore(
             client, directory=self.directory, users=self.users, accounts=accounts,
-            reader=self.reader, **config,
+            reader=self.reader, remote_actors=self.remote_actors, **config,
         )  # fmt: skip
         self.bulk = BulkStore(client, posts=self.posts, users=self.users, **config)
         self.repair = RepairStore(client, **config)

@@ -49,6 +49,7 @@ USER_FIELDS = (
     "note_tags",
     "avatar",
     "header",
+    "domain",  # a remote account's (repository/federation/actors.py)
 )
 
 
@@ -145,6 +146,7 @@ def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
         note_tags=tuple((h.get("note_tags") or "").split()),
         avatar=h.get("avatar") or "",
         header=h.get("header") or "",
+        domain=h.get("domain") or "",
     )
 
 
@@ -472,8 +474,10 @@ class RepositoryBase:
 
     def _names_of_ids(self, ids: Sequence[int]) -> list[tuple[str, int]]:
         """Return (username, id) for the ids whose user hash has a name, in one round trip
-        (a batch of a walk over every id up to next_user_id)."""
+        (a batch of a walk over every id up to next_user_id). Remote accounts (a `domain`)
+        are left out: the walks fill the local name indexes (users_lower, the trigrams)."""
         pipe = self._pipe()
         for user_id in ids:
-            pipe.hget(keys.user(user_id), "username")
-        return [(s(name), i) for i, name in zip(ids, pipe.execute()) if name]
+            pipe.hmget(keys.user(user_id), ["username", "domain"])
+        found = zip(ids, pipe.execute())
+        return [(s(name), i) for i, (name, domain) in found if name and not domain]

@@ -48,6 +48,9 @@ class User:
     note_tags: tuple[str, ...] = ()
     avatar: str = ""
     header: str = ""
+    # Another server's account (repository/federation/actors.py): its domain, and
+    # `username` is name@domain; "" for an account of this site.
+    domain: str = ""
 
     # Literal: `if user.is_authenticated` tells the checker which of the two a user is.
     is_authenticated: ClassVar[Literal[True]] = True

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Unpack
 
 from social import keys
@@ -29,6 +29,7 @@ from social.text import normal_tag
 from ..accounts.name_words import queue_name_search
 from ..accounts.users import AccountRow, UserStore
 from ..base import NamedReads, Replies, RepositoryBase, StoreSettings, as_int, s
+from ..federation.actors import RemoteActorStore, acct_key, reported_counts
 from ..models import Counts, Page, Post, User
 from ..moderation.directory import CONTAINS_MIN, CONTAINS_RE, PREFIX_RE, DirectoryStore
 from .account_reader import AccountReader, AccountSource
@@ -122,9 +123,11 @@ class SearchStore(RepositoryBase):
         users: UserStore,
         accounts: AccountReader,
         reader: PageReader,
+        remote_actors: RemoteActorStore,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
+        self.remote_actors = remote_actors
         self.directory = directory
         self.users = users
         self.accounts = accounts
@@ -138,9 +141,18 @@ class SearchStore(RepositoryBase):
         kinds: Collection[str] = NAMES,
         limit: int = SEARCH_LIMIT,
         offset: int = 0,
+        resolved: Sequence[int] = (),
     ) -> SearchResults:
         """Return what query finds of `kinds` (KINDS; posts only when asked for): "@name"
-        people only, "#tag" tags only; each kind from `offset`, at most `limit`."""
+        people only, "#tag" tags only; each kind from `offset`, at most `limit`.
+        "@name@domain" finds that remote account when it is known here; `resolved`: the
+        ids of accounts another server was just asked for (resolve.py), listed first. A URL
+        finds those alone (its words are no name, tag or post's)."""
+        if query.strip()[:8].lower().startswith(("http://", "https://")):
+            found = SearchResults(query=Query.of(query).text, words=True)
+            if "accounts" in kinds and resolved and offset == 0:
+                found.people.extend(self._rows(list(resolved)[:limit], viewer))
+            return found
         q = Query.of(query)
         limit, offset = max(0, limit), max(0, offset)
         wanted = min(offset + limit, PEOPLE_MAX)
@@ -163,9 +175,10 @@ class SearchStore(RepositoryBase):
             self.posts.queue_lists(reads, viewer.id)
         got = reads.execute() if len(reads.pipe) else Replies()
         found = SearchResults(query=q.text, words=bool(q.terms), posts_searched=posts)
-        if people and q.name:
-            ids = self._people_ids(q, got, wanted)
-            found.people.extend(self._rows(ids, viewer)[offset:wanted])
+        if people and (q.name or resolved):
+            ids = [*resolved, *(self._people_ids(q, got, wanted) if q.name else [])]
+            rows = self._rows(list(dict.fromkeys(ids)), viewer)
+            found.people.extend(self._known_address(rows, q, got)[offset:wanted])
         if tags:
             found.tags.extend(self._tags(got)[offset:wanted])
         if not posts:
@@ -183,6 +196,9 @@ class SearchStore(RepositoryBase):
         reads.get("top", keys.next_user_id())
         reads.hget("exact", keys.users(), q.name)  # a legacy name, as the reference wrote it
         reads.hget("claimed", keys.usernames_lower(), lower)
+        remote = acct_key(q.name) if "@" in q.name else None
+        if remote is not None:  # a remote account known here (federation/actors.py)
+            reads.get("remote", remote)
         if PREFIX_RE.match(lower):
             low = b"[" + lower.encode()
             reads.zrangebylex("prefix", keys.username_index(), low, low + b"\xff", 0, wanted)
@@ -211,20 +227,39 @@ class SearchStore(RepositoryBase):
             for name in names:
                 pipe.hget(keys.usernames_lower(), name)
             by_name = [as_int(i) for i in pipe.execute()]
-        ids = [as_int(got.value("exact")), as_int(got.value("claimed")), *by_name, *named]
+        remote = as_int(got.value("remote")) if "remote" in got else None
+        ids = [remote, as_int(got.value("exact")), as_int(got.value("claimed")), *by_name, *named]
         every = (i for i in [*ids, *contains] if i is not None)
         return list(dict.fromkeys(every))[: wanted * 2]
 
+    @staticmethod
+    def _known_address(rows: list[PersonResult], q: Query, got: Replies) -> list[PersonResult]:
+        """rows without the account the address index pointed to when it no longer bears
+        that address (the index is a pointer, checked when read)."""
+        pointed = as_int(got.value("remote")) if "remote" in got else None
+        wanted = acct_key(q.name) if pointed is not None else None
+        return [
+            row for row in rows if row.user.id != pointed or acct_key(row.user.username) == wanted
+        ]
+
     def _rows(self, ids: Sequence[int], viewer: Viewer) -> list[PersonResult]:
         """The accounts among ids a reader may find, with their counts (one round trip:
-        account_reader.py; none for no ids)."""
+        account_reader.py; none for no ids); a remote account's as its server reports them
+        (one round trip more, only when there is one)."""
         if not ids:
             return []
         found = self.accounts.page(AccountSource.given(ids), viewer, 1, len(ids), counts=True)
-        return [
+        rows = [
             PersonResult(e.user, e.counts, e.viewer_follows)
             for e in found.items
             if e.counts is not None
+        ]
+        remote = self.remote_actors.get_many(row.user.id for row in rows if row.user.domain)
+        return [
+            replace(row, counts=reported_counts(row.counts, remote[row.user.id]))
+            if row.user.id in remote
+            else row
+            for row in rows
         ]
 
     def _tags(self, got: Replies) -> list[TagResult]:
