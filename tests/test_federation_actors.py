@@ -486,6 +486,18 @@ def test_a_removed_post_is_gone_and_a_missing_one_not_found(repo, alice, bob, sa
     assert fetch("/p/999/").status_code == 404
 
 
+def test_a_repost_of_a_removed_post_is_gone(repo, alice, bob, sam):
+    post_id = repo.posts.create_post(alice.id, "hello")
+    repost_id, _ = repo.reposts.repost(bob.id, post_id)
+    repo.moderation.delete_posts([post_id], sam, "spam")
+
+    answer = fetch(f"/ap/posts/{repost_id}")
+
+    assert answer.status_code == 410
+    assert json.loads(answer.content)["formerType"] == "Announce"
+    assert document(f"/ap/users/{bob.id}/outbox?page=1")["orderedItems"] == []
+
+
 # Collections.
 
 
