@@ -327,6 +327,29 @@ def test_addresses_and_urls_of_this_site_are_not_resolved(repo, remote):
     assert remote.requests == []
 
 
+def test_a_key_id_finds_its_actor_and_a_refresh_fetches_a_changed_key(repo, r, remote):
+    remote.account()
+    actor = resolve.resolve_key(repo, ALICE + "#main-key")
+    assert actor.username == "alice@remote.test" and actor.public_key == public_pem()
+    asked = len(remote.requests)
+    assert resolve.resolve_key(repo, ALICE + "#main-key") == actor
+    assert len(remote.requests) == asked  # known: no request
+    key = {"id": ALICE + "#main-key", "owner": ALICE, "publicKeyPem": public_pem(1)}
+    remote.account(publicKey=key)
+    assert resolve.resolve_key(repo, ALICE + "#main-key", refresh=True).public_key == public_pem(1)
+    with pytest.raises(ResolveError, match="does not hold the key"):
+        resolve.resolve_key(repo, ALICE + "#other-key")
+
+
+def test_a_key_served_as_a_document_of_its_own_finds_its_owner(repo, remote):
+    """A key id that is a URL of its own answering a Key (not the actor): its owner."""
+    key_url = ALICE + "/main-key"
+    key = {"id": key_url, "owner": ALICE, "publicKeyPem": public_pem()}
+    remote.account(publicKey=key)
+    remote.json("remote.test", "/users/alice/main-key", {"type": "CryptographicKey", **key})
+    assert resolve.resolve_key(repo, key_url).uri == ALICE
+
+
 # --- Posts -----------------------------------------------------------------------------
 
 

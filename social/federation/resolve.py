@@ -4,6 +4,7 @@
   (`/.well-known/webfinger?resource=acct:name@domain`, following one redirect to another
   domain as Mastodon does), its `self` link of an ActivityPub type, then the actor.
 - `resolve_actor(repo, url)`: an actor by its id (or any URL answering its document).
+- `resolve_key(repo, key_id)`: the actor holding a public key (a signature's keyId).
 - `resolve_note(repo, url)`: a post (`Note`, `Article`, `Page`, `Question`): its document,
   with its id checked, and its author resolved. Storing the post is the inbox's work: the
   parsed document is handed back as it came.
@@ -143,6 +144,27 @@ class Resolver:
             return self._actor_from(doc, uri)
         except ResolveError as error:
             return self._known_or_raise(known, error)
+
+    def key(self, key_id: str, *, refresh: bool = False) -> RemoteActor:
+        """The account whose public key has this id (resolve_key)."""
+        known = self.repo.remote_actors.by_key_id(key_id)
+        if known is not None and not refresh and not known.is_stale():
+            return known
+        # A key id is its actor's id and a fragment (Mastodon's #main-key), or a URL of its
+        # own answering the actor (its id then read from there, as for any URL) or a key
+        # naming its owner (then fetched, and holding the key).
+        self._check_remote(key_id)
+        doc, uri = self._document(key_id.partition("#")[0])
+        owner = doc.get("owner")
+        if _type_of(doc) in ACTOR_TYPES:
+            actor = self._actor_from(doc, uri)
+        elif isinstance(owner, str) and url_domain(owner) == url_domain(uri):
+            actor = self.actor(owner, refresh=True)
+        else:
+            raise ResolveError(f"{key_id} names no actor")
+        if actor.key_id != key_id:
+            raise ResolveError(f"the actor {actor.uri} does not hold the key {key_id}")
+        return actor
 
     def note(self, url: str) -> ResolvedNote:
         """The post `url` answers and its author (resolve_note)."""
@@ -431,6 +453,13 @@ def resolve_address(repo: Repository, text: str, *, refresh: bool = False) -> Re
 def resolve_actor(repo: Repository, url: str, *, refresh: bool = False) -> RemoteActor:
     """Return the remote account whose actor document url answers, or raise ResolveError."""
     return Resolver(repo).actor(url, refresh=refresh)
+
+
+def resolve_key(repo: Repository, key_id: str, *, refresh: bool = False) -> RemoteActor:
+    """Return the remote account whose public key has this id (a signature's keyId): known
+    and fresh, or its actor fetched now; refresh: fetched now whatever is known (a
+    signature that failed with the key held). Raise ResolveError."""
+    return Resolver(repo).key(key_id, refresh=refresh)
 
 
 def resolve_note(repo: Repository, url: str) -> ResolvedNote:
