@@ -73,6 +73,7 @@ from .federation import (
     remote_actor_by_acct,
     remote_actor_by_key,
     remote_actor_by_uri,
+    remote_object,
 )
 from .live import (
     LIVE_EVENTS_CAP,
@@ -289,6 +290,7 @@ __all__ = [
     "remote_actor_by_acct",
     "remote_actor_by_key",
     "remote_actor_by_uri",
+    "remote_object",
     "replies",
     "report",
     "report_quota",

@@ -40,6 +40,13 @@ def inbox_totals() -> str:
     return "ap:inbox:totals"
 
 
+def remote_object(uri: str) -> str:
+    """String: our post id for a remote object's id (a Note we keep, or the Announce that
+    reposted one: repository/federation/objects.py); set once, when absent. Named by the
+    id's SHA-256."""
+    return f"ap:object:{hashlib.sha256(uri.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
 # Remote accounts (repository/federation/actors.py): each is a `user:<id>` hash with an id
 # from next_user_id, found by these three indexes. Each index entry is a string key of its
 # own named by the SHA-256 of what it indexes: a short key whatever a stranger's URL holds,

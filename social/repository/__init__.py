@@ -56,6 +56,7 @@ from .federation.domains import DomainBlockStore
 from .federation.inbox import InboxStore
 from .federation.deliveries import DeliveryStore
 from .federation.key_pairs import KeyPairStore
+from .federation.objects import RemoteObjectStore
 from .live.live import LiveStore
 from .live.markers import MarkerStore
 from .live.notices import NoticeStore
@@ -216,6 +217,7 @@ class Repository:
         self.federation_deliveries = DeliveryStore(client, audit=self.audit, **config)
         self.federation_domains = DomainBlockStore(client, audit=self.audit, **config)
         self.federation_inbox = InboxStore(client, **config)
+        self.remote_objects = RemoteObjectStore(client, **config)
 
 
 # One per process: every request's repository shares what earlier requests learnt.

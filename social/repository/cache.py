@@ -25,6 +25,9 @@ Each cache, its size setting, and the one rule that says it is still right:
   names and the visibility version are the same.
 - suggestions, trending, open_reports: people to follow, the day's top tags, the Staff
   link's count; for a fixed time (suggestions.py, trending.py, reports.py).
+- blocked_domains: the servers staff block, as the inbox's accept path screens them;
+  for a fixed time (federation/domains.py), dropped when this process blocks or unblocks
+  one; the inbox's worker asks Redis itself before it applies anything.
 - word filters (filters._decoded, 256): a reader's filters decoded, with the regex that
   screens posts, keyed by the filters key's whole reply: never stale (the reply is read
   with every page; only expiry is checked against the clock each time).
@@ -262,6 +265,7 @@ class ProcessCache:
         self.suggestions: tuple[float, tuple[User, ...]] | None = None
         self.trending: tuple[float, tuple[tuple[str, int], ...]] | None = None
         self.open_reports: tuple[float, int] | None = None
+        self.blocked_domains: tuple[float, frozenset[str]] | None = None
 
     def authors_changed(self, authors: frozenset[int] | None) -> None:
         """Take in a change of what authors' cards show (None: anyone's, or unknown whose):
@@ -286,3 +290,4 @@ class ProcessCache:
         self.suggestions = None
         self.trending = None
         self.open_reports = None
+        self.blocked_domains = None

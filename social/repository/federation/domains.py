@@ -4,12 +4,16 @@ Mastodon's domain blocks do), whatever port it serves on.
 
 Blocking and unblocking are staff actions, audited (audit.py: `block_domain`,
 `unblock_domain`, the domain as the target's name), each one pipeline with its entry.
-What else a block does (its accounts' posts hidden, follows with it cut, deliveries to
-it stopped) belongs to those stores and is not here yet.
+The inbox's accept path screens with the list as its process read it within
+SCREEN_REFRESH seconds (screened_out, kept in the process cache: cache.py); the worker
+checks Redis (is_blocked) before it applies anything. What else a block does (its
+accounts' posts hidden, follows with it cut, deliveries to it stopped) belongs to those
+stores and is not here yet.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Unpack, cast
 
@@ -21,6 +25,9 @@ from ..models import User
 from ..moderation.audit import AuditDraft, AuditStore
 
 LIST_MAX = 10_000  # blocked domains a staff page lists; Mastodon's instances block a few hundred
+# Seconds a process screens incoming activities with the list it read last (screened_out):
+# a new block holds at the inbox's door within this, and at once in its worker.
+SCREEN_REFRESH = 5.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,7 @@ class DomainBlockStore(RepositoryBase):
             pipe.hsetnx(keys.blocked_domains(), domain, ts)
 
         added = self.audit.run_audited([draft], queue, at=at)
+        self.cache.blocked_domains = None  # this process screens with the new list at once
         return bool(added[0])
 
     def unblock(self, domain: str, actor: User, reason: str = "", *, at: int | None = None) -> bool:
@@ -82,6 +90,7 @@ class DomainBlockStore(RepositoryBase):
             pipe.hdel(keys.blocked_domains(), domain)
 
         removed = self.audit.run_audited([draft], queue, at=at)
+        self.cache.blocked_domains = None
         return bool(removed[0])
 
     def is_blocked(self, *domains: str) -> bool:
@@ -97,6 +106,22 @@ class DomainBlockStore(RepositoryBase):
             return False
         found_at = cast(Fields, self.r.hmget(keys.blocked_domains(), list(candidates)))
         return any(value is not None for value in found_at)
+
+    def screened_out(self, *domains: str, at: float | None = None) -> bool:
+        """is_blocked from the list this process read within SCREEN_REFRESH seconds (one
+        HKEYS when older, none else): the accept path's cheap screen. Not authoritative:
+        what it lets through the worker checks again with is_blocked."""
+        clock = time.monotonic() if at is None else at
+        remembered = self.cache.blocked_domains
+        if remembered is None or clock - remembered[0] > SCREEN_REFRESH:
+            names = cast(list[bytes], self.r.hkeys(keys.blocked_domains()))
+            remembered = (clock, frozenset(s(name) for name in names))
+            self.cache.blocked_domains = remembered
+        for domain in domains:
+            candidates = domain_and_parents(domain)
+            if not candidates or not remembered[1].isdisjoint(candidates):
+                return True
+        return False
 
     def blocked(self) -> list[BlockedDomain]:
         """Every blocked domain (up to LIST_MAX), newest block first."""
