@@ -12,6 +12,7 @@ from django.views import View
 
 from social import auth
 from social.answers import answer, wants_json
+from social.federation import outgoing
 from social.http import AuthenticatedHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.repository import NotAllowed, PostNotFound
@@ -72,9 +73,10 @@ class LikeView(PostActionView):
         )
         try:
             if self.action == "like":
-                self.repo.likes.like(request.user.id, post_id)
-            else:
-                self.repo.likes.unlike(request.user.id, post_id)
+                if self.repo.likes.like(request.user.id, post_id):
+                    outgoing.liked(request.user.id, post_id)
+            elif self.repo.likes.unlike(request.user.id, post_id):
+                outgoing.unliked(request.user.id, post_id)
         except PostNotFound:
             raise Http404("No such post.") from None
         except NotAllowed as error:  # a block between the reader and its author
@@ -104,12 +106,14 @@ class RepostView(PostActionView):
         level = messages.SUCCESS
         try:
             if self.action == "repost":
-                _, new = self.repo.reposts.repost(request.user.id, post_id)
+                repost_id, new = self.repo.reposts.repost(request.user.id, post_id)
                 if new:
+                    outgoing.reposted(request.user.id, repost_id)
                     said = gettext("Reposted: your followers see it now.")
                 else:
                     said, level = gettext("You already repost this post."), messages.INFO
             elif self.repo.reposts.unrepost(request.user.id, post_id):
+                outgoing.unreposted(request.user.id, post_id)
                 said = gettext("Your repost is undone.")
             else:
                 said, level = gettext("You do not repost this post."), messages.INFO

@@ -17,6 +17,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views.generic import FormView, TemplateView
 
 from social import auth, work
+from social.federation import outgoing
 from social.federation.views import post_response, wants_activity
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
@@ -154,7 +155,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
         if checked:
             return self.queue_post(form, checked)
         try:
-            self.repo.posts.create_post(
+            post_id = self.repo.posts.create_post(
                 user_id,
                 data["status"],
                 token=data.get("token") or None,
@@ -163,6 +164,7 @@ class PostCreateView(LoginNextMixin, ConversationMixin, FormView):
             )
         except (PostPending, PostNotFound, NotAllowed) as refused:
             return self.refused(form, refused)
+        outgoing.posted(user_id, post_id)
         messages.success(self.request, gettext("Posted."))
         return HttpResponseRedirect(self.safe_back_url(reverse("social:home")))
 
@@ -387,5 +389,6 @@ class DeletePostView(LoginNextMixin, RepositoryMixin, TemplateView):
             raise Http404("No such post.") from None
         except NotAllowed as error:
             raise PermissionDenied(gettext(str(error))) from None
+        outgoing.deleted(request.user.id, post_id)
         messages.success(request, gettext("Your post is deleted."))
         return redirect("social:home")

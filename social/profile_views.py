@@ -12,6 +12,7 @@ from django.views.generic import FormView
 
 from social import auth, work
 from social.email_views import throttled
+from social.federation import outgoing
 from social.http import AuthenticatedHttpRequest
 from social.mixins import LoginNextMixin, RepositoryMixin
 from social.profile_forms import ProfileForm
@@ -76,6 +77,7 @@ class ProfileSettingsView(LoginNextMixin, RepositoryMixin, FormView):
             response["Retry-After"] = str(BUSY_RETRY_AFTER)
             return response
         self.repo.profiles.update(user_id, **form.changes())
+        outgoing.profile_changed(user_id)  # pictures: once adopted (work_handlers/media.py)
         if checked:
             messages.success(
                 self.request,

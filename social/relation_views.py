@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from social import auth
 from social.answers import answer, wants_json
+from social.federation import outgoing
 from social.forms import FILTER_PLACES, FilterForm
 from social.http import AuthenticatedHttpRequest, SiteHttpRequest
 from social.keys import FILTERS_CAP, RELATIONS_CAP
@@ -97,8 +98,10 @@ class FollowView(LoginNextMixin, UserPageMixin, View):
         try:
             if self.action == "follow":
                 if self.repo.graph.follow(request.user.id, target.id):
+                    outgoing.followed(request.user.id, target.id)
                     said = gettext("You are now following @%(name)s.") % name
             elif self.repo.graph.unfollow(request.user.id, target.id):
+                outgoing.unfollowed(request.user.id, target.id)
                 said = gettext("You unfollowed @%(name)s.") % name
         except CannotFollowSelf:
             said, level = gettext("You cannot follow yourself."), messages.ERROR
@@ -156,6 +159,8 @@ class RelationView(LoginNextMixin, UserPageMixin, View):
         name = {"name": target_name}
         try:
             changed = getattr(self.repo.relations, self.action)(request.user.id, target_id)
+            if changed and self.action in ("block", "unblock"):
+                outgoing.queue_action(self.action, request.user.id, target_id)
         except NotAllowed as error:  # oneself, or the cap
             refused = gettext(str(error)) % {"cap": f"{RELATIONS_CAP:,}"}
             return answer(request, back, refused, level=messages.ERROR)

@@ -19,16 +19,21 @@ import pytest
 
 from social import keys, work
 from social.federation import deliver as outbox
-from social.federation import documents
+from social.federation import documents, outgoing
+from social.federation.actor_documents import parse_actor
 from social.federation.signatures import (
     RequestParts,
     load_public_key,
     parse_signature,
     verify_signature,
 )
+from social.repository.federation.actors import RemoteActor
 from social.repository.federation.deliveries import UNAVAILABLE_AFTER_DAYS
 from social.repository.work.jobs import now_ms
+from social.text import encode_mentions
 from social.work_handlers.deliver import signing_keys
+from tests.conftest import make_user
+from tests.federation_actors import mastodon_actor
 
 REMOTE = "remote.test"
 INBOX = f"http://{REMOTE}/inbox"
@@ -376,6 +381,369 @@ def test_the_delivery_keys_are_named_as_documented():
     assert keys.delivery_failure("a.test:8443") == "ap:{deliveries}:failure:a.test:8443"
     assert keys.delivery_failing() == "ap:{deliveries}:failing"
     assert keys.unavailable_domains() == "ap:{deliveries}:unavailable"
-    assert keys.follows_sent(7) == "ap:follows:7"
+    assert keys.activities_sent(7) == "ap:sent:7"
     with pytest.raises(ValueError):
         keys.delivery_failure("a b")
+
+
+# --- Fan-out of our actions ----------------------------------------------------------------
+
+OTHER = "other.test"  # a second server, served by the same test inbox (its Host tells)
+
+
+@pytest.fixture
+def peers(remote, settings) -> RemoteInbox:
+    settings.FEDERATION_HOSTS = {
+        REMOTE: ("127.0.0.1", remote.port),
+        OTHER: ("127.0.0.1", remote.port),
+    }
+    return remote
+
+
+def remote_account(repo, name: str, host: str = REMOTE, *, shared: bool = True) -> RemoteActor:
+    """A remote account stored as the resolver stores one (Mastodon's actor document)."""
+    changes = {} if shared else {"endpoints": None}
+    document = mastodon_actor(name, host, "http", **changes)
+    return repo.remote_actors.upsert(parse_actor(document, fetched_from=document["id"]))
+
+
+def remote_post(repo, r, author: RemoteActor, text: str = "from afar") -> tuple[int, str]:
+    """A post kept here of a remote author's, with its id there (objects.py's `uri`)."""
+    post_id = repo.posts.create_post(author.id, text)
+    uri = f"{author.uri}/statuses/{post_id}"
+    r.hset(keys.post(post_id), "uri", uri)
+    return post_id, uri
+
+
+def fan_out() -> int:
+    """Run the fan-out jobs, then the deliveries they queued; return how many ran."""
+    return run_deliveries() + run_deliveries()
+
+
+def sent(remote: RemoteInbox) -> list[tuple[str, str, dict]]:
+    """(host, path, activity) of each delivery received, in order."""
+    return [(got.headers["Host"], got.path, got.activity) for got in remote.received]
+
+
+def test_a_post_reaches_each_server_of_remote_followers_once(repo, peers, alice, alice_client):
+    on_remote = [remote_account(repo, name) for name in ("bob", "carol", "dan")]
+    lone = remote_account(repo, "erin", OTHER, shared=False)
+    local = make_user(repo, "lou")
+    for follower in [*on_remote, lone, local]:
+        repo.graph.follow(follower.id, alice.id)
+
+    assert alice_client.post("/post/", {"status": "hello fediverse"}).status_code == 302
+    fan_out()
+
+    got = sorted((host, path) for host, path, _ in sent(peers))
+    assert got == [(OTHER, "/users/erin/inbox"), (REMOTE, "/inbox")]
+    activity = peers.received[0].activity
+    post_id = int(r_last_post(repo, alice.id))
+    assert activity["type"] == "Create" and activity["actor"] == documents.actor_id(alice.id)
+    assert activity["object"]["id"] == documents.post_id(post_id)
+    assert activity["object"]["content"] == "<p>hello fediverse</p>"
+    assert activity["to"] == [documents.PUBLIC]
+    assert activity["cc"] == [documents.actor_id(alice.id) + "/followers"]
+
+
+def r_last_post(repo, user_id: int) -> int:
+    return repo.r.lrange(keys.own_posts(user_id), 0, 0)[0]
+
+
+def test_a_post_reaches_the_remote_accounts_it_mentions_and_answers(repo, r, peers, alice):
+    bob = remote_account(repo, "bob")
+    erin = remote_account(repo, "erin", OTHER, shared=False)
+    parent, parent_uri = remote_post(repo, r, erin)
+    reply = repo.posts.create_post(alice.id, "@bob@remote.test indeed", reply_to=parent)
+    r.hset(keys.post(reply), "mentions", encode_mentions({"bob@remote.test": bob.id}))
+
+    outgoing.posted(alice.id, reply)
+    fan_out()
+
+    got = {host: activity for host, _path, activity in sent(peers)}
+    assert set(got) == {REMOTE, OTHER}
+    note = got[REMOTE]["object"]
+    assert note["inReplyTo"] == parent_uri  # their id, not our address of their post
+    assert bob.uri in note["cc"] and documents.actor_id(bob.id) not in note["cc"]
+    assert {"type": "Mention", "href": bob.uri, "name": "@bob@remote.test"} in note["tag"]
+
+
+def test_no_remote_follower_no_delivery(repo, peers, alice):
+    repo.graph.follow(make_user(repo, "lou").id, alice.id)
+    post = repo.posts.create_post(alice.id, "local news")
+
+    outgoing.posted(alice.id, post)
+    fan_out()
+
+    assert peers.received == []
+    assert repo.jobs.stats([outbox.QUEUE])[0].done == 1  # the fan-out alone
+
+
+def test_a_site_that_does_not_federate_queues_nothing(repo, settings, alice, alice_client):
+    settings.SITE_URL = "http://127.0.0.1:8000"
+    settings.FEDERATION_HOSTS = {}
+
+    assert alice_client.post("/post/", {"status": "hello"}).status_code == 302
+
+    assert repo.jobs.stats([outbox.QUEUE])[0].ready == 0
+
+
+def test_deleting_a_post_sends_its_tombstone_to_the_same_servers(repo, peers, alice):
+    bob = remote_account(repo, "bob")
+    repo.graph.follow(bob.id, alice.id)
+    post = repo.posts.create_post(alice.id, "regrets")
+    repo.posts.delete_own_post(alice.id, post)
+
+    outgoing.deleted(alice.id, post)
+    fan_out()
+
+    [(host, path, activity)] = sent(peers)
+    assert (host, path) == (REMOTE, "/inbox")
+    assert activity == {
+        "@context": documents.AS_PROFILE,
+        "id": documents.post_id(post) + "#delete",
+        "type": "Delete",
+        "actor": documents.actor_id(alice.id),
+        "object": {"id": documents.post_id(post), "type": "Tombstone"},
+        "to": [documents.PUBLIC],
+    }
+
+
+def test_a_post_still_standing_is_not_deleted_remotely(repo, peers, alice):
+    repo.graph.follow(remote_account(repo, "bob").id, alice.id)
+    post = repo.posts.create_post(alice.id, "still here")
+
+    outgoing.deleted(alice.id, post)
+    fan_out()
+
+    assert peers.received == []
+
+
+def test_liking_a_remote_post_tells_its_author_and_unliking_undoes_that_like(
+    repo, r, peers, alice, alice_client
+):
+    erin = remote_account(repo, "erin", OTHER)
+    post, uri = remote_post(repo, r, erin)
+
+    assert alice_client.post(f"/p/{post}/like/").status_code == 302
+    fan_out()
+    assert alice_client.post(f"/p/{post}/unlike/").status_code == 302
+    fan_out()
+
+    (_, path1, like), (_, path2, undo) = sent(peers)
+    assert path1 == path2 == "/users/erin/inbox"  # the author's own inbox, as Mastodon
+    actor = documents.actor_id(alice.id)
+    assert like["type"] == "Like" and like["actor"] == actor and like["object"] == uri
+    assert like["id"].startswith(f"{actor}#likes/{post}/")
+    assert undo["type"] == "Undo" and undo["id"] == like["id"] + "/undo"
+    assert undo["object"] == {k: v for k, v in like.items() if k != "@context"}
+    assert r.hgetall(keys.activities_sent(alice.id)) == {}
+
+
+def test_liking_a_local_post_tells_no_one(repo, peers, alice, bob):
+    repo.graph.follow(remote_account(repo, "carol").id, alice.id)
+    post = repo.posts.create_post(bob.id, "local")
+    repo.likes.like(alice.id, post)
+
+    outgoing.liked(alice.id, post)
+    fan_out()
+
+    assert peers.received == []
+
+
+def test_a_like_taken_back_before_its_fan_out_sends_nothing_at_all(repo, r, peers, alice):
+    post, _ = remote_post(repo, r, remote_account(repo, "erin"))
+    repo.likes.like(alice.id, post)
+    outgoing.liked(alice.id, post)
+    repo.likes.unlike(alice.id, post)
+    outgoing.unliked(alice.id, post)
+
+    fan_out()
+
+    assert peers.received == []
+
+
+def test_a_repost_is_announced_to_followers_and_the_author_then_undone(
+    repo, r, peers, alice, alice_client
+):
+    repo.graph.follow(remote_account(repo, "bob").id, alice.id)
+    erin = remote_account(repo, "erin", OTHER, shared=False)
+    post, uri = remote_post(repo, r, erin)
+
+    assert alice_client.post(f"/p/{post}/repost/").status_code == 302
+    fan_out()
+    repost_id = repo.r.zscore(keys.user_reposts(alice.id), post)
+    assert alice_client.post(f"/p/{post}/unrepost/").status_code == 302
+    fan_out()
+
+    announces = [activity for _h, _p, activity in sent(peers) if activity["type"] == "Announce"]
+    undos = [activity for _h, _p, activity in sent(peers) if activity["type"] == "Undo"]
+    assert len(announces) == len(undos) == 2  # bob's server and erin's
+    announce = announces[0]
+    assert announce["id"] == documents.activity_id(int(repost_id))
+    assert announce["object"] == uri and erin.uri in announce["cc"]
+    assert undos[0]["object"]["id"] == announce["id"] and undos[0]["object"]["object"] == uri
+    assert {h for h, _p, _a in sent(peers)} == {REMOTE, OTHER}
+
+
+def test_following_a_remote_account_sends_follow_and_unfollowing_its_undo(repo, r, peers, alice):
+    bob = remote_account(repo, "bob")
+    repo.graph.follow(alice.id, bob.id)
+    outgoing.followed(alice.id, bob.id)
+    fan_out()
+    repo.graph.unfollow(alice.id, bob.id)
+    outgoing.unfollowed(alice.id, bob.id)
+    fan_out()
+
+    (_, path, follow), (_, path2, undo) = sent(peers)
+    assert path == path2 == "/users/bob/inbox"
+    actor = documents.actor_id(alice.id)
+    assert {k: follow[k] for k in ("type", "actor", "object")} == {
+        "type": "Follow",
+        "actor": actor,
+        "object": bob.uri,
+    }
+    assert undo["type"] == "Undo" and undo["object"]["id"] == follow["id"]
+    assert undo["object"]["type"] == "Follow"
+
+
+def test_following_again_is_a_new_follow(repo, peers, alice):
+    bob = remote_account(repo, "bob")
+    ids = []
+    for _ in range(2):
+        repo.graph.follow(alice.id, bob.id)
+        outgoing.queue_action(outgoing.FOLLOW, alice.id, bob.id)
+        fan_out()
+        ids.append(peers.received[-1].activity["id"])
+        repo.graph.unfollow(alice.id, bob.id)
+        outgoing.unfollowed(alice.id, bob.id)
+        fan_out()
+
+    assert ids[0] != ids[1]
+
+
+def test_blocking_a_remote_follower_sends_block_and_stops_deliveries_to_it(repo, peers, alice):
+    bob = remote_account(repo, "bob")
+    repo.graph.follow(bob.id, alice.id)
+    repo.graph.follow(alice.id, bob.id)
+    outgoing.followed(alice.id, bob.id)
+    fan_out()
+
+    repo.relations.block(alice.id, bob.id)
+    outgoing.blocked(alice.id, bob.id)
+    fan_out()
+    post = repo.posts.create_post(alice.id, "not for bob")
+    outgoing.posted(alice.id, post)
+    fan_out()
+    repo.relations.unblock(alice.id, bob.id)
+    outgoing.unblocked(alice.id, bob.id)
+    fan_out()
+
+    kinds = [(a["type"], a["object"]["type"] if isinstance(a["object"], dict) else "")
+             for _h, _p, a in sent(peers)]  # fmt: skip
+    assert kinds == [("Follow", ""), ("Undo", "Follow"), ("Block", ""), ("Undo", "Block")]
+    block = peers.received[2].activity
+    assert block["actor"] == documents.actor_id(alice.id) and block["object"] == bob.uri
+
+
+def test_a_profile_change_updates_the_person_at_followers_servers(repo, peers, alice, alice_client):
+    repo.graph.follow(remote_account(repo, "bob").id, alice.id)
+
+    response = alice_client.post("/settings/profile/", {"display_name": "Alice A."})
+    assert response.status_code == 302
+    fan_out()
+
+    [(_, path, update)] = sent(peers)
+    assert path == "/inbox"
+    assert update["type"] == "Update" and update["actor"] == documents.actor_id(alice.id)
+    person = update["object"]
+    assert person["type"] == "Person" and person["id"] == documents.actor_id(alice.id)
+    assert person["name"] == "Alice A." and "@context" not in person
+    assert person["publicKey"]["publicKeyPem"].startswith("-----BEGIN PUBLIC KEY-----")
+    assert update["to"] == [documents.PUBLIC]
+
+
+@pytest.mark.parametrize(
+    ("site", "hosts", "federates"),
+    [
+        ("https://social.example.org", {}, True),
+        ("https://203.0.113.9", {}, False),  # documentation range: not global
+        ("https://8.8.8.8", {}, True),
+        ("http://127.0.0.1:8000", {}, False),
+        ("http://testserver", {}, False),
+        ("http://localhost:8000", {}, False),
+        ("https://alpha.test:18001", {}, False),
+        ("https://box.local", {}, False),
+        ("http://alpha.test:18001", {"beta.test": ("127.0.0.1", 18002)}, True),
+    ],
+)
+def test_a_site_federates_with_a_public_address_or_routed_peers(settings, site, hosts, federates):
+    settings.SITE_URL, settings.FEDERATION_HOSTS = site, hosts
+
+    assert outgoing.federating() is federates
+
+
+# --- Staff ------------------------------------------------------------------------------
+
+
+def test_staff_see_failing_servers_and_the_deliveries_given_up(repo, remote, sam_client, alice):
+    fail_on_days(repo, "down.test", UNAVAILABLE_AFTER_DAYS)
+    remote.answers = [410, 500]
+    outbox.deliver(ACTIVITY, signer=alice.id, inboxes=[f"http://{REMOTE}/gone/inbox"])
+    run_deliveries()
+    outbox.deliver(ACTIVITY, signer=alice.id, inboxes=[INBOX])
+    run_deliveries()
+
+    page = sam_client.get("/staff/jobs/").content.decode()
+
+    section = page[page.index('id="failing-domains"') :].split("</section>")[0]
+    assert "down.test" in section and REMOTE in section
+    assert 'action="/staff/jobs/domains/down.test/available/"' in section
+    down = section[section.index("down.test") :].split("</tr>")[0]
+    assert f'<td class="num">{UNAVAILABLE_AFTER_DAYS}</td>' in down
+    assert '<span class="badge">' in down  # unavailable since
+    failed = page[page.index('id="queue-deliver"') :].split("</section>")[0]
+    assert f"&rarr; {REMOTE}" in failed and "answered 410" in failed
+
+
+def revivals(r) -> list[dict]:
+    return [f for _, f in r.xrange(keys.audit_log()) if f["action"] == "revive_domain"]
+
+
+def test_staff_mark_a_server_available_again_and_it_is_logged(repo, r, sam_client, sam):
+    fail_on_days(repo, "down.test", UNAVAILABLE_AFTER_DAYS)
+    repo.jobs.destination_failed(
+        outbox.QUEUE, "down.test", base_ms=60_000, max_ms=86_400_000, keep_ms=10**9
+    )
+
+    response = sam_client.post("/staff/jobs/domains/down.test/available/", follow=True)
+
+    assert response.redirect_chain == [("/staff/jobs/#failing-domains", 302)]
+    assert "Deliveries to down.test are tried again." in response.content.decode()
+    assert repo.federation_deliveries.failing() == []
+    assert repo.federation_deliveries.unavailable_among({"down.test"}) == set()
+    assert repo.jobs.backoff_until(outbox.QUEUE, "down.test") == 0
+    [entry] = revivals(r)
+    assert (entry["user_name"], entry["actor"]) == ("down.test", str(sam.id))
+
+
+def test_marking_a_server_that_was_not_failing_changes_and_logs_nothing(r, sam_client):
+    response = sam_client.post("/staff/jobs/domains/fine.test/available/", follow=True)
+
+    assert "No deliveries to fine.test were failing." in response.content.decode()
+    assert revivals(r) == []
+
+
+@pytest.mark.parametrize("domain", ["Down.Test", "a%20b", "-x.test"])
+def test_a_server_name_not_in_its_one_spelling_is_not_found(sam_client, domain):
+    assert sam_client.post(f"/staff/jobs/domains/{domain}/available/").status_code == 404
+
+
+def test_only_staff_mark_servers_available_and_only_by_post(repo, client, alice_client, sam_client):
+    fail_on_days(repo, "down.test", UNAVAILABLE_AFTER_DAYS)
+    url = "/staff/jobs/domains/down.test/available/"
+
+    assert client.post(url).status_code == 302  # to the login page
+    assert alice_client.post(url).status_code == 403
+    assert sam_client.get(url).status_code == 405
+    assert repo.federation_deliveries.unavailable_among({"down.test"}) == {"down.test"}

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from social import auth, work
+from social.federation import outgoing
 from social.federation.documents import domain
 from social.federation.resolve import Found, search_remote
 from social.images import MAX_BYTES
@@ -246,9 +247,11 @@ class AccountActionView(EntityView):
         headers = self.enforce(checks, message)
         try:
             if self.action in ("follow", "unfollow"):
-                getattr(self.repo.graph, self.action)(me.id, row.user.id)
+                changed = getattr(self.repo.graph, self.action)(me.id, row.user.id)
             else:
-                getattr(self.repo.relations, self.action)(me.id, row.user.id)
+                changed = getattr(self.repo.relations, self.action)(me.id, row.user.id)
+            if changed and self.action not in ("mute", "unmute"):  # a mute is ours alone
+                outgoing.queue_action(self.action, me.id, row.user.id)
         except CannotFollowSelf:
             raise ApiError(403, "You cannot follow yourself") from None
         except NotAllowed as error:
@@ -298,6 +301,7 @@ class UpdateCredentialsView(EntityView):
         except work.QueueFull:
             raise busy() from None
         self.repo.profiles.update(me.id, **changes)
+        outgoing.profile_changed(me.id)  # pictures: once adopted (work_handlers/media.py)
         me = self.repo.users.get_user(me.id) or me
         render = self.render(user_ids=[me.id])
         return json_response(render.account(me.id, me, source=True), headers=headers)

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext
 
 from social import auth
+from social.federation import outgoing
 from social.repository import (
     WITH_HIDDEN,
     Listed,
@@ -97,6 +98,7 @@ class StatusesView(EntityView):
             raise ApiError(404, REPLY_NOT_FOUND) from None
         except NotAllowed as error:
             raise ApiError(403, gettext(str(error))) from None
+        outgoing.posted(me.id, post_id)
         return json_response(self.status_json(post_id), headers=headers)
 
     def replied(self, status_id: int) -> int:
@@ -128,6 +130,7 @@ class StatusView(EntityView):
             return self.unreblog(me.id, post.id, post.repost_of)
         data = entities.status(self.render([post]), post, {post.id: counts}, text=True)
         self.repo.posts.delete_own_post(me.id, post.id)
+        outgoing.deleted(me.id, post.id)
         return json_response(data)
 
     def put(self, request: HttpRequest, status_id: str) -> HttpResponse:
@@ -140,7 +143,8 @@ class StatusView(EntityView):
         headers = self.enforce(
             auth.repost_limits(user_id), gettext("You have reposted a lot in a short time.")
         )
-        self.repo.reposts.unrepost(user_id, shared)
+        if self.repo.reposts.unrepost(user_id, shared):
+            outgoing.unreposted(user_id, shared)
         return json_response(data, headers=headers)
 
 
@@ -192,9 +196,10 @@ class FavouriteView(EntityView):
         )
         try:
             if liking:
-                self.repo.likes.like(me.id, post.id)
-            else:
-                self.repo.likes.unlike(me.id, post.id)
+                if self.repo.likes.like(me.id, post.id):
+                    outgoing.liked(me.id, post.id)
+            elif self.repo.likes.unlike(me.id, post.id):
+                outgoing.unliked(me.id, post.id)
         except Refused:  # across a block: not there for them, as Mastodon answers
             raise ApiError(404, "Record not found") from None
         except NotAllowed as error:
@@ -240,9 +245,12 @@ class ReblogView(EntityView):
         )
         try:
             if self.action == "repost":
-                repost_id, _ = self.repo.reposts.repost(me.id, shared)
+                repost_id, new = self.repo.reposts.repost(me.id, shared)
+                if new:
+                    outgoing.reposted(me.id, repost_id)
                 return json_response(self.status_json(repost_id), headers=headers)
-            self.repo.reposts.unrepost(me.id, shared)
+            if self.repo.reposts.unrepost(me.id, shared):
+                outgoing.unreposted(me.id, shared)
         except Refused:  # across a block: not there for them, as Mastodon answers
             raise ApiError(404, "Record not found") from None
         except NotAllowed as error:

@@ -58,9 +58,9 @@ from .clients import (
 )
 from .deliveries import (
     DELIVERY_FAILURE_KEEP,
+    activities_sent,
     delivery_failing,
     delivery_failure,
-    follows_sent,
     unavailable_domains,
 )
 from .federation import (
@@ -216,6 +216,7 @@ __all__ = [
     "STATS_TTL_DAYS",
     "TAG_CAP",
     "TAG_PATTERN",
+    "activities_sent",
     "actor_key",
     "annotations",
     "audit_by_action",
@@ -239,7 +240,6 @@ __all__ = [
     "followers",
     "following",
     "follows_total",
-    "follows_sent",
     "front_version",
     "home_feed",
     "image",

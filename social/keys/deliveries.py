@@ -1,6 +1,6 @@
 """Federation's deliveries (repository/federation/deliveries.py, docs/federation.md): which
-servers have been failing, which are marked unavailable, and the Follow activities our
-accounts sent. The domain keys carry the hash tag {deliveries}: a failure or a success
+servers have been failing, which are marked unavailable, and the activities our accounts
+sent that they may undo. The domain keys carry the hash tag {deliveries}: a failure or a success
 updates all three in one script, on one server or a Redis Cluster alike."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 DELIVERY_FAILURE_KEEP = 30 * 24 * 3600  # a domain's failure record outlives its last failure
-FOLLOWS_SENT_CAP = 10_000  # remote accounts one of ours may follow (graph's RELATIONS cap)
 
 _DOMAIN_RE = re.compile(r"[a-z0-9.:\[\]_-]{1,262}")  # names.url_domain's spelling
 
@@ -39,8 +38,9 @@ def unavailable_domains() -> str:
     return "ap:{deliveries}:unavailable"
 
 
-def follows_sent(user_id: int) -> str:
-    """Hash: remote account id -> the id of the Follow activity a local account sent it
-    (its Undo names the same id); `<id>:accepted` -> unix s its Accept came. Written by the
-    deliver queue's fan-out, and the inbox's Accept and Reject."""
-    return f"ap:follows:{int(user_id)}"
+def activities_sent(user_id: int) -> str:
+    """Hash: what a local account sent that it may undo, by what it concerns (`like:<post>`,
+    `announce:<post>`, `follow:<account>`, `block:<account>`) -> the activity's id (its Undo
+    names it). Written and deleted by the deliver queue's fan-out; a field per live like,
+    repost, follow or block that reached another server."""
+    return f"ap:sent:{int(user_id)}"

@@ -189,6 +189,9 @@ class Repository:
         self.front = FrontStore(client, **config)
         self.directory = DirectoryStore(client, **config)
         self.remote_actors = RemoteActorStore(client, **config)
+        self.federation_deliveries = DeliveryStore(
+            client, audit=self.audit, remote_actors=self.remote_actors, **config
+        )
         self.search = SearchStore(
             client, directory=self.directory, users=self.users, accounts=accounts,
             reader=self.reader, remote_actors=self.remote_actors, **config,
@@ -214,7 +217,6 @@ class Repository:
         self.tags = TagStore(client, **config)
         self.people = PeopleStore(client, accounts=accounts, users=self.users, **config)
         self.federation_keys = KeyPairStore(client, **config)
-        self.federation_deliveries = DeliveryStore(client, audit=self.audit, **config)
         self.federation_domains = DomainBlockStore(client, audit=self.audit, **config)
         self.federation_inbox = InboxStore(client, **config)
         self.remote_objects = RemoteObjectStore(client, **config)

@@ -1,5 +1,6 @@
 """The worker tier for staff: each queue's state on /staff/jobs/ (and its summary on the
-dashboard), and the dead letters, which staff send back to their queue or discard."""
+dashboard), and the dead letters, which staff send back to their queue or discard; the
+servers deliveries fail to, which staff may mark available again."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from social import work
+from social.federation.deliver import QUEUE as DELIVER
+from social.federation.names import InvalidAddress, normalise_domain
 from social.http import AuthenticatedHttpRequest
+from social.repository.models import as_datetime
 from social.staff.mixins import StaffRequiredMixin
 
 JOB_ID_RE = re.compile(r"[0-9a-f]{16}")
@@ -38,6 +42,12 @@ class JobsView(StaffRequiredMixin, TemplateView):
         context["dead"] = {
             name: self.repo.jobs.dead_letters(name, count=DEAD_SHOWN) for name in names
         }
+        # The servers deliveries fail to, each with when its backoff ends (if it runs).
+        backoff = {q.queue: dict(q.backoff) for q in context["queues"]}.get(DELIVER, {})
+        context["failing_domains"] = [
+            (item, as_datetime(backoff[item.domain] // 1000) if item.domain in backoff else None)
+            for item in self.repo.federation_deliveries.failing()
+        ]
         return context
 
 
@@ -63,3 +73,29 @@ class DeadLetterActionView(StaffRequiredMixin, View):
         else:
             messages.info(request, gettext("That job is no longer among the failed ones."))
         return HttpResponseRedirect(reverse("staff:jobs"))
+
+
+class DomainAvailableView(StaffRequiredMixin, View):
+    """POST /staff/jobs/domains/<domain>/available/: forget a server's failed deliveries and
+    end its backoff (it is back, staff say); logged; back to /staff/jobs/."""
+
+    request: AuthenticatedHttpRequest
+    http_method_names = ["post"]
+
+    def post(self, request: AuthenticatedHttpRequest, domain: str) -> HttpResponse:
+        try:
+            named = normalise_domain(domain)
+        except InvalidAddress:
+            raise Http404 from None
+        if named != domain:
+            raise Http404
+        if self.repo.federation_deliveries.staff_revive(domain, request.user):
+            self.repo.jobs.clear_destination(DELIVER, domain)
+            messages.success(
+                request, gettext("Deliveries to %(domain)s are tried again.") % {"domain": domain}
+            )
+        else:
+            messages.info(
+                request, gettext("No deliveries to %(domain)s were failing.") % {"domain": domain}
+            )
+        return HttpResponseRedirect(reverse("staff:jobs") + "#failing-domains")

@@ -78,4 +78,9 @@ urlpatterns = [
         job_views.DeadLetterActionView.as_view(action="discard"),
         name="job_discard",
     ),
+    path(
+        "jobs/domains/<str:domain>/available/",
+        job_views.DomainAvailableView.as_view(),
+        name="job_domain_available",
+    ),
 ]

@@ -23,6 +23,7 @@ from django.utils import translation
 from django.utils.translation import gettext_noop
 
 from social import images, media, work
+from social.federation import outgoing
 from social.repository import (
     MediaNotFound,
     NotAllowed,
@@ -117,6 +118,7 @@ def settle_profile(repo: Repository, picture: Processing) -> None:
     tell its owner why it was refused."""
     if picture.state == LIVE:
         repo.profiles.adopt(picture.owner, picture.kind, picture.token)
+        outgoing.profile_changed(picture.owner)
     elif picture.state == FAILED:
         repo.profiles.give_up(
             picture.owner, picture.kind, picture.token, picture.error, repo.notices
@@ -161,7 +163,7 @@ def settle_draft(repo: Repository, draft_id: str) -> None:
 
 def write(repo: Repository, draft: Draft) -> int:
     """Write a draft's post (create_post under its one-off token); return its id."""
-    return repo.posts.create_post(
+    post_id = repo.posts.create_post(
         draft.author,
         draft.body,
         token=draft.post_token,
@@ -170,3 +172,5 @@ def write(repo: Repository, draft: Draft) -> int:
         spoiler_text=draft.spoiler_text,
         sensitive=draft.sensitive,
     )
+    outgoing.posted(draft.author, post_id)
+    return post_id

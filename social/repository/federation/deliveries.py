@@ -1,4 +1,12 @@
-"""Deliveries to other servers: which domains have been failing, which are unavailable.
+"""Deliveries to other servers: whom our accounts' activities go to, what they sent that
+they may undo, and which domains have been failing or are unavailable.
+
+Audiences. An account's remote followers are found by reading its followers in batches
+(FOLLOWER_BATCH), each batch's accounts read in the pipeline that also reads the next batch
+(one round trip a batch, as the home-feed fan-out reads them), and told apart by their
+user hash (a remote account's has a `domain`: actors.actor_from_hash). Each yields its
+server's shared inbox when it has one (Mastodon's preferred_inbox_url): a thousand
+followers on one server are one delivery.
 
 Mastodon's rule (DeliveryFailureTracker): every failed delivery adds its day to the
 domain's record; a success, outgoing or incoming, deletes the record; a domain whose
@@ -15,17 +23,22 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Unpack, cast
 
 from social import keys
 
-from ..base import Client, Pipe, RepositoryBase, StoreSettings, as_int, s
-from ..models import User
+from ..base import Client, Members, Pipe, RepositoryBase, StoreSettings, as_int, s
+from ..models import User, as_datetime
 from ..moderation.audit import AuditDraft, AuditStore
+from .actors import RemoteActor, RemoteActorStore, actor_from_hash
 
 UNAVAILABLE_AFTER_DAYS = 7  # Mastodon's FAILURE_DAYS_THRESHOLD
 DAY = 24 * 3600
 LIST_MAX = 200  # domains a staff page lists
+FOLLOWER_BATCH = 500  # followers read per round trip when looking for remote ones
+# What a follower's hash is read for: enough to tell a remote account and its inboxes.
+AUDIENCE_FIELDS = ("username", "domain", "uri", "inbox", "shared_inbox", "status")
 
 # KEYS[1]: the domain's failure record, KEYS[2]: failing domains, KEYS[3]: unavailable
 # domains. ARGV: domain, now (unix s), today (day number), days to be unavailable, keep (s).
@@ -67,14 +80,106 @@ class FailingDomain:
     days: int
     unavailable_since: int | None = None
 
+    @property
+    def first_at(self) -> datetime | None:
+        return as_datetime(self.first or None)
+
+    @property
+    def last_at(self) -> datetime | None:
+        return as_datetime(self.last or None)
+
+    @property
+    def unavailable_at(self) -> datetime | None:
+        return as_datetime(self.unavailable_since)
+
 
 class DeliveryStore(RepositoryBase):
     """Failing and unavailable domains (keys.delivery_failure, delivery_failing,
     unavailable_domains)."""
 
-    def __init__(self, client: Client, *, audit: AuditStore, **config: Unpack[StoreSettings]):
+    def __init__(
+        self,
+        client: Client,
+        *,
+        audit: AuditStore,
+        remote_actors: RemoteActorStore,
+        **config: Unpack[StoreSettings],
+    ):
         super().__init__(client, **config)
         self.audit = audit
+        self.remote_actors = remote_actors
+
+    # --- Audiences ----------------------------------------------------------------------
+
+    def follower_inboxes(self, user_id: int) -> set[str]:
+        """Return the inboxes (shared ones preferred) of user_id's remote followers, but
+        those suspended and those user_id blocks. One round trip per FOLLOWER_BATCH
+        followers, and one for the blocks."""
+        blocked = {int(x) for x in cast(Members, self.r.zrange(keys.blocks(user_id), 0, -1))}
+        inboxes: set[str] = set()
+        batch = [
+            int(x)
+            for x in cast(Members, self.r.zrange(keys.followers(user_id), 0, FOLLOWER_BATCH - 1))
+        ]
+        start = 0
+        while batch:
+            start += FOLLOWER_BATCH
+            pipe = self._pipe()
+            for follower in batch:
+                pipe.hmget(keys.user(follower), AUDIENCE_FIELDS)
+            pipe.zrange(keys.followers(user_id), start, start + FOLLOWER_BATCH - 1)
+            *rows, following = pipe.execute()
+            for follower, values in zip(batch, rows):
+                actor = actor_from_hash(follower, dict(zip(AUDIENCE_FIELDS, map(s, values))))
+                if actor is not None and not actor.is_suspended and follower not in blocked:
+                    inboxes.add(actor.delivery_inbox)
+            batch = [int(x) for x in following]
+        return inboxes
+
+    def remote_accounts(self, ids: Collection[int]) -> dict[int, RemoteActor]:
+        """Return {id: RemoteActor} for the remote accounts among ids that are not
+        suspended (one round trip)."""
+        found = self.remote_actors.get_many(ids)
+        return {i: actor for i, actor in found.items() if not actor.is_suspended}
+
+    def object_ids(self, post_ids: Collection[int]) -> dict[int, str]:
+        """Return {post id: its id on its own server} for the remote posts among post_ids
+        (their hash's `uri`: objects.py), in one round trip; ours are not in it."""
+        wanted = list(dict.fromkeys(int(i) for i in post_ids))
+        if not wanted:
+            return {}
+        pipe = self._pipe()
+        for post_id in wanted:
+            pipe.hget(keys.post(post_id), "uri")
+        return {i: s(uri) for i, uri in zip(wanted, pipe.execute()) if uri}
+
+    def relation(self, user_id: int, kind: str, other: int) -> float | None:
+        """Return the score of other in user_id's set of `kind` ("following", "blocks",
+        "likes": posts liked, "reposts": posts reposted, scored by the repost's id), or None
+        when it is not there: whether an action still stands when its fan-out runs."""
+        key = {
+            "following": keys.following,
+            "blocks": keys.blocks,
+            "likes": keys.user_likes,
+            "reposts": keys.user_reposts,
+        }[kind](user_id)
+        return self.r.zscore(key, other)
+
+    # --- What our accounts sent -------------------------------------------------------
+
+    def sent(self, user_id: int, about: str) -> str | None:
+        """Return the id of the activity user_id sent about `about` (`like:<post>`...), or
+        None."""
+        return s(cast(bytes | None, self.r.hget(keys.activities_sent(user_id), about)))
+
+    def record_sent(self, user_id: int, about: str, activity_id: str) -> None:
+        """Remember the id of the activity user_id sent about `about` (its Undo names it)."""
+        self.r.hset(keys.activities_sent(user_id), about, activity_id)
+
+    def forget_sent(self, user_id: int, about: str) -> None:
+        self.r.hdel(keys.activities_sent(user_id), about)
+
+    # --- Domains ----------------------------------------------------------------------
 
     def _keys(self, domain: str) -> tuple[str, str, str]:
         return (
