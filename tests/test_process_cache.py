@@ -10,8 +10,16 @@ import pytest
 from django.contrib.auth.hashers import make_password
 
 from social import keys
-from social.repository import ANONYMOUS, STAFF, UserNotFound, Viewer
-from social.repository.cache import BoundedCache
+from social.repository import ANONYMOUS, STAFF, Repository, UserNotFound, Viewer
+from social.repository.accounts import profile_changes
+from social.repository.cache import (
+    CHANGES_KEPT,
+    BoundedCache,
+    ProcessCache,
+    RememberedPost,
+    RememberedPosts,
+)
+from social.repository.models import Post, User
 from social.repository.moderation.actions import SYSTEM_ACTOR
 
 T0 = 1_700_000_000
@@ -314,3 +322,185 @@ def test_a_post_replaced_with_the_same_author_and_second_is_read_afresh(any_repo
     post = any_repo.pages.post(post_id, ANONYMOUS)[0]
 
     assert post.body == "another database's text"
+
+
+# --- Cards invalidated per author (issue 34, part 3: accounts/profile_changes.py) ---------
+
+
+def another_process(repo) -> Repository:
+    """A second web process on the same Redis: a repository with a cache of its own."""
+    return Repository(repo.r, cache=ProcessCache())
+
+
+def shown_names(posts) -> dict[str, str]:
+    """{body: the author's display name as the card shows it}."""
+    return {post.body: post.author_display for post in posts}
+
+
+def test_a_name_changed_by_another_process_shows_on_every_page_the_version_unmoved(any_repo):
+    alice, bob = people(any_repo)
+    post_id = any_repo.posts.create_post(bob.id, "about #redis", at=T0 + 1)
+    pages = {
+        "timeline": lambda: any_repo.pages.timeline().posts.items,
+        "welcome": lambda: any_repo.pages.latest(5).items,
+        "home": lambda: any_repo.pages.home(alice.id).feed.items,
+        "profile": lambda: any_repo.pages.profile(bob.id, Viewer(alice.id)).posts.items,
+        "permalink": lambda: [any_repo.pages.conversation(post_id, Viewer(alice.id)).post],
+        "tag": lambda: any_repo.pages.tag("redis", Viewer(alice.id)).items,
+    }
+    for read in pages.values():
+        read()
+        assert shown_names(read()) == {"about #redis": ""}  # remembered now
+    before = version(any_repo)
+
+    another_process(any_repo).profiles.update(bob.id, display_name="Bob Builder")
+
+    for name, read in pages.items():
+        assert shown_names(read()) == {"about #redis": "Bob Builder"}, name
+    assert version(any_repo) == before
+
+
+def test_another_authors_remembered_posts_are_used_as_they_were(any_repo):
+    alice, bob = people(any_repo)
+    alices = any_repo.posts.create_post(alice.id, "alice's", at=T0 + 1)
+    bobs = any_repo.posts.create_post(bob.id, "bob's", at=T0 + 2)
+    any_repo.pages.timeline()
+    kept = any_repo.cache.posts.get(bobs)
+
+    another_process(any_repo).profiles.update(alice.id, display_name="Alice")
+    profile = any_repo.pages.profile(bob.id, Viewer(bob.id))  # shows bob's post alone
+
+    assert [p.body for p in profile.posts.items] == ["bob's"]
+    assert any_repo.cache.posts.get(bobs) is kept  # neither read again nor checked
+    assert any_repo.cache.posts.get(alices).version is None  # checked when next listed
+    assert shown_names(any_repo.pages.timeline().posts.items) == {"alice's": "Alice", "bob's": ""}
+    assert any_repo.cache.posts.get(alices).version == any_repo.r.get(keys.visibility_version())
+
+
+def test_an_avatar_removed_elsewhere_leaves_the_cards_at_once(any_repo):
+    alice, bob = people(any_repo)
+    any_repo.r.hset(keys.user(bob.id), "avatar", "0123456789abcdef")  # adopted earlier
+    any_repo.posts.create_post(bob.id, "with a face", at=T0 + 1)
+    home = any_repo.pages.home(alice.id).feed.items
+    assert [p.author_avatar for p in home] == ["0123456789abcdef"]
+
+    another_process(any_repo).profiles.update(bob.id, remove=["avatar"])
+
+    assert [p.author_avatar for p in any_repo.pages.home(alice.id).feed.items] == [""]
+
+
+def test_more_changes_at_once_than_a_page_reads_forget_every_post(any_repo, monkeypatch):
+    monkeypatch.setattr(profile_changes, "READ_LIMIT", 3)
+    alice, bob = people(any_repo)
+    post_id = any_repo.posts.create_post(bob.id, "hello", at=T0 + 1)
+    any_repo.pages.timeline()
+    others = [any_repo.users.create_user(f"user{i}", "x").id for i in range(3)]
+    elsewhere = another_process(any_repo)
+    elsewhere.profiles.update(alice.id, display_name="first")
+    any_repo.pages.timeline()  # taken in: one change, not bob's
+    kept = any_repo.cache.posts.get(post_id)
+    assert any_repo.pages.timeline().posts.items == [kept.post]
+    assert any_repo.cache.posts.get(post_id) is kept
+
+    for user_id in others:  # none of them on the page, but too many to read at once
+        elsewhere.profiles.update(user_id, display_name="renamed")
+    assert any_repo.pages.timeline().posts.items == [kept.post]
+
+    assert any_repo.cache.posts.get(post_id) is not kept  # forgotten, read again
+
+
+def test_a_log_that_went_back_forgets_every_post(any_repo):
+    alice, bob = people(any_repo)
+    any_repo.posts.create_post(bob.id, "hello", at=T0 + 1)
+    another_process(any_repo).profiles.update(bob.id, display_name="Bob")
+    any_repo.pages.timeline()
+    assert shown_names(any_repo.pages.timeline().posts.items) == {"hello": "Bob"}
+
+    any_repo.r.delete(keys.profile_changes())  # as a database restored from an older copy
+    any_repo.r.hset(keys.user(bob.id), "display_name", "Bob Restored")
+
+    assert shown_names(any_repo.pages.timeline().posts.items) == {"hello": "Bob Restored"}
+    assert any_repo.cache.profile_log.seen is None  # read from the top next time
+
+
+def test_a_process_reading_the_log_first_forgets_what_it_remembered_before(any_repo):
+    alice, bob = people(any_repo)
+    post_id = any_repo.posts.create_post(bob.id, "hello", at=T0 + 1)
+    fresh = another_process(any_repo)
+    fresh.reader.loader.load([post_id])  # remembered, not by a page: the log is unread
+    any_repo.r.hset(keys.user(bob.id), "display_name", "Bob")  # by hand: nothing numbered
+    any_repo.profiles.update(alice.id, display_name="Alice")  # the log holds a change
+
+    fresh.pages.profile(alice.id, Viewer(alice.id))  # no post: the log is read all the same
+
+    assert fresh.cache.profile_log.seen == profile_changes.newest_change(any_repo.r)
+    assert len(fresh.cache.posts) == 0
+    assert shown_names(fresh.pages.timeline().posts.items) == {"hello": "Bob"}
+
+
+def test_the_log_numbers_one_above_the_newest_and_keeps_the_newest_accounts(any_repo, monkeypatch):
+    monkeypatch.setattr(profile_changes, "CAP", 3)
+    users = [any_repo.users.create_user(f"user{i}", "x").id for i in range(5)]
+
+    for user_id in [*users, users[0]]:
+        any_repo.profiles.update(user_id, display_name="renamed")
+
+    numbered = any_repo.r.zrange(keys.profile_changes(), 0, -1, withscores=True)
+    members = [int(member) for member, _ in numbered]
+    numbers = [int(score) for _, score in numbered]
+    assert members == [users[3], users[4], users[0]]  # user 0 again, at its newest
+    assert numbers == [numbers[0], numbers[0] + 1, numbers[0] + 2]
+
+
+def test_a_bio_or_header_change_numbers_nothing(any_repo):
+    _, bob = people(any_repo)
+
+    any_repo.profiles.update(bob.id, note="a new bio")
+
+    assert any_repo.r.zcard(keys.profile_changes()) == 0
+
+
+def remembered(post_id: int, author_id: int, read_at: int) -> RememberedPost:
+    return RememberedPost(Post(post_id, author_id, f"user{author_id}", T0, "x"), b"1", read_at)
+
+
+def test_a_post_read_before_its_authors_change_was_taken_in_is_not_remembered():
+    posts = RememberedPosts(10)
+    read_at = posts.tick  # a load reads the authors...
+    posts.authors_changed({1})  # ...another thread takes in author 1's change...
+
+    posts.put(1, remembered(1, 1, read_at))  # ...the load remembers what it read
+    posts.put(2, remembered(2, 2, read_at))
+
+    assert posts.get(1) is None and posts.get(2) is not None
+    for author in range(3, 3 + CHANGES_KEPT):  # more changes than kept in mind
+        posts.authors_changed({author})
+    posts.put(3, remembered(3, 2, read_at))
+    assert posts.get(3) is None
+
+
+def test_the_posts_cache_finds_each_authors_posts_through_evictions():
+    posts = RememberedPosts(2)
+    for post_id in (1, 2, 3):
+        posts.put(post_id, remembered(post_id, 7, posts.tick))
+    posts.put(4, remembered(4, 8, posts.tick))
+
+    posts.authors_changed({7})
+
+    assert posts.get(1) is None and posts.get(2) is None  # let go, oldest first
+    assert posts.get(3).version is None and posts.get(4).version == b"1"
+    posts.discard(3)
+    posts.authors_changed({7})
+    assert len(posts) == 1
+
+
+def test_suggestions_naming_a_changed_author_are_forgotten():
+    cache = ProcessCache()
+    pool = (T0, (User(1, "one"), User(2, "two")))
+    cache.suggestions = pool
+
+    cache.authors_changed(frozenset({3}))
+    kept = cache.suggestions
+    cache.authors_changed(frozenset({2}))
+
+    assert kept == pool and cache.suggestions is None

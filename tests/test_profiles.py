@@ -6,20 +6,28 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.template import engines
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from django.urls import reverse
 
 from social import keys, work
-from social.repository import PROCESS_CACHE
+from social.images import AVATAR_SIZES, process
+from social.repository import PROCESS_CACHE, Repository
+from social.repository.accounts.profiles import Picture
+from social.repository.cache import ProcessCache
+from social.streaming.deliver import Audience, Listener, tell
+from social.streaming.streams import Stream
 from social.work import queues
 from tests.api import Api, token_for
 from tests.conftest import make_user
 from tests.test_images import noisy_png, picture, png_claiming
+from tests.test_live_bus import events
 
 SETTINGS = "/settings/profile/"
 PATCH = "/api/v1/accounts/update_credentials"
@@ -474,3 +482,102 @@ def test_a_newer_upload_or_a_removal_wins_over_a_picture_still_processing(alice_
     work.run_pending("media")
     assert r.hget(keys.user(alice.id), "avatar") is None
     assert image_keys(r) == [] and stored_files() == []
+
+
+# --- Changed in one process, shown by every other (issue 34, part 3) ----------------------
+# A name or avatar change is numbered (accounts/profile_changes.py); each web process
+# checks that author's remembered posts again on its next page, and no one else's.
+
+
+def elsewhere(r) -> Repository:
+    """Another web process on the same Redis: a repository with a cache of its own."""
+    return Repository(r, cache=ProcessCache())
+
+
+@pytest.fixture
+def bobs_post(repo, alice, bob) -> int:
+    repo.graph.follow(alice.id, bob.id)
+    return repo.posts.create_post(bob.id, "hello #redis from bob")
+
+
+def new_face() -> Picture:
+    return Picture("avatar", process(picture(), AVATAR_SIZES))
+
+
+@pytest.mark.parametrize("url", ["/", "/timeline/", "/u/bob/", "/p/{post}/", "/tag/redis/"])
+def test_a_name_and_avatar_changed_in_another_process_show_on_the_next_page(
+    alice_client, r, bob, bobs_post, url
+):
+    url = url.format(post=bobs_post)
+    alice_client.get(url)
+    assert "Bob Renamed" not in alice_client.get(url).content.decode()  # remembered now
+    version = r.get(keys.visibility_version())
+
+    elsewhere(r).profiles.update(bob.id, display_name="Bob Renamed", pictures=[new_face()])
+    html = alice_client.get(url).content.decode()
+
+    assert '<bdi class="display-name">Bob Renamed</bdi>' in html
+    assert f"/avatars/{r.hget(keys.user(bob.id), 'avatar')}-" in html
+    assert r.get(keys.visibility_version()) == version
+
+
+def test_a_bio_changed_in_another_process_shows_on_the_profile_at_once(alice_client, r, bob):
+    alice_client.get("/u/bob/")
+
+    elsewhere(r).profiles.update(bob.id, note="Now about #python")
+
+    assert 'href="/tag/python/">#python</a>' in alice_client.get("/u/bob/").content.decode()
+
+
+def test_only_the_changed_authors_cards_are_rendered_again(
+    alice_client, repo, r, alice, bob, charlie, monkeypatch
+):
+    for author in (alice, bob, charlie):
+        repo.posts.create_post(author.id, f"a post by {author.username}")
+    cards = engines["jinja2"].env.globals["post_cards"].__self__  # templating/cards.py
+    rendered: list[str] = []
+    render = cards._render
+
+    def counted(post, *rest):
+        rendered.append(post.author_name)
+        return render(post, *rest)
+
+    monkeypatch.setattr(cards, "_render", counted)
+    alice_client.get("/timeline/")
+    rendered.clear()
+    version = r.get(keys.visibility_version())
+
+    elsewhere(r).profiles.update(bob.id, display_name="Bob Renamed")
+    html = alice_client.get("/timeline/").content.decode()
+
+    assert rendered == ["bob"]
+    assert '<bdi class="display-name">Bob Renamed</bdi>' in html
+    assert r.get(keys.visibility_version()) == version
+
+
+def test_the_api_answers_a_name_changed_in_another_process(repo, r, alice, bob, bobs_post):
+    api = Api(token_for(repo, alice))
+    api.get("/api/v1/timelines/home")
+    assert api.get("/api/v1/timelines/home").json()[0]["account"]["display_name"] == ""
+
+    elsewhere(r).profiles.update(bob.id, display_name="Bob Renamed")
+
+    assert api.get("/api/v1/timelines/home").json()[0]["account"]["display_name"] == "Bob Renamed"
+    assert api.get(f"/api/v1/statuses/{bobs_post}").json()["account"]["display_name"] == (
+        "Bob Renamed"
+    )
+
+
+def test_the_streaming_api_tells_a_name_changed_since_it_read_the_post(
+    repo, r, alice, bob, charlie, bobs_post
+):
+    repo.graph.follow(charlie.id, alice.id)
+    listener = Audience(1, Listener(charlie, ("read",)), Stream("user"), "http://testserver")
+    repo.pages.timeline()  # this process remembers bob's post
+
+    elsewhere(r).profiles.update(bob.id, display_name="Bob Renamed")
+    repost_id, _ = repo.reposts.repost(alice.id, bobs_post)
+    event = next(e for e in events(r) if e.post_id == repost_id)
+    told = [json.loads(payload) for _, _, payload in tell(repo, event, [listener]).messages]
+
+    assert [status["reblog"]["account"]["display_name"] for status in told] == ["Bob Renamed"]

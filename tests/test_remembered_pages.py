@@ -3,14 +3,18 @@ they show has changed (social/remembered.py), each with its own CSRF token."""
 
 from __future__ import annotations
 
+import io
 import re
 from html import unescape
 
 import pytest
 from django.test import Client
 
-from social import account_forms, remembered
-from tests.conftest import PASSWORD, make_user
+from retwis_site.wsgi import application
+from social import account_forms, keys, remembered
+from social.repository import Repository
+from social.repository.cache import ProcessCache
+from tests.conftest import CLUSTER, PASSWORD, make_user
 
 T0 = 1_700_000_000
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -140,3 +144,51 @@ def test_the_remembered_welcome_page_builds_no_forms_until_it_renders(repo, post
     assert sorted(built) == built_first  # the second visitor's page came from memory
     assert second == first.replace(TOKEN.search(first)[1], TOKEN.search(second)[1])
     assert 'id="login_username"' in second and 'id="id_password2"' in second
+
+
+def test_a_name_changed_in_another_process_renders_only_the_pages_that_show_it(
+    repo, posted, r, monkeypatch
+):
+    """Issue 34, part 3: the change is numbered (accounts/profile_changes.py), not a move
+    of the visibility version; a remembered page that shows its author is rendered anew,
+    one that does not is answered from memory still."""
+    alice, _ = posted
+    bob = make_user(repo, "bob")
+    for url in ("/", "/timeline/"):
+        Client().get(url)
+    seen = renders(monkeypatch)
+    version = r.get(keys.visibility_version())
+    elsewhere = Repository(r, cache=ProcessCache())
+
+    elsewhere.profiles.update(bob.id, display_name="Bob Renamed")  # on neither page
+    unchanged = [Client().get(url).content.decode() for url in ("/", "/timeline/")]
+    elsewhere.profiles.update(alice.id, display_name="Alice Renamed")
+    changed = [Client().get(url).content.decode() for url in ("/", "/timeline/")]
+
+    assert len(seen) == 2  # the two pages once each, after alice's change
+    assert all("Alice Renamed" not in html for html in unchanged)
+    assert all('<bdi class="display-name">Alice Renamed</bdi>' in html for html in changed)
+    assert r.get(keys.visibility_version()) == version
+
+
+@pytest.mark.skipif(CLUSTER, reason="not remembered on a cluster (front.py)")
+def test_the_front_page_answered_before_django_shows_a_name_changed_elsewhere(repo, posted, r):
+    alice, _ = posted
+    application.pages.clear()
+    assert "hello from alice" in front_page()  # remembered whole (social/front.py)
+    assert "Alice Renamed" not in front_page()
+
+    Repository(r, cache=ProcessCache()).profiles.update(alice.id, display_name="Alice Renamed")
+
+    assert '<bdi class="display-name">Alice Renamed</bdi>' in front_page()
+
+
+def front_page() -> str:
+    """GET / through the site's WSGI application (social/front.py first)."""
+    environ = {
+        "REQUEST_METHOD": "GET", "PATH_INFO": "/", "QUERY_STRING": "", "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80", "HTTP_HOST": "testserver", "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": io.StringIO(),
+    }  # fmt: skip
+    return b"".join(application(environ, lambda status, headers, exc_info=None: None)).decode()

@@ -9,6 +9,8 @@ import pytest
 from django.test import Client
 
 from social import keys
+from social.repository import Repository
+from social.repository.cache import ProcessCache
 from tests.conftest import login
 
 T0 = 1_700_000_000
@@ -71,3 +73,20 @@ def test_the_navigation_counts_are_read_with_the_page(repo, alice, bob, warm):
     html = warm.get("/").content.decode()
 
     assert 'class="count-badge"' in html
+
+
+def test_the_readers_own_name_changed_by_another_process_shows_on_their_card_at_once(
+    repo, r, alice, bob, warm
+):
+    """Their card (a remembered page part) is keyed on what it shows of the user hash, read
+    with the page; bob's card under it, on the name numbered in profile_changes (issue 34)."""
+    version = r.get(keys.visibility_version())
+    elsewhere = Repository(r, cache=ProcessCache())
+
+    elsewhere.profiles.update(alice.id, display_name="Alice Renamed")
+    elsewhere.profiles.update(bob.id, display_name="Bob Renamed")
+    html = warm.get("/").content.decode()
+
+    assert html.count('<bdi class="display-name">Alice Renamed</bdi>') == 1  # her card
+    assert '<bdi class="display-name">Bob Renamed</bdi>' in html  # his post's card
+    assert r.get(keys.visibility_version()) == version

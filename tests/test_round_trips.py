@@ -21,6 +21,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from social import keys
 from social.repository import PROCESS_CACHE, Repository, get_repository
 from tests.conftest import CLUSTER, login, make_staff, make_user
 
@@ -353,7 +354,8 @@ def test_display_names_and_avatars_ride_on_the_reads_pages_already_make(
     """Issue 26: a card's author name and avatar come with the author reads the read path
     makes anyway, so pages whose every author has a profile cost what they did; after an
     author changes theirs, the next page checks its remembered posts on its one pipeline
-    (the version moved) and shows the change, at no more than a cold page's cost."""
+    (that author's are checked again: profile_changes.py) and shows the change, at no more
+    than a cold page's cost."""
     from social.images import AVATAR_SIZES, process
     from social.repository.accounts.profiles import Picture
     from tests.test_images import picture
@@ -480,3 +482,34 @@ def test_an_api_page_with_many_hidden_posts_reads_further_in_a_fixed_number_of_r
         assert [s["account"]["username"] for s in page.json()] == ["bob"] * 5
 
     assert tuple(counted) == API_MUTED_HOME
+
+
+# Issue 34, part 3: (round trips of the next warm page after a change of an author it does
+# not show, after one of an author it shows). The first pipeline reads whose cards changed,
+# and only a page showing one checks its posts (with their authors) on a round trip more.
+AFTER_A_CHANGE = {
+    "/": (HOME, pin((1, 2), (3, 6))),
+    "/timeline/": (TIMELINE, pin((1, 2), (3, 6))),
+    "/u/bob/": (PROFILE, pin((1, 2), (5, 7))),
+}
+
+
+@pytest.mark.parametrize("url", AFTER_A_CHANGE)
+def test_a_profile_change_costs_a_round_trip_only_to_the_pages_that_show_its_author(
+    repo, network, alice_client, round_trips, url
+):
+    page, pinned = AFTER_A_CHANGE[url]
+    bob = network[1]
+    add_posts(repo, [bob], 10)  # on alice's home, the timeline, bob's profile
+    stranger = make_user(repo, "stranger")
+    assert costs(alice_client, url, round_trips)[1] == page[1]  # remembered now
+    version = repo.r.get(keys.visibility_version())
+
+    repo.profiles.update(stranger.id, display_name="Stranger")  # on none of them
+    unshown = cost(alice_client, url, round_trips, cold=False)
+    repo.profiles.update(bob, display_name="Bob Renamed")
+    shown = cost(alice_client, url, round_trips, cold=False)
+
+    assert (unshown, shown) == pinned
+    assert cost(alice_client, url, round_trips, cold=False) == page[1]  # remembered again
+    assert repo.r.get(keys.visibility_version()) == version

@@ -2,16 +2,20 @@
 nothing else does: web processes trust what they remember only while it stands
 (social/repository/cache.py). The version moves in one place, RepositoryBase.send, for
 pipelines their hiding write marked (queue_hiding); each kind of hiding is pinned here, so
-one that forgets to mark its pipeline fails its test."""
+one that forgets to mark its pipeline fails its test. A change of what a card shows of its
+author numbers that author instead (profile_changes.py): each kind is pinned too."""
 
 from __future__ import annotations
 
 import pytest
 
 from social import keys
+from social.images import AVATAR_SIZES, process
 from social.repository import Repository
+from social.repository.accounts.profiles import Picture
 from social.repository.cache import ProcessCache
 from tests.conftest import make_staff, make_user
+from tests.test_images import picture
 
 T0 = 1_700_000_000
 
@@ -118,3 +122,64 @@ def test_writes_that_hide_nothing_leave_the_version_alone(scene):
 
     assert version(repo) == before
     assert [p.id for p in repo.pages.latest(5).items] == [post_id + 1, post_id]
+
+
+# A change of what a card shows of its author (display name, avatar) is that author's alone:
+# numbered in profile_changes (accounts/profile_changes.py), the version left where it is.
+
+
+def rename(repo, bob, sam):
+    repo.profiles.update(bob.id, display_name="Bob Renamed")
+
+
+def new_avatar(repo, bob, sam):
+    repo.profiles.update(bob.id, pictures=[Picture("avatar", process(picture(), AVATAR_SIZES))])
+
+
+def avatar_removed(repo, bob, sam):
+    repo.profiles.update(bob.id, remove=["avatar"])
+
+
+def avatar_from_the_worker(repo, bob, sam):
+    token = repo.profiles.begin_picture(bob.id, "avatar", picture())
+    assert repo.profiles.adopt(bob.id, "avatar", token)
+
+
+def name_removed_by_staff(repo, bob, sam):
+    repo.profiles.remove(sam, bob, "display_name", "rule 2")
+
+
+def avatar_removed_by_staff(repo, bob, sam):
+    repo.profiles.remove(sam, bob, "avatar", "rule 2")
+
+
+CARD_CHANGES = [
+    rename,
+    new_avatar,
+    avatar_removed,
+    avatar_from_the_worker,
+    name_removed_by_staff,
+    avatar_removed_by_staff,
+]
+
+
+@pytest.mark.parametrize("change", CARD_CHANGES, ids=lambda f: f.__name__)
+def test_each_change_of_what_cards_show_numbers_its_author_and_leaves_the_version(repo, change):
+    alice, bob = make_user(repo, "alice"), make_user(repo, "bob")
+    sam = make_staff(repo, "sam")
+    repo.profiles.update(bob.id, display_name="Bob", pictures=[])
+    repo.r.hset(keys.user(bob.id), "avatar", "0123456789abcdef")  # one to remove
+    post_id = repo.posts.create_post(bob.id, "hello", at=T0 + 1)
+    repo.posts.create_post(alice.id, "alice's", at=T0 + 2)
+    assert len(repo.pages.timeline().posts.items) == 2  # remembered now
+    before, numbered = version(repo), repo.r.zscore(keys.profile_changes(), bob.id)
+
+    change(repo, bob, sam)
+
+    assert version(repo) == before
+    assert repo.r.zscore(keys.profile_changes(), bob.id) > numbered
+    assert repo.r.zscore(keys.profile_changes(), alice.id) is None
+    shown = {p.id: p for p in repo.pages.timeline().posts.items}[post_id]
+    stored = repo.users.get_user(bob.id)
+    assert (shown.author_display, shown.author_avatar) == (stored.display_name, stored.avatar)
+    assert (shown.author_display, shown.author_avatar) != ("Bob", "0123456789abcdef")

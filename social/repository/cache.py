@@ -139,8 +139,10 @@ class RememberedPosts(BoundedCache[int, RememberedPost]):
         super().__init__(size)
         self._by_author: dict[int, set[int]] = {}
         self.tick = 0
-        # (tick, author changed, or None for every post forgotten), oldest first.
-        self._changes: deque[tuple[int, int | None]] = deque(maxlen=CHANGES_KEPT)
+        # (tick, author changed, or None for every post forgotten), oldest first; and the
+        # newest tick of those let go past CHANGES_KEPT.
+        self._changes: deque[tuple[int, int | None]] = deque()
+        self._let_go = 0
 
     def put(self, key: int, value: RememberedPost) -> None:
         if self.size <= 0:
@@ -176,21 +178,26 @@ class RememberedPosts(BoundedCache[int, RememberedPost]):
             if authors is None:
                 self._data.clear()
                 self._by_author.clear()
-                self._changes.append((self.tick, None))
+                self._note(None)
                 return
             data = self._data
             for author in authors:
                 for key in self._by_author.get(author, ()):
                     data[key] = replace(data[key], version=None)
-                self._changes.append((self.tick, author))
+                self._note(author)
+
+    def _note(self, author: int | None) -> None:
+        """Keep in mind that author changed (None: every post forgotten) at this tick."""
+        if len(self._changes) >= CHANGES_KEPT:
+            self._let_go = self._changes.popleft()[0]
+        self._changes.append((self.tick, author))
 
     def _changed_since(self, tick: int, author: int) -> bool:
         """Whether author changed (or every post was forgotten) after tick; True when that
         is no longer known (more changes since than CHANGES_KEPT)."""
-        changes = self._changes
-        if not changes or changes[0][0] > tick:
+        if self._let_go > tick:
             return True
-        for at, who in reversed(changes):
+        for at, who in reversed(self._changes):
             if at <= tick:
                 return False
             if who is None or who == author:
