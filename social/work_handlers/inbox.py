@@ -34,7 +34,7 @@ from django.conf import settings
 from social import work
 from social.federation import activities as ap
 from social.federation.names import url_domain
-from social.federation.resolve import ResolveError, resolve_actor
+from social.federation.resolve import ResolveError, resolve_key
 from social.federation.signatures import (
     ParsedSignature,
     RequestParts,
@@ -97,6 +97,9 @@ def receive(payload: dict[str, str]) -> None:
     try:
         activity = json.loads(incoming.body)
         actor = verified_actor(repo, incoming)
+        # It speaks: deliveries to its server are tried again (Mastodon resets the
+        # signer's inbox's failures as it takes an activity).
+        repo.federation_deliveries.succeeded(url_domain(actor.inbox) or actor.domain)
         checked(repo, actor, activity)
     except Dropped as dropped:
         return drop(repo, dropped)
@@ -153,19 +156,15 @@ def verifies(parts: RequestParts, parsed: ParsedSignature, actor: RemoteActor, a
 
 
 def actor_for_key(repo: Repository, key_id: str, *, refresh: bool) -> RemoteActor:
-    """The account whose key key_id is, fetched now (its actor is the key id without its
-    fragment, or the document there names it), or Dropped; work.Retry when the fetch
-    failed for a reason that may pass."""
+    """The account whose key key_id is, fetched now (resolve_key), or Dropped; work.Retry
+    when the fetch failed for a reason that may pass."""
     try:
-        actor = resolve_actor(repo, key_id.partition("#")[0], refresh=refresh)
+        return resolve_key(repo, key_id, refresh=refresh)
     except ResolveError as error:
         if any(mark in error.reason for mark in TRANSIENT):
             message = f"the key {key_id[:200]} could not be fetched: {error.reason}"
             raise work.Retry(message) from None
         raise Dropped("key_unknown", error.reason) from None
-    if actor.key_id != key_id:
-        raise Dropped("key_unknown", f"{actor.uri} does not have the key {key_id[:200]}")
-    return actor
 
 
 def checked(repo: Repository, actor: RemoteActor, activity: Any) -> None:
