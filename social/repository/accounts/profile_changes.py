@@ -81,7 +81,10 @@ class ProfileChangesRead:
         if entries is None:
             return
         low = self.low
-        if low is not None and len(entries) == 1 and int(entries[0][1]) == low:
+        if low is None:
+            if not entries and self.started:
+                return  # nothing was ever numbered
+        elif len(entries) == 1 and int(entries[0][1]) == low:
             return  # nothing new: the newest entry is the one taken in last
         pairs = [(int(member), int(number)) for member, number in entries]
         full = len(pairs) >= READ_LIMIT
