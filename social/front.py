@@ -5,7 +5,8 @@ newest posts (social/remembered.py). This WSGI wrapper remembers that page whole
 view rendered it: its bytes with the CSRF slot (remembered.CSRF_SLOT), its status and
 headers but the CSRF cookie, keyed by what the request may change it by (scheme, host,
 script prefix, the language cookie, Accept-Language), at the version the page was read at
-(repository/read/front.py: one MGET a request) and until a card's shown age would change. A
+(repository/read/front.py: one MGET a request; a post, a count, a hiding or a change of an
+author's name or avatar moves it) and until a card's shown age would change. A
 request it holds is answered with one command and no rendering: its own masked token in
 the slot (kept, or made with its cookie as Django's CsrfViewMiddleware does). Any other
 request, or a missing, older or expired page, goes to Django, which offers the page back.

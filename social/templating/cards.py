@@ -58,7 +58,10 @@ class PostCards:
     whether the reader is logged in and is its author, whether a report form is open, the
     post's age as shown ("3h", age()) or its exact time, the language and the script prefix.
     Those are the key, so a card is rendered once per distinct key (bounded, oldest let go);
-    the age in the key is the one the card shows. A card holds nothing of one reader's page:
+    the age in the key is the one the card shows. The post holds its author's display name
+    and avatar as its process last checked them: a profile change, once the process takes
+    it in (repository/cache.py, profile_changes.py), makes that author's posts new keys, so
+    their cards alone are rendered anew. A card holds nothing of one reader's page:
     its buttons submit the page's own #card-actions form (base.html: the CSRF token and
     `next`). Not remembered while templates auto-reload (DEBUG), so edits show at once.
     """
