@@ -7,10 +7,10 @@ a post's), `avatar` and `header` (the token of a stored picture: social/media.py
 files, keys.image(token) says what it is). They ride on every read of the user hash (a
 card's author check in loading.py reads `display_name` and `avatar`), so showing them costs
 no round trip. A change of what cards show (the display name, the avatar) is numbered
-after it, in a round trip of its own (profile_changes.py): every web process forgets that
-author's remembered posts, and their cards, whose memo key holds the author's display name
-and avatar, are rendered anew; no other post is read again, and the visibility version
-stays. A bio or header shows on the profile alone, read with it: nothing to number.
+after it, in a round trip of its own (profile_changes.py): every web process checks that
+author's remembered posts again, and their cards, whose memo key holds the author's display
+name and avatar, are rendered anew; no other post is read again, and the visibility
+version stays. A bio or header shows on the profile alone, read with it: nothing to number.
 
 A picture uploaded on the settings page or through update_credentials is processed by the
 worker (social/work_handlers/media.py): begin_picture stores it as sent with its hash
