@@ -509,6 +509,28 @@ def test_like_and_undo_like_of_a_local_post(repo, r, zed, alice):
     assert r.hget(keys.post(post_id), "likes") == "0"
 
 
+def test_a_like_and_a_reply_from_another_remote_account_reach_a_remote_note_we_keep(
+    repo, r, zed, alice
+):
+    repo.graph.follow(alice.id, zed.id)
+    data = note(20)
+    signed_post(create(data))
+    run_inbox()
+    eve = store_eve(repo)
+    signed_post(
+        activity("Like", data["id"], "likes/1", actor=eve.uri), pair=key(2), key_id=eve.key_id
+    )
+    reply = note(21, id=f"{eve.uri}/statuses/21", attributedTo=eve.uri, inReplyTo=data["id"])
+    signed_post({**create(reply), "id": f"{eve.uri}/statuses/21/activity", "actor": eve.uri},
+                pair=key(2), key_id=eve.key_id)  # fmt: skip
+    run_inbox()
+    kept = r.get(keys.remote_object(data["id"]))
+    assert r.zscore(keys.likes(int(kept)), eve.id) is not None
+    reply_id = r.get(keys.remote_object(reply["id"]))
+    assert r.lrange(keys.replies(int(kept)), 0, -1) == [reply_id]
+    assert r.hget(keys.post(reply_id), "user_id") == str(eve.id)
+
+
 def test_a_like_of_a_post_we_do_not_keep_is_dropped(repo, r, zed):
     like = activity("Like", "http://other.test/notes/1", "likes/2")
     signed_post(like)

@@ -95,7 +95,7 @@ def receive(payload: dict[str, str]) -> None:
     incoming = Incoming.of(payload)
     inbox = repo.federation_inbox
     try:
-        activity = json.loads(incoming.body)
+        activity = parsed(incoming.body)
         actor = verified_actor(repo, incoming)
         # It speaks: deliveries to its server are tried again (Mastodon resets the
         # signer's inbox's failures as it takes an activity).
@@ -115,6 +115,14 @@ def receive(payload: dict[str, str]) -> None:
         inbox.release(activity_id, incoming.receipt)
         raise
     inbox.count(done)
+
+
+def parsed(body: bytes) -> Any:
+    """The activity the accept path checked (parsed again; Dropped if it is not JSON)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        raise Dropped("invalid", "the body is not JSON") from None
 
 
 def drop(repo: Repository, dropped: Dropped) -> None:
