@@ -35,8 +35,8 @@ def inbox_seen(activity_id: str) -> str:
 
 
 def inbox_totals() -> str:
-    """Hash: the inbox's counters since it began (accepted, applied, each reason a
-    verified activity was dropped): what staff see of it."""
+    """Hash: the inbox job's counters since it began: activities applied, by type, and
+    dropped, by reason (`dropped:not_public`, `dropped:replayed`...): what staff see of it."""
     return "ap:inbox:totals"
 
 
