@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.test import Client
 
 from social import keys, work
 from social.federation import deliver as outbox
@@ -23,8 +24,10 @@ from social.federation import documents, outgoing
 from social.federation.actor_documents import parse_actor
 from social.federation.signatures import (
     RequestParts,
+    generate_key_pair,
     load_public_key,
     parse_signature,
+    sign_request,
     verify_signature,
 )
 from social.repository.federation.actors import RemoteActor
@@ -747,3 +750,35 @@ def test_only_staff_mark_servers_available_and_only_by_post(repo, client, alice_
     assert alice_client.post(url).status_code == 403
     assert sam_client.get(url).status_code == 405
     assert repo.federation_deliveries.unavailable_among({"down.test"}) == {"down.test"}
+
+
+def test_an_activity_from_an_unavailable_server_revives_it_and_the_answer_goes_out(
+    repo, remote, settings, alice
+):
+    settings.SITE_URL = "http://testserver"  # the test client's host: the inbox's URL
+    signing_keys.forget()
+    pair = generate_key_pair()
+    document = mastodon_actor("zed", REMOTE, "http")
+    document["publicKey"] = {**document["publicKey"], "publicKeyPem": pair.public_pem}
+    zed = repo.remote_actors.upsert(parse_actor(document, fetched_from=document["id"]))
+    fail_on_days(repo, REMOTE, UNAVAILABLE_AFTER_DAYS)
+    follow = {
+        "@context": documents.AS_PROFILE,
+        "id": f"{zed.uri}#follows/1",
+        "type": "Follow",
+        "actor": zed.uri,
+        "object": documents.actor_id(alice.id),
+    }
+    body = json.dumps(follow).encode()
+    signed = sign_request(
+        "POST", "http://testserver/ap/inbox", {}, body, zed.key_id, pair.private_pem
+    )
+
+    answer = Client().post("/ap/inbox", body, content_type=documents.ACTIVITY_JSON, headers=signed)
+    assert answer.status_code == 202
+    work.run_pending("inbox")
+
+    assert repo.federation_deliveries.unavailable_among({REMOTE}) == set()
+    run_deliveries()
+    [(host, path, accept)] = sent(remote)
+    assert (host, path, accept["type"]) == (REMOTE, "/users/zed/inbox", "Accept")
