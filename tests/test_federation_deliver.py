@@ -782,3 +782,13 @@ def test_an_activity_from_an_unavailable_server_revives_it_and_the_answer_goes_o
     run_deliveries()
     [(host, path, accept)] = sent(remote)
     assert (host, path, accept["type"]) == (REMOTE, "/users/zed/inbox", "Accept")
+
+
+def test_nothing_goes_to_a_server_staff_block_or_under_it(repo, remote, sam, alice):
+    outbox.deliver(ACTIVITY, signer=alice.id, inboxes=[INBOX])  # queued before the block
+    repo.federation_domains.block(REMOTE, sam)
+    sub = "http://social.remote.test/inbox"
+
+    assert outbox.deliver(ACTIVITY, signer=alice.id, inboxes=[INBOX, sub]) == 0
+    assert run_deliveries() == 1  # the one queued before: dropped unsent
+    assert remote.received == [] and dead_letters(repo) == []

@@ -10,8 +10,9 @@ concurrency limit apply to it (repository/work/jobs.py). The handler
 HTTP client (fetch.py). Nothing here waits on another server.
 
 An inbox that is not an http(s) URL (plain http only under FEDERATION_ALLOW_HTTP), that is
-on this site's own domain, or whose domain staff block or is marked unavailable (days of
-failed deliveries, docs/federation.md) is skipped: no job is queued for it.
+on this site's own domain, or whose domain staff block (or a domain it is under) or is
+marked unavailable (days of failed deliveries, docs/federation.md) is skipped: no job is
+queued for it. The handler checks both again when the job runs.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ A delivery (Mastodon's ActivityPub::DeliveryWorker) answers:
   queues.py), and the domain's backoff; the failure counts toward the domain's seven days.
 - An address the client refuses (a private address, a name that does not resolve to a
   public one: fetch.Refused): given up at once.
-A domain marked unavailable (deliveries.py) by the time the job runs: dropped unsent.
+A domain marked unavailable (deliveries.py) or blocked by staff (domains.py) by the time
+the job runs: dropped unsent.
 
 Idempotent in effect: a job run twice POSTs twice, and the receiver drops the second by
 the activity's id, as Mastodon's deliveries are at least once too.
@@ -104,8 +105,8 @@ def send(payload: dict[str, str]) -> None:
     if domain is None or not text:
         raise work.Permanent(f"not a delivery: inbox {inbox[:200]!r}")
     deliveries = get_repository().federation_deliveries
-    if deliveries.unavailable_among({domain}):
-        return  # marked unavailable since it was queued: dropped, as Mastodon does
+    if deliveries.undeliverable({domain}):
+        return  # blocked or marked unavailable since it was queued: dropped unsent
     key_id, private_pem = signing_keys.of(payload.get("signer", ""))
     body = text.encode("utf-8")
 

@@ -32,6 +32,7 @@ from ..base import Client, Members, Pipe, RepositoryBase, StoreSettings, as_int,
 from ..models import User, as_datetime
 from ..moderation.audit import AuditDraft, AuditStore
 from .actors import RemoteActor, RemoteActorStore, actor_from_hash
+from .domains import domain_and_parents
 
 UNAVAILABLE_AFTER_DAYS = 7  # Mastodon's FAILURE_DAYS_THRESHOLD
 DAY = 24 * 3600
@@ -211,8 +212,24 @@ class DeliveryStore(RepositoryBase):
         return {domain for domain, score in zip(wanted, scores) if score is not None}
 
     def undeliverable(self, domains: Collection[str]) -> set[str]:
-        """Return the domains among domains nothing is queued for: those unavailable."""
-        return self.unavailable_among(domains)
+        """Return the domains among domains nothing is queued for: those unavailable, and
+        those staff block (or under a blocked domain: domains.py's rule). One round trip."""
+        wanted = list(domains)
+        if not wanted:
+            return set()
+        spellings = {domain: domain_and_parents(domain) for domain in wanted}
+        candidates = list(dict.fromkeys(c for found in spellings.values() for c in found))
+        pipe = self._pipe()
+        pipe.zmscore(keys.unavailable_domains(), wanted)
+        if candidates:
+            pipe.hmget(keys.blocked_domains(), candidates)
+        scores, *blocked_at = pipe.execute()
+        blocked = {c for c, at in zip(candidates, blocked_at[0] if blocked_at else []) if at}
+        return {
+            domain
+            for domain, score in zip(wanted, scores)
+            if score is not None or not spellings[domain] or blocked & set(spellings[domain])
+        }
 
     def failing(self, *, count: int = LIST_MAX) -> list[FailingDomain]:
         """Return the domains with failures since their last success (newest failure
