@@ -638,6 +638,14 @@ def test_a_note_that_concerns_no_one_here_is_not_kept(repo, r, zed, alice):
     assert r.llen(keys.own_posts(zed.id)) == 0 and r.llen(keys.timeline()) == 0
 
 
+def test_a_note_naming_only_an_account_that_blocks_its_author_is_not_kept(repo, r, zed, alice):
+    repo.relations.block(alice.id, zed.id)
+    signed_post(create(note(30, tag=[mention(alice)])))
+    run_inbox()
+    assert totals(repo) == {"dropped:unconcerned": 1}
+    assert r.zcard(keys.mentions(alice.id)) == 0
+
+
 @pytest.mark.parametrize(
     ("to", "cc"),
     [

@@ -20,9 +20,9 @@ is not for us, or not allowed, raises Dropped with the counter it is counted und
 - Update{Person}, Update{Note}: the account stored again; the note's content replaced.
 
 A note is kept when it concerns someone here: its author has a follower here, it answers
-a post we keep, or it mentions a local account. A note not addressed to the public (a
-followers-only or direct one) is dropped and counted: until audiences exist nothing could
-keep it from readers it was not for.
+a post we keep, or it mentions a local account (one that does not block its author). A
+note not addressed to the public (a followers-only or direct one) is dropped and counted:
+until audiences exist nothing could keep it from readers it was not for.
 """
 
 from __future__ import annotations
@@ -317,7 +317,7 @@ def resolved_post(ctx: Context, note: ap.NoteDocument) -> ResolvedPost:
         )
     except NotAllowed:
         raise Dropped("refused", "a block between the author and the post it answers") from None
-    if parent is None and not names and not post.reach.followers:
+    if parent is None and not post.told and not post.reach.followers:
         raise Dropped(
             "unconcerned", "no one here follows its author, and it answers or names no one here"
         )
