@@ -35,7 +35,7 @@ HEADERS = {"Content-Type": documents.ACTIVITY_JSON}  # as Mastodon's deliveries 
 TIMEOUT = 15.0  # seconds for the whole POST (Mastodon's Request: about 10 to connect and read)
 ANSWER_MAX = 64 * 1024  # bytes of an inbox's answer read (and ignored)
 RETRY_AFTER_MAX = 24 * 3600  # a 429's Retry-After obeyed up to a day
-UNSALVAGEABLE = 501  # with 4xx but 401, 408, 429: Mastodon's response_error_unsalvageable?
+UNSALVAGEABLE = 501  # with 4xx but 401, 408, 429: unsalvageable()
 KEYS_KEPT = 1024  # signers' key pairs remembered by a worker process
 
 
@@ -46,14 +46,27 @@ class _Keys:
     def __init__(self) -> None:
         self._known: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._lock = threading.Lock()
+        # One load at a time: the deliver queue's threads all start on one post's
+        # deliveries, and a signer without a key pair yet would have each make one.
+        self._loading = threading.Lock()
 
     def of(self, signer: str) -> tuple[str, str]:
         """Return (key id, private PEM) of signer ("instance" or a local account's id);
         raise work.Permanent when it is no local account."""
+        if (known := self._remembered(signer)) is not None:
+            return known
+        with self._loading:
+            if (known := self._remembered(signer)) is not None:
+                return known
+            return self._load(signer)
+
+    def _remembered(self, signer: str) -> tuple[str, str] | None:
         with self._lock:
             if (known := self._known.get(signer)) is not None:
                 self._known.move_to_end(signer)
-                return known
+            return known
+
+    def _load(self, signer: str) -> tuple[str, str]:
         repo = get_repository()
         if signer == INSTANCE:
             pair = repo.federation_keys.for_instance()
@@ -96,6 +109,12 @@ def retry_after(value: str | None) -> float | None:
     return max(0.0, min(moment.timestamp() - time.time(), RETRY_AFTER_MAX))
 
 
+def unsalvageable(status: int) -> bool:
+    """Whether an answer says the server will never take this activity (Mastodon's
+    response_error_unsalvageable?: 501, or 4xx but 401, 408 and 429)."""
+    return status == UNSALVAGEABLE or (400 <= status < 500 and status not in (401, 408, 429))
+
+
 @work.handler(deliver.QUEUE, deliver.ACTIVITY)
 def send(payload: dict[str, str]) -> None:
     """POST payload's activity to its inbox, signed as its signer (the module docstring
@@ -105,7 +124,8 @@ def send(payload: dict[str, str]) -> None:
     if domain is None or not text:
         raise work.Permanent(f"not a delivery: inbox {inbox[:200]!r}")
     deliveries = get_repository().federation_deliveries
-    if deliveries.undeliverable({domain}):
+    skipped, failing = deliveries.standing(domain)
+    if skipped:
         return  # blocked or marked unavailable since it was queued: dropped unsent
     key_id, private_pem = signing_keys.of(payload.get("signer", ""))
     body = text.encode("utf-8")
@@ -123,12 +143,14 @@ def send(payload: dict[str, str]) -> None:
         deliveries.failed(domain)
         raise work.Retry(str(error)) from None
     status = answer.status
-    if 200 <= status < 300:
-        deliveries.succeeded(domain)
+    if 200 <= status < 300 or unsalvageable(status):
+        # It answered: alive (only this activity will not do, past 2xx). A failure another
+        # worker records meanwhile stays until the next success: a day's count at most.
+        if failing:
+            deliveries.succeeded(domain)
+        if status >= 300:
+            raise work.Permanent(f"{inbox} answered {status}")
         return
-    if status == UNSALVAGEABLE or (400 <= status < 500 and status not in (401, 408, 429)):
-        deliveries.succeeded(domain)  # it answered: alive, only this will not do
-        raise work.Permanent(f"{inbox} answered {status}")
     deliveries.failed(domain)
     after = retry_after(answer.headers.get("retry-after")) if status in (429, 503) else None
     raise work.Retry(f"{inbox} answered {status}", after=after)

@@ -214,22 +214,35 @@ class DeliveryStore(RepositoryBase):
     def undeliverable(self, domains: Collection[str]) -> set[str]:
         """Return the domains among domains nothing is queued for: those unavailable, and
         those staff block (or under a blocked domain: domains.py's rule). One round trip."""
+        return self._standing(domains)[0]
+
+    def standing(self, domain: str) -> tuple[bool, bool]:
+        """Return whether nothing may go to domain now (undeliverable) and whether it has
+        failures on record (a success should forget them): one round trip, so a delivery
+        to a healthy server writes nothing for it."""
+        skipped, failing = self._standing([domain])
+        return domain in skipped, domain in failing
+
+    def _standing(self, domains: Collection[str]) -> tuple[set[str], set[str]]:
         wanted = list(domains)
         if not wanted:
-            return set()
+            return set(), set()
         spellings = {domain: domain_and_parents(domain) for domain in wanted}
         candidates = list(dict.fromkeys(c for found in spellings.values() for c in found))
         pipe = self._pipe()
         pipe.zmscore(keys.unavailable_domains(), wanted)
+        pipe.zmscore(keys.delivery_failing(), wanted)
         if candidates:
             pipe.hmget(keys.blocked_domains(), candidates)
-        scores, *blocked_at = pipe.execute()
+        scores, failing_scores, *blocked_at = pipe.execute()
         blocked = {c for c, at in zip(candidates, blocked_at[0] if blocked_at else []) if at}
-        return {
+        skipped = {
             domain
             for domain, score in zip(wanted, scores)
             if score is not None or not spellings[domain] or blocked & set(spellings[domain])
         }
+        failing = {d for d, score in zip(wanted, failing_scores) if score is not None}
+        return skipped, failing | {d for d, score in zip(wanted, scores) if score is not None}
 
     def failing(self, *, count: int = LIST_MAX) -> list[FailingDomain]:
         """Return the domains with failures since their last success (newest failure
