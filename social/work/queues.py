@@ -106,8 +106,9 @@ QUEUES: dict[str, Queue] = {
 }
 
 
-# What `manage.py work` serves when not told (federation's queues join when it lands).
-DEFAULT_QUEUES = ("media", "mail")
+# What `manage.py work` serves when not told: every queue (a site that does not federate
+# queues nothing on deliver or inbox, and their idle threads wait without writing).
+DEFAULT_QUEUES = ("media", "mail", "deliver", "inbox")
 
 
 def queue(name: str) -> Queue:
