@@ -52,9 +52,9 @@ from .errors import (
     UserNotFound,
 )
 from .federation.actors import RemoteActorStore
+from .federation.deliveries import DeliveryStore
 from .federation.domains import DomainBlockStore
 from .federation.inbox import InboxStore
-from .federation.deliveries import DeliveryStore
 from .federation.key_pairs import KeyPairStore
 from .federation.objects import RemoteObjectStore
 from .live.live import LiveStore
