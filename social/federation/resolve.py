@@ -342,11 +342,14 @@ class Resolver:
         types: tuple[str, ...] = DOCUMENT_TYPES,
         signed: bool = True,
     ) -> fetch.Response:
-        """GET url within what is left of the deadline; a redirect must stay on url's
-        origin. A 404 comes back (WebFinger says what it means); another failure raises."""
+        """GET url within what is left of the deadline (nothing is asked of a server
+        staff block, or one under it); a redirect must stay on url's origin. A 404 comes
+        back (WebFinger says what it means); another failure raises."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise ResolveError(f"no time was left to fetch {url} (at most {TIMEOUT:g} s in all)")
+        if self.repo.federation_domains.is_blocked(domain := url_domain(url) or ""):
+            raise ResolveError(f"{domain or url[:100]} is blocked here")
         try:
             response = fetch.get(
                 url,

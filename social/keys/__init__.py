@@ -66,6 +66,7 @@ from .deliveries import (
 from .federation import (
     INBOX_SEEN_TTL,
     actor_key,
+    blocked_domain_details,
     blocked_domains,
     inbox_seen,
     inbox_totals,
@@ -73,6 +74,8 @@ from .federation import (
     remote_actor_by_acct,
     remote_actor_by_key,
     remote_actor_by_uri,
+    remote_domain_accounts,
+    remote_domains,
     remote_object,
 )
 from .live import (
@@ -225,6 +228,7 @@ __all__ = [
     "audit_log",
     "auths",
     "blocked_by",
+    "blocked_domain_details",
     "blocked_domains",
     "blocks",
     "celebrities",
@@ -290,6 +294,8 @@ __all__ = [
     "remote_actor_by_acct",
     "remote_actor_by_key",
     "remote_actor_by_uri",
+    "remote_domain_accounts",
+    "remote_domains",
     "remote_object",
     "replies",
     "report",

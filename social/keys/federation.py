@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 
 def actor_key(user_id: int) -> str:
@@ -25,6 +26,37 @@ def blocked_domains() -> str:
     """Hash: domain -> unix s staff blocked it (repository/federation/domains.py): nothing
     is accepted from such a server, nor from its subdomains."""
     return "ap:domains:blocked"
+
+
+def blocked_domain_details() -> str:
+    """Hash: blocked domain -> JSON {"by": staff id, "by_name", "reason"}: who blocked it
+    and why, for the staff page (domains.py writes it with blocked_domains' entry and
+    deletes it with the entry; the audit log keeps the history)."""
+    return "ap:domains:blocked:details"
+
+
+# Where remote accounts are (repository/federation/domains.py, written by actors.py's
+# upsert): what a domain block suspends, and the known servers staff see.
+
+_DOMAIN_RE = re.compile(r"[a-z0-9.:-]{1,260}")  # names.normalise_domain's spelling
+
+
+def remote_domain_accounts(domain: str) -> str:
+    """Set: ids of the remote accounts known on domain (normalised, its port when not the
+    default): the domain of their address, and that of their actor id when another. An
+    entry is a pointer checked against the account's hash when read (a domain never
+    loses one: a moved or deleted account is skipped)."""
+    if not _DOMAIN_RE.fullmatch(domain):
+        raise ValueError(f"not a domain: {domain!r}")
+    return f"ap:domain:{domain}:accounts"
+
+
+def remote_domains() -> str:
+    """Sorted set, every score 0 (read by lex range): the domains remote accounts are
+    known on, each spelled with its labels reversed and a dot after (`test.remote.` for
+    remote.test, `test.remote.:8443` with a port: domains.domain_member), so a domain and
+    everything under it are one range."""
+    return "ap:domains:known"
 
 
 def inbox_seen(activity_id: str) -> str:

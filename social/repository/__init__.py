@@ -217,7 +217,9 @@ class Repository:
         self.tags = TagStore(client, **config)
         self.people = PeopleStore(client, accounts=accounts, users=self.users, **config)
         self.federation_keys = KeyPairStore(client, **config)
-        self.federation_domains = DomainBlockStore(client, audit=self.audit, **config)
+        self.federation_domains = DomainBlockStore(
+            client, audit=self.audit, graph=self.graph, **config
+        )
         self.federation_inbox = InboxStore(client, **config)
         self.remote_objects = RemoteObjectStore(client, **config)
 

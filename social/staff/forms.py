@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
+from social.federation.documents import domain as local_domain
+from social.federation.names import (
+    ADDRESS_INPUT_MAX,
+    InvalidAddress,
+    normalise_domain,
+    parse_address,
+    url_domain,
+)
 from social.numbers import ID_MAX, whole_number
 from social.repository import Repository
 from social.repository.moderation.actions import NOTE_MAX
@@ -155,7 +164,7 @@ class AuditFilterForm(forms.Form):
     target = forms.CharField(
         label=gettext_lazy("Target user"),
         required=False,
-        max_length=20,
+        max_length=ADDRESS_INPUT_MAX,  # name@domain: another server's account
         widget=forms.TextInput(attrs={"autocapitalize": "none"}),
     )
     # The unfiltered log's cursor: the id of the last entry shown ("<ms>-<seq>").
@@ -166,12 +175,19 @@ class AuditFilterForm(forms.Form):
         self.repo = repo
 
     def clean(self) -> dict[str, Any]:
-        """Resolve the names to user ids in one round trip; an unknown name is an error."""
+        """Resolve the names to user ids in one round trip (two more for another server's
+        account: name@domain); an unknown name is an error."""
         super().clean()
         data = self.cleaned_data
         names = {f: data[f] for f in ("actor", "target") if data.get(f)}
-        ids = self.repo.users.user_ids_for_names(list(names.values()))
-        for field, user_id in zip(names, ids):
+        ids = self.repo.users.user_ids_for_names([n for n in names.values() if "@" not in n])
+        found = iter(ids)
+        for field, name in names.items():
+            if "@" in name:  # another server's account: its own index
+                remote = self.repo.remote_actors.by_acct(name)
+                user_id = remote.id if remote is not None else None
+            else:
+                user_id = next(found)
             if user_id is None:
                 self.add_error(field, gettext("No user by that name."))
             data[f"{field}_id"] = user_id
@@ -187,6 +203,12 @@ class AuditFilterForm(forms.Form):
         return self._name("actor")
 
     def clean_target(self) -> str:
+        name = self.cleaned_data["target"].strip().lstrip("@")
+        if "@" in name:
+            try:
+                return str(parse_address(name))
+            except InvalidAddress:
+                raise ValidationError(gettext("That is not a username."), code="invalid") from None
         return self._name("target")
 
     def clean_before(self) -> str:
@@ -253,3 +275,76 @@ class ResolveReportForm(ReasonForm):
     through confirmation pages (views.ReportActionView, a RequiredReasonForm each)."""
 
     outcome = forms.ChoiceField(choices=[(o, o) for o in OUTCOMES])
+
+
+# Longest text the domain field takes before any work: a URL pasted whole, with room.
+DOMAIN_INPUT_MAX = 300
+
+
+def typed_domain(text: str) -> str:
+    """Return the domain staff typed or pasted, in its one spelling (names.py): a bare
+    name, `*.name`, `@user@name` or a URL on it; raise ValidationError when it is none,
+    holds characters that stand for others ("²", full-width letters: what is blocked must
+    be what was typed), is one label (a whole top-level domain) or is this site's."""
+    text = text.strip()
+    if unicodedata.normalize("NFKC", text) != text:
+        raise ValidationError(
+            gettext("Type the name as it is written: “%(text)s” holds look-alike characters.")
+            % {"text": text[:80]},
+            code="lookalike",
+        )
+    if "://" in text:
+        text = url_domain(text) or "?"
+    text = text.removeprefix("*.").rpartition("@")[2].rstrip("/")
+    try:
+        domain = normalise_domain(text)
+    except InvalidAddress:
+        raise ValidationError(
+            gettext("That is not a server's name: write it as social.example or a URL on it."),
+            code="invalid",
+        ) from None
+    if "." not in domain.partition(":")[0]:
+        raise ValidationError(
+            gettext("Give a server's whole name (social.example), not a top-level domain."),
+            code="tld",
+        )
+    if domain == local_domain():
+        raise ValidationError(gettext("That is this site."), code="own")
+    return domain
+
+
+class DomainBlockForm(RequiredReasonForm):
+    """Block a server: its name (typed_domain), and why (staff see it; the log keeps it)."""
+
+    domain = forms.CharField(
+        label=gettext_lazy("Server"),
+        max_length=DOMAIN_INPUT_MAX,
+        widget=forms.TextInput(
+            attrs={
+                "placeholder": "spam.example",
+                "autocapitalize": "none",
+                "autocomplete": "off",
+                "spellcheck": "false",
+            }
+        ),
+        error_messages={"required": gettext_lazy("Name the server to block.")},
+    )
+    field_order = ["domain", "reason"]
+
+    def clean_domain(self) -> str:
+        return typed_domain(self.cleaned_data["domain"])
+
+
+class KnownDomainsForm(forms.Form):
+    """The known servers' pager: `after`, the last domain of the page before."""
+
+    after = forms.CharField(required=False, max_length=DOMAIN_INPUT_MAX)
+
+    def clean_after(self) -> str:
+        after = self.cleaned_data["after"]
+        if not after:
+            return ""
+        try:
+            return normalise_domain(after)
+        except InvalidAddress:
+            raise ValidationError(gettext("That is not a server's name."), code="invalid") from None

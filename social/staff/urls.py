@@ -3,7 +3,7 @@
 from django.urls import path
 
 from social.repository.moderation.reports import RESOLVED
-from social.staff import instance_views, job_views, report_views, views
+from social.staff import domain_views, instance_views, job_views, report_views, views
 
 app_name = "staff"
 
@@ -77,6 +77,13 @@ urlpatterns = [
         "jobs/<str:queue>/<str:job_id>/discard/",
         job_views.DeadLetterActionView.as_view(action="discard"),
         name="job_discard",
+    ),
+    path("domains/", domain_views.DomainsView.as_view(), name="domains"),
+    path("domains/block/", domain_views.DomainBlockView.as_view(), name="domain_block"),
+    path(
+        "domains/<str:domain>/unblock/",
+        domain_views.DomainUnblockView.as_view(),
+        name="domain_unblock",
     ),
     path(
         "jobs/domains/<str:domain>/available/",

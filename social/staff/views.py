@@ -152,6 +152,10 @@ class UserDetailView(StaffRequiredMixin, UserPageMixin, TemplateView):
         except UserNotFound:
             raise Http404("No such user.") from None
         context["apps"] = self.repo.oauth.authorisations(self.target_id)
+        if context["account"].user.domain:  # another server's: what federation keeps of it
+            remote = context["remote"] = self.repo.remote_actors.get(self.target_id)
+            domain = remote.domain if remote is not None else context["account"].user.domain
+            context["server_blocked"] = self.repo.federation_domains.is_blocked(domain)
         bound = kwargs.get("bound", {})
         context["forms"] = {
             name: bound.get(name) or action.form_class(prefix=name)

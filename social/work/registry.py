@@ -14,6 +14,7 @@ DeadHandler = Callable[[dict[str, str], str], None]
 # Modules whose import registers handlers.
 HANDLER_MODULES: list[str] = [
     "social.work_handlers.deliver",
+    "social.work_handlers.domain_blocks",
     "social.work_handlers.fanout",
     "social.work_handlers.inbox",
     "social.work_handlers.mail",

@@ -184,7 +184,8 @@ def checked(repo: Repository, actor: RemoteActor, activity: Any) -> None:
         raise Dropped("not_signer", "the activity's actor is not the key's owner")
     if not ap.same_host(activity["id"], actor.uri):
         raise Dropped("foreign_id", "the activity's id is not on its actor's server")
-    if actor.is_suspended:
-        raise Dropped("suspended", f"{actor.username} is suspended here")
+    # The server first: a block suspends its accounts too, and says more.
     if repo.federation_domains.is_blocked(actor.domain, url_domain(actor.uri) or actor.domain):
         raise Dropped("blocked", f"{actor.domain} is blocked")
+    if actor.is_suspended:
+        raise Dropped("suspended", f"{actor.username} is suspended here")

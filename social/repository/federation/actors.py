@@ -36,12 +36,13 @@ import redis
 
 from social import keys
 from social.federation.actor_documents import ActorDocument
-from social.federation.names import InvalidAddress, parse_address
+from social.federation.names import InvalidAddress, parse_address, url_domain
 
 from ..accounts.name_words import queue_name_words
 from ..base import STATUS_DELETED, STATUS_SUSPENDED, RepositoryBase, as_int, s
 from ..errors import RepositoryError
 from ..models import Counts
+from .domains import queue_domain_index
 
 REFRESH_AFTER = 24 * 3600  # an actor older than this is fetched again when next resolved
 MANY_MAX = 200  # accounts read at once (get_many)
@@ -288,8 +289,9 @@ class RemoteActorStore(RepositoryBase):
         self, user_id: int, actor: ActorDocument, old_name: str | None, old_key: str | None
     ) -> None:
         """Point the address and key id at user_id (the newest upsert holding them wins),
-        release the ones it held before when they changed, and index its display name's
-        words (as a profile save does: search finds it by them). One round trip."""
+        release the ones it held before when they changed, index its display name's words
+        (as a profile save does: search finds it by them) and file it under its domains
+        (what a domain block suspends). One round trip."""
         pipe = self._pipe()
         pipe.set(keys.remote_actor_by_acct(actor.acct.lower()), user_id)
         pipe.set(keys.remote_actor_by_key(actor.key_id), user_id)
@@ -300,6 +302,7 @@ class RemoteActorStore(RepositoryBase):
             old = keys.remote_actor_by_key(old_key)
             pipe.execute_command("EVAL", RELEASE_SCRIPT, 1, old, user_id)
         queue_name_words(pipe, user_id, actor.display_name)
+        queue_domain_index(pipe, user_id, [actor.domain, url_domain(actor.uri)])  # domains.py
         pipe.execute()
 
     def get(self, user_id: int) -> RemoteActor | None:

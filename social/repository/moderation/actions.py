@@ -222,6 +222,8 @@ class ModerationStore(RepositoryBase):
         user = target.user
         if user.is_suspended:
             raise NotAllowed(gettext_noop("Unsuspend the account before making it staff."))
+        if user.domain:
+            raise NotAllowed(gettext_noop("An account of another server cannot be staff here."))
         if user.is_staff:
             self.r.zadd(keys.staff_users(), {user.username: 0}, nx=True)
             return False
@@ -296,7 +298,8 @@ class ModerationStore(RepositoryBase):
                 "suspended_by": actor.id,
             },
         )
-        self.users.queue_secret_rotation(pipe, user.id, target.secret)
+        if not user.domain:  # a remote account never logs in here: no secret to rotate
+            self.users.queue_secret_rotation(pipe, user.id, target.secret)
         pipe.zadd(keys.suspended_users(), {user.username: ts})
         queue_hiding(pipe)  # their posts leave every page
 
@@ -373,7 +376,8 @@ class ModerationStore(RepositoryBase):
             return False
 
         def queue(pipe: Pipe, ts: int) -> None:
-            fields = ("status", "suspended_reason", "suspended_at", "suspended_by")
+            # domain_block: a server's block marks what it suspended (domains.py).
+            fields = ("status", "suspended_reason", "suspended_at", "suspended_by", "domain_block")
             pipe.hdel(keys.user(user_id), *fields)
             pipe.zrem(keys.suspended_users(), user.username)
             queue_hiding(pipe)  # their posts come back
