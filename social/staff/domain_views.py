@@ -49,6 +49,8 @@ class DomainsView(StaffRequiredMixin, TemplateView):
         if "form" not in context:
             asked = self.request.GET.get("domain", "")[: forms.DOMAIN_INPUT_MAX]
             context["form"] = forms.DomainBlockForm(initial={"domain": asked})
+            if asked:  # "Block…" from the known servers: the reason is what is left to type
+                context["form"].fields["reason"].widget.attrs["autofocus"] = True
         context["blocked"] = domains.blocked()
         pager = forms.KnownDomainsForm(self.request.GET)
         after = pager.cleaned_data["after"] if pager.is_valid() else ""
