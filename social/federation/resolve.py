@@ -46,7 +46,7 @@ from django.utils.translation import gettext
 
 from . import documents, fetch
 from .actor_documents import ActorDocument, InvalidActor, parse_actor, total_items
-from .destinations import FetchError
+from .destinations import FetchError, Refused
 from .names import (
     ADDRESS_INPUT_MAX,
     Address,
@@ -359,6 +359,8 @@ class Resolver:
                 content_types=types,
                 sign=self._sign if signed else None,
             )
+        except Refused as error:  # an address or URL the client never asks: for good
+            raise ResolveError(f"{url} is not fetched: {error.reason}") from None
         except FetchError as error:
             raise ResolveError(f"fetching {url} failed: {error.reason}") from None
         if not same_origin(response.url, url):

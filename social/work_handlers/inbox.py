@@ -52,7 +52,8 @@ from .activities import Dropped, apply
 log = logging.getLogger(__name__)
 
 QUEUE, KIND = "inbox", "activity"
-# A resolution failure worth a retry: the other server did not answer, or not in time.
+# A resolution failure worth a retry: the other server did not answer, or not in time (an
+# address the client refuses, private or not https, is no fetch failure: dropped at once).
 TRANSIENT = ("fetching ", "no time was left", " answered 5", " answered 429")
 
 
