@@ -8,16 +8,18 @@ FEDERATION_ALLOW_ADDRESSES lets the client connect to 127.0.0.0/8. SITE_URL name
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+import requests
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from social.repository import Repository, User
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, make_staff
 from tests.redis_server import RedisServer, free_port
 from tests.served_site import served_site
 
@@ -48,6 +50,29 @@ class Instance:
         """An account on this instance that logs in with PASSWORD (a cheap PBKDF2 hash)."""
         hashed = PBKDF2PasswordHasher().encode(PASSWORD, "federationsalt", 1000)
         return self.repo().users.create_user(name, hashed)
+
+    def staff(self, name: str) -> User:
+        """A staff account on this instance (made staff as `manage.py createstaff` does)."""
+        return make_staff(self.repo(), self.person(name))
+
+    def browser(self, user: User) -> requests.Session:
+        """A browser logged in as user on this instance (its `auth` cookie)."""
+        session = requests.Session()
+        session.cookies.set("auth", self.repo().users.record_login(user.id, "127.0.0.1"))
+        return session
+
+    def submit(self, browser: requests.Session, page: str, action: str, **fields: str):
+        """POST fields to action as a form on page does: the page's CSRF token with them,
+        no redirect followed. Return the response."""
+        shown = browser.get(self.url + page, timeout=10)
+        assert shown.status_code == 200, shown.text
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', shown.text)
+        assert token is not None, "no CSRF token on the page"
+        data = {"csrfmiddlewaretoken": token[1], **fields}
+        return browser.post(
+            self.url + action, data=data, headers={"Referer": self.url + page},
+            allow_redirects=False, timeout=10,
+        )  # fmt: skip
 
 
 def federation_settings(ports: dict[str, int]) -> dict[str, str]:
