@@ -84,6 +84,17 @@ def eventually(check, seconds: float = DEADLINE):
     return within(lambda: check() or None, seconds)
 
 
+def total(instance: Instance, name: str) -> int:
+    """One of instance's inbox counters (keys.inbox_totals: `applied:Follow`,
+    `dropped:signature`...)."""
+    return int(instance.redis().hget(keys.inbox_totals(), name) or 0)
+
+
+def counted(instance: Instance, name: str, before: int) -> None:
+    """Wait until instance's inbox has counted name once more than before."""
+    eventually(lambda: total(instance, name) > before)
+
+
 def find(reader: Person, other: Person) -> dict:
     """The account other is on reader's instance, found as a person finds one: the v2
     search with resolve=true on its @name@domain (asking other's server)."""
@@ -95,9 +106,9 @@ def find(reader: Person, other: Person) -> dict:
 
 def remote_id(instance: Instance, other: Person) -> int:
     """The id instance gives other's account (stored in its Redis)."""
-    actor = instance.repo().remote_actors.by_acct(other.acct)
-    assert actor is not None, f"{other.acct} is not known on {instance.name}"
-    return actor.id
+    found = remote_id_or_none(instance, other)
+    assert found is not None, f"{other.acct} is not known on {instance.name}"
+    return found
 
 
 def follow(follower: Person, followed: Person) -> int:
@@ -161,6 +172,7 @@ def test_an_account_is_found_across_by_its_address(alpha, beta):
 
 def test_a_follow_across_is_listed_on_both_sides(alpha, beta):
     alice, bob = person(alpha, "alice_follow"), person(beta, "bob_follow")
+    accepted = total(beta, "applied:Accept")
     alice_there = follow(bob, alice)
 
     # Alpha: bob@beta follows alice, in her followers through the API and in Redis.
@@ -172,8 +184,7 @@ def test_a_follow_across_is_listed_on_both_sides(alpha, beta):
     following = bob.client.account_following(bob.user.id)
     assert [a["acct"] for a in following] == [alice.acct]
     assert beta.redis().zscore(keys.following(bob.user.id), alice_there) is not None
-    totals = eventually(lambda: beta.redis().hget(keys.inbox_totals(), "applied:Accept"))
-    assert int(totals) >= 1
+    counted(beta, "applied:Accept", accepted)  # alpha answered the Follow
 
 
 @pytest.fixture(scope="module")
@@ -445,17 +456,6 @@ def post_as(target: Instance, sender: Signer, activity: dict[str, Any]) -> reque
     answer = post_activity(target, activity, key_id=sender.key_id, private_pem=sender.private_pem())
     assert answer.status_code == 202, answer.text
     return answer
-
-
-def total(instance: Instance, name: str) -> int:
-    """One of instance's inbox counters (keys.inbox_totals: `applied:Follow`,
-    `dropped:signature`...)."""
-    return int(instance.redis().hget(keys.inbox_totals(), name) or 0)
-
-
-def counted(instance: Instance, name: str, before: int) -> None:
-    """Wait until instance's inbox has counted name once more than before."""
-    eventually(lambda: total(instance, name) > before)
 
 
 def followers_of(instance: Instance, user: User) -> list[str]:
