@@ -120,34 +120,58 @@ def decode_hash(raw: Mapping[bytes, bytes] | Mapping[bytes | str, bytes | str]) 
     return {s(k): s(v) for k, v in raw.items()}
 
 
+def _count(value: str) -> int:
+    return max(0, as_int(value) or 0)
+
+
+def _flag(value: str) -> bool:
+    return value == "1"
+
+
+def _words(value: str) -> tuple[str, ...]:
+    return tuple(value.split())
+
+
+# How user_from_hash decodes each field of a user hash (but `username`, and `status`, which
+# gives two): the User attribute it fills and its decoder (None: the text as it is), given
+# a non-empty value; an absent or empty field leaves the attribute's default. A table, so
+# that a hash with few fields (HMGET, a script's reply) costs little more than the User.
+USER_DECODERS: dict[str, tuple[str, Callable[[str], object] | None]] = {
+    "signup": ("signup_time", as_int),
+    "staff": ("is_staff", _flag),
+    "last_login": ("last_login", as_int),
+    "last_login_ip": ("last_login_ip", None),
+    "suspended_reason": ("suspended_reason", None),
+    "unread_mentions": ("unread_mentions", _count),
+    "relations": ("has_relations", _flag),
+    "unread_notifications": ("unread_notifications", _count),
+    "display_name": ("display_name", None),
+    "note": ("note", None),
+    "note_mentions": ("note_mentions", decode_mentions),
+    "note_tags": ("note_tags", _words),
+    "avatar": ("avatar", None),
+    "header": ("header", None),
+    "domain": ("domain", None),
+}
+
+
 def user_from_hash(user_id: int, h: Mapping[str, str | None]) -> User | None:
     """Build a User from a decoded user hash, or some of its fields (HMGET, a script's
     reply: those absent read as empty), or None when it has no name (no such account).
-    The one place a user hash becomes a User."""
+    The one place a user hash becomes a User (USER_DECODERS)."""
     name = h.get("username")
     if not name:
         return None
-    return User(
-        id=int(user_id),
-        username=name,
-        signup_time=as_int(h.get("signup")),
-        is_staff=h.get("staff") == "1",
-        is_suspended=h.get("status") in HIDDEN_STATUSES,
-        is_deleted=h.get("status") == STATUS_DELETED,
-        last_login=as_int(h.get("last_login")),
-        last_login_ip=h.get("last_login_ip") or "",
-        suspended_reason=h.get("suspended_reason") or "",
-        unread_mentions=max(0, as_int(h.get("unread_mentions")) or 0),
-        has_relations=h.get("relations") == "1",
-        unread_notifications=max(0, as_int(h.get("unread_notifications")) or 0),
-        display_name=h.get("display_name") or "",
-        note=h.get("note") or "",
-        note_mentions=decode_mentions(h.get("note_mentions")),
-        note_tags=tuple((h.get("note_tags") or "").split()),
-        avatar=h.get("avatar") or "",
-        header=h.get("header") or "",
-        domain=h.get("domain") or "",
-    )
+    found: dict[str, Any] = {}
+    for field, value in h.items():
+        if value and (decoder := USER_DECODERS.get(field)) is not None:
+            attribute, decode = decoder
+            found[attribute] = value if decode is None else decode(value)
+    status = h.get("status")
+    if status in HIDDEN_STATUSES:
+        found["is_suspended"] = True
+        found["is_deleted"] = status == STATUS_DELETED
+    return User(int(user_id), name, **found)
 
 
 def page_bounds(number: int, per_page: int) -> tuple[int, int]:

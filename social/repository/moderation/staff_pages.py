@@ -192,7 +192,7 @@ class StaffPageStore(RepositoryBase):
             OwnPosts(user_id), STAFF, 1, ACCOUNT_POSTS, shows=PROFILE, extras=extras
         )
         got = read.got
-        user = extras.authors(got).get(user_id)
+        user = read.authors.get(user_id)
         if user is None:
             raise UserNotFound(user_id)
         report_ids = [int(i) for i in got[REPORT_IDS]]

@@ -398,7 +398,7 @@ class PageStore(RepositoryBase):
             OwnPosts(user_id, with_counts=True), viewer, number, per_page, shows=PROFILE,
             extras=extras, fill=True, at=where,
         )  # fmt: skip
-        owner = extras.owner(read.got)
+        owner = read.authors.get(user_id)
         if owner is None or not may_see_account(viewer, owner):
             raise UserNotFound(user_id)
         if MUTUALS in read.got:

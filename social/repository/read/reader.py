@@ -148,12 +148,14 @@ class PageRead:
     `page`: the visible posts with their counts. `loaded`: every post loaded, by id,
     hidden ones included (a conversation's own post and ancestors are among them; the
     caller asks visibility.py what to show). `got`: the first pipeline's replies by name;
-    `then`: those of the reads the page's extras queued in their `then`."""
+    `then`: those of the reads the page's extras queued in their `then`; `authors`: the
+    authors they read (PageExtras.authors: a profile's owner)."""
 
     page: Page[Post]
     loaded: dict[int, Post] = field(default_factory=dict)
     got: Got = field(default_factory=Got)
     then: Got = field(default_factory=Got)
+    authors: dict[int, User] = field(default_factory=dict)
     relations: Relations = NO_RELATIONS
     # The list entry the page read last (None: none): the API's next max_id.
     last_id: int | None = None
@@ -359,6 +361,7 @@ class PageReader(RepositoryBase):
             loaded=by_id,
             got=got,
             then=read.later,
+            authors=authored or {},
             relations=read.relations,
             last_id=placed.last_id,
         )
