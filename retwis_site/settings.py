@@ -363,10 +363,13 @@ SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-# No inline script or style anywhere, nothing from other origins (charts are inline SVG).
+# No inline script or style anywhere, nothing from other origins (charts are inline SVG)
+# but the pictures of other servers' posts, which readers' browsers load from those servers
+# over https (the site keeps them as links: federation/objects.py), as Pleroma's policy
+# allows them with its media proxy off.
 CONTENT_SECURITY_POLICY = os.environ.get(
     "CONTENT_SECURITY_POLICY",
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
 )
 

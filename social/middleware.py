@@ -244,8 +244,9 @@ class ContentSecurityPolicyMiddleware:
     """Send settings.CONTENT_SECURITY_POLICY on every response that has none (the OAuth
     consent page sends its own: form_action_allowing).
 
-    The site has no inline scripts or styles and loads nothing from other origins, so the
-    policy can be strict: if escaping ever failed, injected script would still not run.
+    The site has no inline scripts or styles and loads nothing from other origins but the
+    pictures of other servers' posts (https images), so the policy can be strict: if
+    escaping ever failed, injected script would still not run.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:

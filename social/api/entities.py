@@ -2,8 +2,8 @@
 Status, Relationship, Context, Notification, NotificationGroup, Marker, Tag, Filter,
 FilterKeyword, FilterResult. Ids are strings, times ISO 8601 with milliseconds in UTC,
 `content` the site's own escaped HTML of a post (social.templating.links' post_text, its
-links made absolute). Pure functions: what they need is read before, in bulk
-(social/repository/), never per item.
+links made absolute; another server's post: its HTML as stored, sanitised). Pure
+functions: what they need is read before, in bulk (social/repository/), never per item.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from social.repository.federation.actors import RemoteActor
 from social.repository.live.markers import Marker
 from social.repository.live.notification_events import MASTODON_TYPES, Event, group_key
 from social.repository.live.notifications import NotificationGroup
-from social.repository.models import Attachment, Counts
+from social.repository.models import Attachment, Counts, RemoteMedia, RemoteNote
 from social.repository.posts.attachments import FULL, KIND, SMALL
 from social.repository.posts.tags import TagUse
 from social.repository.relations.filters import FilterHit, Keyword, WordFilter
@@ -37,6 +37,11 @@ def iso(ts: int | float | None) -> str:
     """Unix seconds as Mastodon writes times: 2026-01-02T03:04:05.000Z."""
     moment = datetime.fromtimestamp(ts or 0, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def iso_or_none(ts: int | None) -> str | None:
+    """iso(ts), or None for no time."""
+    return None if ts is None else iso(ts)
 
 
 @dataclass
@@ -205,7 +210,7 @@ def status(
         "mentions": [
             {
                 "id": str(user_id),
-                "username": name,
+                "username": name.partition("@")[0],  # an account of another server: name@domain
                 "acct": name,
                 "url": render.url(profile_url(name) or url("social:home")),
             }
@@ -227,7 +232,43 @@ def status(
     }
     if own.filtered:
         data["filtered"] = filter_results(own.filtered)
+    if post.remote is not None:
+        remote_status(data, post, post.remote)
     return data
+
+
+def remote_status(data: dict[str, Any], post: Post, note: RemoteNote) -> None:
+    """Make data (a Status) a remote post's, as Mastodon shows one: `uri` its id there,
+    `url` its page there, `content` its HTML (sanitised when stored), its attachments as
+    their server's links, and when it was last edited."""
+    data.update(uri=note.uri, url=note.link, content=note.html)
+    data["edited_at"] = iso_or_none(note.edited_at)
+    data["media_attachments"] = [
+        remote_attachment(post.id * 10 + number, item) for number, item in enumerate(note.media)
+    ]
+
+
+def remote_attachment(number: int, item: RemoteMedia) -> dict:
+    """A MediaAttachment of another server's post: its file there (never fetched here),
+    `meta` from the size its server gave; `number` stands for the id it has none of (the
+    post's id and its place: a post has at most four)."""
+    original: dict[str, Any] = {}
+    if item.width and item.height:
+        aspect = round(item.width / item.height, 4)
+        original = {"width": item.width, "height": item.height, "aspect": aspect}
+        original["size"] = f"{item.width}x{item.height}"
+    return {
+        "id": str(number),
+        "type": item.kind,
+        "url": item.url,
+        "preview_url": item.url if item.kind == "image" else None,
+        "remote_url": item.url,
+        "preview_remote_url": None,
+        "text_url": None,
+        "meta": {"original": original} if original else {},
+        "description": item.description or None,
+        "blurhash": item.blurhash or None,
+    }
 
 
 def media_attachment(render: Render, item: Attachment) -> dict:

@@ -159,6 +159,45 @@ class Attachment:
 
 
 @dataclass(frozen=True)
+class RemoteMedia:
+    """An attachment of another server's post, as that server described it: a link,
+    never fetched here (federation/activities.py's RemoteAttachment, as stored). `kind`
+    is Mastodon's type: image, gifv, video, audio or unknown."""
+
+    url: str
+    kind: str = "unknown"
+    media_type: str = ""
+    description: str = ""
+    blurhash: str = ""
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True)
+class RemoteNote:
+    """What a post of another server's account has beyond a local post's
+    (federation/objects.py): its id there, its page there, its HTML (sanitised when
+    stored: the one field a card shows unescaped), its attachments as links, and when it
+    was last edited (unix s, or None)."""
+
+    uri: str
+    url: str = ""
+    html: str = ""
+    media: tuple[RemoteMedia, ...] = ()
+    edited_at: int | None = None
+    in_reply_to_uri: str = ""  # the post it answers when that is none we keep
+
+    @property
+    def link(self) -> str:
+        """Where a reader sees it on its server: its page, else its id."""
+        return self.url or self.uri
+
+    @property
+    def edited(self) -> datetime | None:
+        return as_datetime(self.edited_at)
+
+
+@dataclass(frozen=True)
 class Upload:
     """A post's picture as keys.image holds it: its owner, whether a post has it yet
     (`state` "unattached" or "attached", and that post's id), and what a card shows."""
@@ -208,6 +247,9 @@ class Post:
     media: tuple[Attachment, ...] = ()
     spoiler_text: str = ""
     sensitive: bool = False
+    # A post of another server's account (loading.py sets it only when the author is
+    # one): its HTML, links and attachments there. None for a post of this site.
+    remote: RemoteNote | None = None
 
     @cached_property
     def created(self) -> datetime:

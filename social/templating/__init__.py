@@ -5,9 +5,9 @@ faster than with Django's template engine (docs/benchmarks.md has the figures). 
 modules here are the template vocabulary, registered as globals and filters by
 environment(): `links` (url(), static(), querystring(), post_text()...), `filters` (Django's
 built-in filters of the same names, tuned for feeds, and age()), `fields` (form rows),
-`cards` (post_card(), post_cards()), `layout` (the layout's parts, pagers, page_part()),
-`translation` (_() and kin, once per language) and `ascii` (pages kept in ASCII, and
-encoded piece by piece where not).
+`cards` (post_card(), post_cards()), `remote` (another server's posts' HTML, remote_html()),
+`layout` (the layout's parts, pagers, page_part()), `translation` (_() and kin, once per
+language) and `ascii` (pages kept in ASCII, and encoded piece by piece where not).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ from social.templating.links import (
     tag_url,
     url,
 )
+from social.templating.remote import remote_domain, remote_html
 from social.templating.translation import (
     language_code,
     page_gettext,
@@ -115,6 +116,7 @@ def environment(**options) -> Environment:
     env.globals.update(url=url, static=static_url, querystring=querystring, widget=widget)
     env.globals.update(profile_url=profile_url, staff_user_url=staff_user_url, at_link=at_link)
     env.globals.update(submission_token=submission_token, post_text=post_text, tag_url=tag_url)
+    env.globals.update(remote_html=remote_html, remote_domain=remote_domain)
     env.globals.update(with_auto_id=with_auto_id, field_row=FieldRows(env))
     env.globals.update(
         blank_post_form=PostForm,

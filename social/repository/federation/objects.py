@@ -19,15 +19,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeGuard, cast
 
 from redis.typing import EncodableT, FieldT
 
 from social import keys
-from social.federation.activities import NoteDocument
+from social.federation.activities import ATTACHMENTS_MAX, NoteDocument
 
 from ..accounts.profile_changes import queue_profile_change
 from ..base import Fields, RepositoryBase, as_int, now, s
+from ..models import RemoteMedia, RemoteNote
 
 # KEYS[1]: keys.remote_object(uri). ARGV[1]: a post id. Returns the id the object has:
 # the one held already, else ARGV[1], now held.
@@ -68,6 +69,87 @@ def note_fields(note: NoteDocument) -> dict[str, str]:
         media = [item.as_dict() for item in note.attachments]
         fields["remote_media"] = json.dumps(media, separators=(",", ":"))
     return {name: value for name, value in fields.items() if value}
+
+
+# Mastodon's attachment types by the media type's kind, else by the ActivityStreams type.
+MEDIA_KINDS = {"image": "image", "video": "video", "audio": "audio"}
+ACTIVITY_KINDS = {"Image": "image", "Video": "video", "Audio": "audio"}
+KIND_ACTIVITY = {kind: name for name, kind in ACTIVITY_KINDS.items()}  # kept as decoded
+
+
+def remote_note_of(h: dict[str, str]) -> RemoteNote | None:
+    """The RemoteNote a decoded post hash holds (REMOTE_FIELDS), or None when it has no
+    `uri` (a local post). Links that are not http(s) are left out: what is stored was
+    checked at ingest, but these become a page's hrefs."""
+    uri = h.get("uri") or ""
+    if not _web(uri):
+        return None
+    url = h.get("url") or ""
+    return RemoteNote(
+        uri=uri,
+        url=url if _web(url) else "",
+        html=h.get("html") or "",
+        media=decode_remote_media(h.get("remote_media")),
+        edited_at=as_int(h.get("edited_at")),
+        in_reply_to_uri=reply_uri if _web(reply_uri := h.get("in_reply_to_uri") or "") else "",
+    )
+
+
+def remote_note_fields(note: RemoteNote) -> dict[str, str]:
+    """The post-hash fields note was decoded from (remote_note_of's inverse)."""
+    media = [
+        {"url": m.url, "media_type": m.media_type, "type": KIND_ACTIVITY.get(m.kind, "Document"),
+         "description": m.description,
+         "blurhash": m.blurhash, "width": m.width, "height": m.height}
+        for m in note.media
+    ]  # fmt: skip
+    return {
+        "uri": note.uri,
+        "url": note.url,
+        "html": note.html,
+        "remote_media": json.dumps(media, separators=(",", ":")) if media else "",
+        "edited_at": "" if note.edited_at is None else str(note.edited_at),
+        "in_reply_to_uri": note.in_reply_to_uri,
+    }
+
+
+def decode_remote_media(raw: str | None) -> tuple[RemoteMedia, ...]:
+    """The attachments a `remote_media` field lists (junk: none)."""
+    try:
+        items = json.loads(raw) if raw else []
+    except ValueError:
+        return ()
+    if not isinstance(items, list):
+        return ()
+    return tuple(m for item in items[:ATTACHMENTS_MAX] if (m := _media(item)) is not None)
+
+
+def _media(item: object) -> RemoteMedia | None:
+    if not isinstance(item, dict) or not _web(url := item.get("url")):
+        return None
+    media_type, activity_type = _text(item.get("media_type")), _text(item.get("type"))
+    kind = MEDIA_KINDS.get(media_type.partition("/")[0]) or ACTIVITY_KINDS.get(activity_type)
+    return RemoteMedia(
+        url=url,
+        kind=kind or "unknown",
+        media_type=media_type,
+        description=_text(item.get("description")),
+        blurhash=_text(item.get("blurhash")),
+        width=_side(item.get("width")),
+        height=_side(item.get("height")),
+    )
+
+
+def _web(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and value.startswith(("https://", "http://"))
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _side(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 class RemoteObjectStore(RepositoryBase):

@@ -27,6 +27,7 @@ from ..base import (
     user_from_hash,
 )
 from ..cache import UNREAD, MaybeVersion, RememberedPost
+from ..federation.objects import remote_note_fields, remote_note_of
 from ..models import Post, User
 from ..posts.attachments import decode_media, encode_media
 
@@ -36,20 +37,24 @@ from ..posts.attachments import decode_media, encode_media
 # by the writes and mended by `manage.py repair`. Absent means 0.
 COUNT_FIELDS = ("replies", "likes", "reposts")
 # What a page reads of a post it remembers when the version moved: the checks (author,
-# time, text: a database replaced under the process, or a purge, shows as a difference),
-# the flag, the counts.
+# time, text: a database replaced under the process, or a purge, shows as a difference;
+# a remote post's edit, numbered like a profile change, as its `edited_at`), the flag,
+# the counts.
 POST_CHECK_FIELDS = (
-    "user_id", "time", "body", "deleted", "deleted_reason", "deleted_by", *COUNT_FIELDS
+    "user_id", "time", "body", "edited_at", "deleted", "deleted_reason", "deleted_by",
+    *COUNT_FIELDS,
 )  # fmt: skip
-# What it reads of that post's author: the name (a check), the status (suspended?), and
-# what the card shows of them (a profile change has them checked again: cache.py).
-AUTHOR_CHECK_FIELDS = ("username", "status", "display_name", "avatar")
+# What it reads of that post's author: the name (a check), the status (suspended?), what
+# the card shows of them (a profile change has them checked again: cache.py), and whether
+# they are another server's (a remote post's HTML is shown only then).
+AUTHOR_CHECK_FIELDS = ("username", "status", "display_name", "avatar", "domain")
 
 
 def written_fields(post: Post) -> dict[str, str]:
-    """Return the post-hash fields fixed when post was written (reply, mentions, tags), as
-    stored: what a remembered post brings to a row instead of reading them again."""
-    return {
+    """Return the post-hash fields fixed when post was written (reply, mentions, tags; a
+    remote post's as last edited), as stored: what a remembered post brings to a row
+    instead of reading them again."""
+    fields = {
         "reply_to": "" if post.reply_to is None else str(post.reply_to),
         "reply_to_name": post.reply_to_name,
         "mentions": encode_mentions(dict(post.mentions)),
@@ -59,6 +64,9 @@ def written_fields(post: Post) -> dict[str, str]:
         "spoiler_text": post.spoiler_text,
         "sensitive": "1" if post.sensitive else "",
     }
+    if post.remote is not None:
+        fields.update(remote_note_fields(post.remote))
+    return fields
 
 
 def build_post(post_id: int, h: dict[str, str], users: dict[int, User]) -> Post | None:
@@ -89,6 +97,8 @@ def build_post(post_id: int, h: dict[str, str], users: dict[int, User]) -> Post 
         media=decode_media(h.get("media")),
         spoiler_text=h.get("spoiler_text") or "",
         sensitive=h.get("sensitive") == "1",
+        # Only an account of another server's post is one: its HTML is shown as it is.
+        remote=remote_note_of(h) if author.domain else None,
     )
 
 
@@ -269,7 +279,7 @@ class PostLoader(RepositoryBase):
     ) -> dict[str, str] | None:
         """The row of a remembered post from its checked fields (POST_CHECK_FIELDS), or
         None (and forgotten) when they no longer match what was remembered."""
-        user_id, ts, body, deleted, reason, deleted_by, n_replies, n_likes, n_reposts = map(
+        user_id, ts, body, edited, deleted, reason, deleted_by, n_replies, n_likes, n_reposts = map(
             s, fields
         )
         name = authors[was.author_id][0]
@@ -278,6 +288,7 @@ class PostLoader(RepositoryBase):
             or as_int(ts) != was.time
             or name != was.author_name
             or (body or "") != was.body
+            or as_int(edited) != (was.remote.edited_at if was.remote is not None else None)
         ):
             self.cache.posts.discard(was.id)  # another database: read it afresh
             return None
