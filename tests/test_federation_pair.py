@@ -256,11 +256,6 @@ LOCAL_URI = (
     "`url` is on the request's host too, not SITE_URL/p/<id>/: a client reaching the site by "
     "another name (here 127.0.0.1) is given ids no other server knows"
 )
-REMOTE_LINKS = (
-    "The client API's Status of another server's post has this site's permalink as `uri` "
-    "and `url` (social/api/entities.py status()): the post hash keeps the note's `uri` and "
-    "`url`, but models.Post does not carry them (read/loading.py leaves the fields out)"
-)
 
 
 @pytest.mark.xfail(strict=True, reason=LOCAL_URI)
@@ -271,7 +266,6 @@ def test_a_post_is_named_by_its_activitypub_id_in_the_api(alpha, friends):
     assert status["url"] == f"{alpha.site_url}/p/{status['id']}/"
 
 
-@pytest.mark.xfail(strict=True, reason=REMOTE_LINKS)
 def test_a_post_across_names_its_original_in_the_api(alpha, beta, friends):
     alice, bob = friends
     status = alice.client.status_post("Where do I come from?")
@@ -298,6 +292,7 @@ def test_a_reply_reaches_the_conversation_and_the_author_on_the_other_instance(
     assert answer["account"]["acct"] == bob.acct
     assert answer["in_reply_to_id"] == status["id"]
     assert "I think it works" in answer["content"]
+    assert answer["uri"] == note_id(beta, reply)  # named by its id on beta
     told = notified(alice, "mention", bob, "I think it works")
     assert told["status"]["id"] == answer["id"]
     # In alpha's Redis: the reply is bob@beta's post, listed under alice's post.
