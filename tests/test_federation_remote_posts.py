@@ -284,6 +284,29 @@ def test_pages_allow_pictures_from_other_servers_over_https_alone(repo, zed, ali
     assert "script-src 'self';" in policy and "http:" not in policy
 
 
+@pytest.mark.parametrize(
+    "which", ["post", "permalink", "actor", "outbox", "outbox page", "followers"]
+)
+def test_our_activitypub_addresses_answer_404_for_another_servers_post_or_account(
+    repo, zed, alice, client, which
+):
+    """Mastodon answers only its own: a remote note or actor is at its own server, never
+    served (or given a key pair) here as if ours."""
+    repo.graph.follow(alice.id, zed.id)
+    post_id = keep(repo, zed, note(14))
+    path = {
+        "post": f"/ap/posts/{post_id}",
+        "permalink": f"/p/{post_id}/",
+        "actor": f"/ap/users/{zed.id}",
+        "outbox": f"/ap/users/{zed.id}/outbox",
+        "outbox page": f"/ap/users/{zed.id}/outbox?page=1",
+        "followers": f"/ap/users/{zed.id}/followers",
+    }[which]
+    response = client.get(path, HTTP_ACCEPT="application/activity+json")
+    assert response.status_code == 404
+    assert not repo.r.exists(keys.actor_key(zed.id))
+
+
 # --- Edits -----------------------------------------------------------------------------------
 
 
@@ -406,6 +429,7 @@ def test_the_api_shows_an_edit(repo, zed, alice, api):
 def test_a_local_posts_status_is_unchanged(repo, alice, api):
     post_id = repo.posts.create_post(alice.id, "local #words")
     status = api.get(f"/api/v1/statuses/{post_id}").json()
-    assert status["uri"] == status["url"] == f"{SITE}/p/{post_id}/"
+    assert status["uri"] == f"{SITE}/ap/posts/{post_id}"  # its Note's id
+    assert status["url"] == f"{SITE}/p/{post_id}/"
     assert status["content"].startswith("<p>local ")
     assert status["edited_at"] is None

@@ -113,11 +113,12 @@ def gone(object_id: str, former_type: str = "", *, vary: bool = False) -> HttpRe
 
 def actor_response(repo: Repository, user_id: int, *, vary: bool = False) -> HttpResponse:
     """A local account's Person, made with its key pair when it has none yet; 410 for an
-    account suspended or deleted, 404 for none."""
+    account suspended or deleted, 404 for none (another server's account too: its actor
+    is there, as Mastodon answers only its own)."""
     if user_id > ID_MAX:
         return not_found(vary=vary)
     user, public_pem = repo.federation_keys.account_and_public_key(user_id)
-    if user is None:
+    if user is None or user.domain:
         return not_found(vary=vary)
     if user.is_suspended:
         return gone(doc.actor_id(user_id), "Person", vary=vary)
@@ -138,11 +139,12 @@ def post_response(
 ) -> HttpResponse:
     """A post's Note (which="object") or the Create that published it ("activity"); a
     repost's Announce for either. 410 for a post removed or by a hidden account (a
-    repost: or of such a post), 404 for none."""
+    repost: or of such a post), 404 for none and for another server's post (its Note is
+    there, as Mastodon answers only its own)."""
     if post_id > ID_MAX:
         return not_found(vary=vary)
     post = load_post(repo, post_id)
-    if post is None:
+    if post is None or post.remote is not None:
         return not_found(vary=vary)
     if post.is_hidden:
         return gone(doc.post_id(post_id), "Note", vary=vary)
@@ -171,9 +173,9 @@ class ActivityView(RepositoryMixin, View):
 
     def account_or_answer(self, user_id: int) -> AccountRow | HttpResponse:
         """The account the URL names with its counts (one round trip), or the answer when
-        it is none (404) or hidden (410)."""
+        it is none or another server's (404) or hidden (410)."""
         found = self.repo.users.account(user_id) if user_id <= ID_MAX else None
-        if found is None:
+        if found is None or found.user.domain:
             return not_found()
         if found.user.is_suspended:
             return gone(doc.actor_id(user_id), "Person")
@@ -235,7 +237,10 @@ class OutboxView(ActivityView):
             at=at,
         )  # fmt: skip
         page = read.page
-        if not page.items:  # nothing to show: is there such an account, and is it shown?
+        # Nothing to show: is there such an account, and is it shown? A name@domain (every
+        # remote account's; a legacy local name's at worst, which costs a round trip): is
+        # it ours?
+        if not page.items or any("@" in post.author_name for post in page.items):
             answer = self.account_or_answer(user_id)
             if isinstance(answer, HttpResponse):
                 return answer
