@@ -40,6 +40,7 @@ def test_it_keeps_the_reference_retwis_key_names(built, expected):
         (keys.suspended_users(), "suspended_users"),
         (keys.visibility_version(), "visibility_version"),
         (keys.profile_changes(), "{visibility_version}:profile_changes"),
+        (keys.profile_newest(), "{visibility_version}:profile_newest"),
         (keys.celebrities(), "celebrities"),
         (keys.fanouts_in_progress(), "fanouts"),
         (keys.post_token(7, "abc_DEF-123"), "post_token:7:abc_DEF-123"),

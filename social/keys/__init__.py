@@ -89,6 +89,7 @@ from .live import (
     notifications,
     notified,
     profile_changes,
+    profile_newest,
     visibility_version,
 )
 from .moderation import (
@@ -290,6 +291,7 @@ __all__ = [
     "post_reports",
     "post_token",
     "profile_changes",
+    "profile_newest",
     "rate_limit",
     "remote_actor_by_acct",
     "remote_actor_by_key",

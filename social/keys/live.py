@@ -17,11 +17,16 @@ def front_version() -> str:
 
 def profile_changes() -> str:
     """Sorted set: user id -> the number of the latest change of what their posts' cards
-    show (display name, avatar), one above the newest; a web process checks again the
-    posts it remembers of the authors numbered above what it saw
-    (accounts/profile_changes.py). In visibility_version's slot (the hash tag): read with
-    it on every page's first pipeline, which so reaches no other node of a cluster."""
+    show (display name, avatar); a web process checks again the posts it remembers of the
+    authors numbered above what it took in (accounts/profile_changes.py)."""
     return "{visibility_version}:profile_changes"
+
+
+def profile_newest() -> str:
+    """String: the number of the newest profile change (profile_changes' top), read with
+    visibility_version in one MGET on every page's first pipeline: the hash tag puts both
+    profile keys in the version's slot (one node of a cluster, no other reached)."""
+    return "{visibility_version}:profile_newest"
 
 
 def notices(user_id: int) -> str:

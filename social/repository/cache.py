@@ -35,10 +35,11 @@ Each cache, its size setting, and the one rule that says it is still right:
 The visibility version (keys.visibility_version) moves after every write that hides or
 shows posts already listed; RepositoryBase.send is the one place it moves (queue_hiding).
 A change of what a card shows of its author (display name, avatar) does not move it: it
-is numbered in keys.profile_changes (accounts/profile_changes.py), which every page of
-posts reads on its first pipeline from the last number its process saw (ProfileLog), and
-the process checks that author's posts alone again (RememberedPosts.authors_changed) and
-forgets the suggestions if they name them. Cards and remembered pages are keyed on what
+is numbered in keys.profile_changes (accounts/profile_changes.py); every page of posts
+reads the newest number with the version (one MGET), and a process that finds it moved
+past the last it took in (ProfileLog) reads whose cards changed, checks those authors'
+posts alone again (RememberedPosts.authors_changed) and forgets the suggestions if they
+name them. Cards and remembered pages are keyed on what
 they show (the post, with its author's name and avatar), so the author's are rendered
 anew and every other stays. Each bounded cache lets its oldest entries go first.
 """
@@ -213,39 +214,38 @@ class RememberedPosts(BoundedCache[int, RememberedPost]):
 
 
 class ProfileLog:
-    """Where this process is in keys.profile_changes (accounts/profile_changes.py): the
-    number of the newest profile change it has taken in (None: the log was empty, or is
-    not read yet). Pages read the log from there; advance() says whose posts to check."""
+    """Where this process is in the profile log (accounts/profile_changes.py): the number
+    of the newest profile change it has taken in (None: the log was empty, or is not read
+    yet). Pages read the newest number; restart() and advance() say whose posts to check."""
 
     def __init__(self) -> None:
         self.started = False  # read once at least
         self.seen: int | None = None
         self._lock = threading.Lock()
 
-    def advance(
-        self, started: bool, low: int | None, entries: Sequence[tuple[int, int]], full: bool
-    ) -> frozenset[int] | None:
-        """Take in what a page read of the log (entries: (author, number), newest first, at
-        or above `low`, the number seen when it was queued, or all of them for None; full:
-        it read as many as it asked for, so more may have been left out) and return the
-        authors whose posts to check again: None for anyone's (every post forgotten)."""
+    def restart(self, number: int | None, started: bool) -> frozenset[int] | None:
+        """Take in the newest number without the changes before it (a first read, a log
+        gone back, too many since): return None (every post forgotten), or nothing to
+        forget on a first read of a log never written."""
         with self._lock:
-            if not entries:
-                if low is None:  # no change was ever numbered
-                    self.started = True
-                    return frozenset()
-                # Nothing at or above a number seen: the log went back (a database
-                # replaced or restored under the process). Read it afresh from the top.
-                self.started, self.seen = True, None
-                return None
-            top = entries[0][1]
+            self.started, self.seen = True, number
+        return frozenset() if not started and number is None else None
+
+    def advance(
+        self, low: int | None, number: int, entries: Sequence[tuple[int, int]], full: bool
+    ) -> frozenset[int] | None:
+        """Take in the changes a page read above `low`, the number seen when it was queued
+        (entries: (author, number), newest first, up to `number` or beyond; full: it read
+        as many as it asked for, so more may have been left out), and return their
+        authors, whose posts to check again; None for anyone's (every post forgotten)."""
+        top = max(number, entries[0][1]) if entries else number
+        with self._lock:
+            self.started = True
             if self.seen is None or top > self.seen:
                 self.seen = top
-            if not started or full:  # changes before the first read, or left out
-                self.started = True
-                return None
-            self.started = True
-            return frozenset(a for a, n in entries if low is None or n > low)
+        if full:
+            return None
+        return frozenset(author for author, n in entries if low is None or n > low)
 
 
 class ProcessCache:

@@ -23,7 +23,7 @@ from typing import NamedTuple, TypeVar, Unpack
 
 from social import keys
 
-from ..accounts.profile_changes import queue_profile_changes
+from ..accounts.profile_changes import queue_versions
 from ..accounts.users import UserStore
 from ..base import Hash, NamedReads, Reply, RepositoryBase, StoreSettings
 from ..base import Replies as Got
@@ -570,9 +570,9 @@ class PageReader(RepositoryBase):
         if check is not None and viewer.id is not None:  # their hash: checked below
             reads.hgetall(VIEWER, keys.user(viewer.id))
         source.queue(reads, start, stop, self._known())
-        reads.get(VERSION, keys.visibility_version())
-        # Whose cards changed since: their posts checked again before any loads (cache.py).
-        profiles = queue_profile_changes(reads, self.cache)
+        # The visibility version, and whose cards changed since (their posts checked again
+        # before any loads: cache.py), in one MGET.
+        versions = queue_versions(reads, self.cache)
         if guess is not None:  # likely no load to come: the reader's sets come now
             queue_reader_sets(reads, viewer)
             queue_post_counts(reads, guess)
@@ -581,7 +581,7 @@ class PageReader(RepositoryBase):
             extras.first(reads)
             extras.writes(reads.pipe)
         got = reads.execute()
-        profiles.take_in(got, self.cache)
+        got[VERSION.name] = versions.take_in(got, self)
         if check is not None:
             self._check_viewer(viewer, check, got)
         return got
