@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from social import media
+from social.federation import documents as doc
 from social.repository import Post, PostCounts, User
 from social.repository.accounts.users import AccountRow, Relationship
 from social.repository.federation.actors import RemoteActor
@@ -86,8 +87,9 @@ def account(
     else:  # the coloured initial the pages draw, as a picture (avatars.py)
         avatar = render.url(avatars.avatar_path(user.id, user.display_name, user.username))
     header = absolute(render, media.url("header", user.header, "1500")) if user.header else ""
-    path = profile_url(user.username)  # None: a legacy name no URL holds
-    profile = render.url(path) if path else render.url(url("social:home"))
+    # As every ActivityPub address, from SITE_URL, not the request's host: a client that
+    # reached the site by another name is given the ids other servers know.
+    profile = doc.profile_page(user)
     data: dict[str, Any] = {
         "id": str(user.id),
         "username": user.username,
@@ -102,7 +104,7 @@ def account(
         "created_at": iso(user.signup_time),
         "note": note_html(render, user),
         "url": profile,
-        "uri": profile,
+        "uri": profile if user.domain else doc.actor_id(user.id),
         "avatar": avatar,
         "avatar_static": avatar,
         "header": header,
@@ -136,7 +138,8 @@ def remote_account(data: dict[str, Any], user: User, remote: RemoteActor | None)
     """Make data (an Account) a remote account's, as Mastodon shows one: `acct` is
     name@domain and `username` the name; then, when read (remote): `url` its page there,
     `uri` its actor, its bio (sanitised when stored), its pictures' remote addresses, its
-    counts as its server reports them, `locked`, `bot`, `group`."""
+    counts as its server reports them, `locked`, `bot`, `group` (not read: `url` and `uri`
+    its page here)."""
     data["username"] = user.username.partition("@")[0]
     data["acct"] = user.username
     if remote is None:
@@ -193,12 +196,11 @@ def status(
     if post.repost_of is not None:
         return reblog(render, post, counts)
     own = counts.get(post.id, PostCounts())
-    permalink = render.url(url("social:post_detail", post.id))
     parent_account = render.names.get(post.reply_to_name) if post.reply_to else None
     data = {
         "id": str(post.id),
-        "uri": permalink,
-        "url": permalink,
+        "uri": doc.post_id(post.id),  # its Note's id (SITE_URL's, as every id)
+        "url": doc.permalink(post.id),
         "created_at": iso(post.time),
         "account": render.account(post.author_id, User(post.author_id, post.author_name)),
         "content": content(render, post),
@@ -207,15 +209,7 @@ def status(
         "spoiler_text": post.spoiler_text,
         "media_attachments": [media_attachment(render, item) for item in post.media],
         "application": None,
-        "mentions": [
-            {
-                "id": str(user_id),
-                "username": name.partition("@")[0],  # an account of another server: name@domain
-                "acct": name,
-                "url": render.url(profile_url(name) or url("social:home")),
-            }
-            for name, user_id in post.mentions
-        ],
+        "mentions": [mention(render, name, user_id) for name, user_id in post.mentions],
         "tags": [tag(render, name) for name in post.tags],
         "emojis": [],
         "reblogs_count": own.reposts,
@@ -235,6 +229,19 @@ def status(
     if post.remote is not None:
         remote_status(data, post, post.remote)
     return data
+
+
+def mention(render: Render, name: str, user_id: int) -> dict[str, str]:
+    """A Mention: the account a post names, `acct` name@domain for another server's
+    (its page there as `url` when the response read it, else its page here)."""
+    remote = render.remote.get(user_id)
+    here = doc.absolute(profile_url(name) or url("social:home"))
+    return {
+        "id": str(user_id),
+        "username": name.partition("@")[0],
+        "acct": name,
+        "url": remote.profile_url if remote is not None else here,
+    }
 
 
 def remote_status(data: dict[str, Any], post: Post, note: RemoteNote) -> None:
@@ -317,11 +324,12 @@ def reblog(render: Render, repost: Post, counts: Mapping[int, PostCounts]) -> di
     shared = repost.original
     inner = status(render, shared, counts) if shared is not None else None
     own = counts.get(shared.id, PostCounts()) if shared is not None else PostCounts()
-    permalink = render.url(url("social:post_detail", repost.id))
     return {
         "id": str(repost.id),
-        "uri": permalink,
-        "url": permalink,
+        # Its Announce's id, as Mastodon's reblog `uri` is (/statuses/<id>/activity): what
+        # another server that took the Announce knows it by.
+        "uri": doc.activity_id(repost.id),
+        "url": doc.permalink(repost.id),
         "created_at": iso(repost.time),
         "account": render.account(repost.author_id, User(repost.author_id, repost.author_name)),
         "content": "",
