@@ -8,8 +8,8 @@ author at that number in keys.profile_changes (an account is there once, at its 
 change); and moves the front page's version after it. O(1) for the site whatever its
 size: one script on two keys of one slot.
 
-Every page of posts reads the newest number with the visibility version, in the one MGET
-that read the version alone before (reader.py): nothing more a page while nothing changes.
+Every page of posts reads the newest number with the visibility version, in one MGET where
+a GET read the version alone before (reader.py): no command more a page.
 When it differs from the number its process took in last (cache.ProfileLog), the process
 reads the authors numbered since (one round trip, once per process for a batch of
 changes) and, before it loads any post, has their remembered posts checked again with
