@@ -42,7 +42,7 @@ class FollowListView(UserPageMixin, TemplateView):
         context["owner"] = self.target_user
         context["which"] = self.which
         context["entries"] = self.checked_page(
-            self.repo.graph.follow_list(
+            self.repo.account_lists.follow_list(
                 self.target_id,
                 self.which,
                 self.page_number(),
@@ -63,7 +63,7 @@ class MutualsView(LoginNextMixin, UserPageMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        owner, entries = self.repo.graph.mutuals(
+        owner, entries = self.repo.account_lists.mutuals(
             self.target_id,
             Viewer.of(self.request.user),
             self.page_number(),
@@ -238,7 +238,10 @@ class RelationListView(LoginNextMixin, RepositoryMixin, TemplateView):
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
-        pages = {"blocks": self.repo.relations.blocks_page, "mutes": self.repo.relations.mutes_page}
+        pages = {
+            "blocks": self.repo.account_lists.blocks_page,
+            "mutes": self.repo.account_lists.mutes_page,
+        }
         context["which"] = self.which
         context["entries"] = self.checked_page(
             pages[self.which](

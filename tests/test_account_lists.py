@@ -54,10 +54,10 @@ def lists_on_the_site(repo: Repository, viewer: Viewer, star: User, post: int) -
     names = lambda page: {e.user.username for e in page.items}  # noqa: E731
     home = repo.pages.home(viewer.id, viewer=viewer) if viewer.id is not None else None
     return {
-        "followers": names(repo.graph.follow_list(star.id, "followers", viewer=viewer)),
-        "following": names(repo.graph.follow_list(star.id, "following", viewer=viewer)),
-        "likers": names(repo.likes.likers(post, viewer)),
-        "reposters": names(repo.reposts.reposted_by(post, viewer)),
+        "followers": names(repo.account_lists.follow_list(star.id, "followers", viewer=viewer)),
+        "following": names(repo.account_lists.follow_list(star.id, "following", viewer=viewer)),
+        "likers": names(repo.account_lists.likers(post, viewer)),
+        "reposters": names(repo.account_lists.reposted_by(post, viewer)),
         "search": {p.user.username for p in repo.search.search("fan", viewer).people},
         "suggestions": {u.username for u in home.suggestions} if home else set(),
     }
@@ -143,8 +143,8 @@ def test_the_readers_own_blocks_and_mutes_list_every_account_suspended_ones_too(
     repo.relations.mute(reader.id, star.id, at=T0 + 11)
     repo.moderation.suspend(fan.id, sam, "spam")
 
-    blocks = repo.relations.blocks_page(reader.id)
-    mutes = repo.relations.mutes_page(reader.id)
+    blocks = repo.account_lists.blocks_page(reader.id)
+    mutes = repo.account_lists.mutes_page(reader.id)
 
     assert [(e.user.username, e.since) for e in blocks.items] == [("fan", T0 + 10)]
     assert [(e.user.username, e.since) for e in mutes.items] == [("star", T0 + 11)]
@@ -215,7 +215,7 @@ def test_an_account_list_costs_two_round_trips_whatever_the_readers_relations(
     costs = []
     for viewer in (plain, blocking):
         round_trips.reset()
-        page = repo.likes.likers(post, viewer, 1, 40)
+        page = repo.account_lists.likers(post, viewer, 1, 40)
         costs.append(round_trips.count)
         assert len(page.items) == (13 if viewer is plain else 12)
 

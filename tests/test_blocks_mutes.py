@@ -218,10 +218,12 @@ def test_a_follow_list_leaves_out_accounts_a_block_keeps_apart(repo, trio):
     repo.relations.block(carol.id, bob.id)
     seen_by_bob = Viewer.of(repo.users.get_user(bob.id))
 
-    followings = repo.graph.follow_list(alice.id, "following", viewer=seen_by_bob)
+    followings = repo.account_lists.follow_list(alice.id, "following", viewer=seen_by_bob)
 
     assert [e.user.username for e in followings.items] == ["bob"]  # carol blocks bob
-    assert {e.user.username for e in repo.graph.follow_list(alice.id, "following").items} == {
+    assert {
+        e.user.username for e in repo.account_lists.follow_list(alice.id, "following").items
+    } == {
         "bob",
         "carol",
     }

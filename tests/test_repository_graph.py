@@ -156,15 +156,15 @@ def test_it_lists_followers_and_following_newest_first(any_repo):
     for i, fan in enumerate(fans):
         any_repo.graph.follow(fan, star, at=T0 + i)
 
-    first = any_repo.graph.follow_list(star, "followers", 1, per_page=2)
-    second = any_repo.graph.follow_list(star, "followers", 2, per_page=2)
+    first = any_repo.account_lists.follow_list(star, "followers", 1, per_page=2)
+    second = any_repo.account_lists.follow_list(star, "followers", 2, per_page=2)
 
     assert [(e.user.username, e.since) for e in first.items] == [("cat", T0 + 2), ("ben", T0 + 1)]
     assert first.has_next and first.total == 3
     assert [e.user.username for e in second.items] == ["ann"] and not second.has_next
-    assert [e.user.username for e in any_repo.graph.follow_list(fans[0], "following").items] == [
-        "star"
-    ]
+    assert [
+        e.user.username for e in any_repo.account_lists.follow_list(fans[0], "following").items
+    ] == ["star"]
 
 
 def test_it_leaves_suspended_users_out_of_follow_lists(any_repo, any_r):
@@ -173,7 +173,9 @@ def test_it_leaves_suspended_users_out_of_follow_lists(any_repo, any_r):
     any_repo.graph.follow(ben, star, at=T0 + 1)
     any_r.hset(f"user:{ben}", "status", "suspended")
 
-    assert [e.user.username for e in any_repo.graph.follow_list(star, "followers").items] == ["ann"]
+    assert [
+        e.user.username for e in any_repo.account_lists.follow_list(star, "followers").items
+    ] == ["ann"]
 
 
 def test_it_shows_only_the_users_own_posts_on_the_profile(any_repo):

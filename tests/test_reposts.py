@@ -260,7 +260,7 @@ def test_who_reposts_a_post_newest_first(repo, cast):
     repo.reposts.repost(bob.id, post)
     repo.reposts.repost(dave.id, post)
 
-    page = repo.reposts.reposted_by(post, ANONYMOUS)
+    page = repo.account_lists.reposted_by(post, ANONYMOUS)
 
     assert [e.user.username for e in page.items] == ["dave", "bob"] and page.total == 2
 

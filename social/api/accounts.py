@@ -174,7 +174,7 @@ class FollowListView(EntityView):
         row = self.target(account_id)
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
-        listed = self.repo.graph.follow_list(
+        listed = self.repo.account_lists.follow_list(
             row.user.id, self.which, number, limit, viewer=self.viewer, counts=True
         )
         return self.accounts_response(listed)
@@ -190,7 +190,10 @@ class RelationListView(FollowListView):
         me = self.me()
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
-        pages = {"blocks": self.repo.relations.blocks_page, "mutes": self.repo.relations.mutes_page}
+        pages = {
+            "blocks": self.repo.account_lists.blocks_page,
+            "mutes": self.repo.account_lists.mutes_page,
+        }
         return self.accounts_response(pages[self.which](me.id, number, limit, counts=True))
 
 

@@ -220,9 +220,9 @@ class WhoView(EntityView):
         limit = limit_param(request.GET, 40, 80)
         number = page_number(request.GET)
         who = (
-            self.repo.likes.likers
+            self.repo.account_lists.likers
             if self.which == "favourited_by"
-            else self.repo.reposts.reposted_by
+            else self.repo.account_lists.reposted_by
         )
         page = who(post.id, self.viewer, number, limit)
         return self.accounts_response(page)

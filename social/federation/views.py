@@ -269,7 +269,7 @@ class FollowsView(ActivityView):
             counts = found.counts
             total = counts.followers if self.which == "followers" else counts.following
             return activity_response(doc.collection(address, total))
-        page = self.repo.graph.follow_list(
+        page = self.repo.account_lists.follow_list(
             user_id, self.which, number, FOLLOWS_PAGE_SIZE, ANONYMOUS
         )
         items = [doc.actor_id(entry.user.id) for entry in page.items]

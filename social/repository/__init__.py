@@ -9,7 +9,8 @@ shapes, the process cache and the other stores it uses, nothing more.
   `repo.likes`, `repo.reposts`, `repo.notices`, `repo.accounts`.
 - Reading pages of posts: `repo.pages`, every one through the one read path `repo.reader`
   (reader.py, from the sources of sources.py, with visibility.py's policy); pages of
-  accounts through `repo.account_reader` (account_reader.py, the same policy);
+  accounts through `repo.account_reader` (account_reader.py, the same policy): the lists a
+  person reads (followers, likers, blocks...) are `repo.account_lists`';
   `repo.trending`, `repo.search`.
 - The client API (social/api/): `repo.oauth` (apps, codes, tokens), `repo.live` (what a
   streaming listener reads for its reader, live.py), `repo.api_reads` (positions in
@@ -90,6 +91,7 @@ from .posts.posting import PostStore
 from .posts.reposts import RepostStore
 from .posts.tags import TagStore
 from .posts.trending import TrendingStore
+from .read.account_lists import AccountListStore
 from .read.account_reader import AccountReader, AccountSource
 from .read.api_reads import ApiReadStore
 from .read.front import FrontStore
@@ -156,12 +158,11 @@ class Repository:
         self.fanouts = FanoutStore(client, **config)
         self.account_reader = AccountReader(client, **config)
         accounts = self.account_reader
-        self.graph = GraphStore(client, accounts=accounts, **config)
-        self.likes = LikeStore(client, accounts=accounts, **config)
-        self.reposts = RepostStore(client, accounts=accounts, **config)
-        self.relations = RelationStore(
-            client, graph=self.graph, reposts=self.reposts, accounts=accounts, **config
-        )
+        self.account_lists = AccountListStore(client, accounts=accounts, **config)
+        self.graph = GraphStore(client, **config)
+        self.likes = LikeStore(client, **config)
+        self.reposts = RepostStore(client, **config)
+        self.relations = RelationStore(client, graph=self.graph, reposts=self.reposts, **config)
         self.filters = FilterStore(client, **config)
         self.trending = TrendingStore(client, **config)
         loader = PostLoader(client, **config)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Unpack
-
 from django.utils.translation import gettext_noop
 
 from social import keys
 
-from ..base import Client, RepositoryBase, StoreSettings, as_int, now
+from ..base import RepositoryBase, as_int, now
 from ..errors import Refused
 from ..live.notification_writes import queue_notification, queue_notification_claim
-from ..models import FollowEntry, Page, User
-from ..read.account_reader import AccountReader, AccountSource
+from ..models import User
 from ..read.front import queue_front_change
-from ..read.visibility import BLOCKED, BLOCKING, Viewer
+from ..read.visibility import BLOCKED, BLOCKING
 from ..targets import Target, check_target, queue_target_checks, read_target
 
 REFUSED = {
@@ -24,21 +21,7 @@ REFUSED = {
 
 
 class LikeStore(RepositoryBase):
-    """Liking and unliking posts, and who likes one."""
-
-    def __init__(
-        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
-    ) -> None:
-        super().__init__(client, **config)
-        self.accounts = accounts
-
-    def likers(
-        self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 40
-    ) -> Page[FollowEntry]:
-        """The accounts that like post_id as viewer may see them listed, most recent first,
-        with their counts (account_reader.py: two round trips)."""
-        source = AccountSource.zset(keys.likes(post_id))
-        return self.accounts.page(source, viewer, number, per_page, counts=True)
+    """Liking and unliking posts (who likes one: read/account_lists.py)."""
 
     def like(self, user_id: int, post_id: int, *, at: int | None = None) -> bool:
         """Like a visible post (a repost's id: the post it shares, targets.py); False if

@@ -40,10 +40,9 @@ from ..live.notification_writes import (
     queue_notification_claim,
     unqueue_notification,
 )
-from ..models import FollowEntry, Page, User
-from ..read.account_reader import AccountReader, AccountSource
+from ..models import User
 from ..read.front import queue_front_change
-from ..read.visibility import BLOCKED, BLOCKING, Viewer
+from ..read.visibility import BLOCKED, BLOCKING
 from ..targets import check_target, queue_target_checks, read_target
 from .fanout import (
     Delivery,
@@ -100,18 +99,16 @@ class ResolvedRepost:
 
 
 class RepostStore(RepositoryBase):
-    """Reposting, undoing it, and who reposts a post."""
+    """Reposting and undoing it (who reposts a post: read/account_lists.py)."""
 
     def __init__(
         self,
         client: Client,
         *,
-        accounts: AccountReader,
         fanouts: FanoutStore | None = None,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
-        self.accounts = accounts
         self.fanouts = fanouts or FanoutStore(client, **config)
 
     def repost(self, user_id: int, post_id: int, *, at: int | None = None) -> tuple[int, bool]:
@@ -291,14 +288,6 @@ class RepostStore(RepositoryBase):
         for shared_id in taken:
             self.unrepost(user_id, shared_id)
         return len(taken)
-
-    def reposted_by(
-        self, post_id: int, viewer: Viewer, number: int = 1, per_page: int = 40
-    ) -> Page[FollowEntry]:
-        """The accounts that repost post_id as viewer may see them listed, most recent
-        first, with their counts (account_reader.py: two round trips)."""
-        source = AccountSource.zset(keys.reposts(post_id))
-        return self.accounts.page(source, viewer, number, per_page, counts=True)
 
     def cut_reposts(self, user_id: int) -> int:
         """Take back every repost of user_id (their account is deleted): each shared

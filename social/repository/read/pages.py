@@ -34,7 +34,7 @@ from ..base import Replies as Got
 from ..errors import PostNotFound, UserNotFound
 from ..live.notices import decode_notices
 from ..models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
-from ..relations.graph import MUTUAL_SCAN_LIMIT
+from .account_lists import MUTUAL_SCAN_LIMIT
 from .reader import PageAt, PageReader
 from .relations_of import listed_accounts
 from .sources import (

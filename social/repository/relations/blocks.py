@@ -26,10 +26,7 @@ from social import keys
 
 from ..base import RepositoryBase, StoreSettings, now
 from ..errors import NotAllowed, UserNotFound
-from ..models import FollowEntry, Page
 from ..posts.reposts import RepostStore
-from ..read.account_reader import AccountReader, AccountSource
-from ..read.visibility import Viewer
 from .graph import GraphStore
 
 # The reader's own sets are read whole with every page: each is bounded.
@@ -38,7 +35,7 @@ SELF = gettext_noop("You cannot block or mute yourself.")
 
 
 class RelationStore(RepositoryBase):
-    """Blocking and muting, and the lists of them."""
+    """Blocking and muting (the lists of them: read/account_lists.py)."""
 
     def __init__(
         self,
@@ -46,13 +43,11 @@ class RelationStore(RepositoryBase):
         *,
         graph: GraphStore,
         reposts: RepostStore,
-        accounts: AccountReader,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
         self.graph = graph
         self.reposts = reposts
-        self.accounts = accounts
 
     def block(self, user_id: int, target_id: int, *, at: int | None = None) -> bool:
         """Block target_id for user_id: the follows both ways go, and each one's reposts
@@ -114,17 +109,3 @@ class RelationStore(RepositoryBase):
         pipe.zrem(reverse(target_id), user_id)
         removed, _ = pipe.execute()
         return bool(removed)
-
-    def blocks_page(
-        self, user_id: int, number: int = 1, per_page: int = 50, *, counts: bool = False
-    ) -> Page[FollowEntry]:
-        """The accounts user_id blocks, newest first, paged (every one: account_reader.py)."""
-        source = AccountSource.zset(keys.blocks(user_id), own=True)
-        return self.accounts.page(source, Viewer(user_id), number, per_page, counts=counts)
-
-    def mutes_page(
-        self, user_id: int, number: int = 1, per_page: int = 50, *, counts: bool = False
-    ) -> Page[FollowEntry]:
-        """The accounts user_id mutes, newest first, paged (every one: account_reader.py)."""
-        source = AccountSource.zset(keys.mutes(user_id), own=True)
-        return self.accounts.page(source, Viewer(user_id), number, per_page, counts=counts)

@@ -10,19 +10,15 @@ from django.utils.translation import gettext_noop
 
 from social import keys
 
-from ..base import Client, RepositoryBase, StoreSettings, as_int, decode_hash, now, user_from_hash
+from ..base import Client, RepositoryBase, StoreSettings, as_int, now
 from ..errors import CannotFollowSelf, Refused, UserNotFound
 from ..live.notification_writes import queue_notification, queue_notification_claim
-from ..models import FollowEntry, Page, User
-from ..read.account_reader import AccountReader, AccountSource
+from ..models import User
 from ..read.relations_of import pair_relations
 from ..read.visibility import (
-    ANONYMOUS,
     BLOCKED,
     BLOCKING,
-    Viewer,
     interaction_refused,
-    may_see_account,
 )
 
 # Why a follow is refused across a block (said to the person, in their language).
@@ -32,7 +28,6 @@ REFUSED = {
 }
 # Of the viewer's followings, the newest this many are looked at for those who follow an
 # account ("Followed by people you follow": a profile, pages.py, and its list here).
-MUTUAL_SCAN_LIMIT = 2000
 
 
 @dataclass(frozen=True)
@@ -49,11 +44,8 @@ class NewFollow:
 class GraphStore(RepositoryBase):
     """Follow, unfollow, and the lists of followers and followings."""
 
-    def __init__(
-        self, client: Client, *, accounts: AccountReader, **config: Unpack[StoreSettings]
-    ) -> None:
+    def __init__(self, client: Client, **config: Unpack[StoreSettings]) -> None:
         super().__init__(client, **config)
-        self.accounts = accounts
 
     def follow(self, follower_id: int, followee_id: int, *, at: int | None = None) -> bool:
         """Make follower follow followee; merge followee's posts into the home feed
@@ -174,45 +166,3 @@ class GraphStore(RepositoryBase):
         """
         cap = self.home_feed_cap
         self._rewrite_list(keys.home_feed(user_id), lambda feed: change(feed)[:cap])
-
-    def follow_list(
-        self,
-        user_id: int,
-        which: str,
-        number: int = 1,
-        per_page: int = 50,
-        viewer: Viewer = ANONYMOUS,
-        *,
-        counts: bool = False,
-    ) -> Page[FollowEntry]:
-        """Return a page of followers or following ("followers"/"following"), newest first,
-        as viewer may see them listed (account_reader.py: two round trips)."""
-        key = {"followers": keys.followers, "following": keys.following}[which](user_id)
-        return self.accounts.page(AccountSource.zset(key), viewer, number, per_page, counts=counts)
-
-    def mutuals(
-        self, user_id: int, viewer: Viewer, number: int = 1, per_page: int = 50
-    ) -> tuple[User | None, Page[FollowEntry]]:
-        """Return user_id's account (None: none, or hidden from viewer) and a page of the
-        accounts viewer follows that follow it ("Followed by people you follow"), those
-        viewer followed last first, each with when it followed user_id: among the viewer's
-        newest MUTUAL_SCAN_LIMIT followings, as the profile counts them.
-
-        Three round trips whatever the numbers: the account with the viewer's followings;
-        which of them follow user_id (one ZMSCORE: the two sets may be on two cluster
-        nodes); the page's accounts and the viewer's relations to them, as follow_list."""
-        pipe = self._pipe()
-        pipe.hgetall(keys.user(user_id))
-        if viewer.id is not None:
-            pipe.zrevrange(keys.following(viewer.id), 0, MUTUAL_SCAN_LIMIT - 1)
-        owner_hash, *followings = pipe.execute()
-        owner = user_from_hash(user_id, decode_hash(owner_hash))
-        empty = Page[FollowEntry](items=[], number=number, has_next=False, total=0)
-        if owner is not None and not may_see_account(viewer, owner):
-            owner = None
-        candidates = [int(i) for i in (followings[0] if followings else ()) if int(i) != user_id]
-        if owner is None or not candidates:
-            return owner, empty
-        scores = self.r.zmscore(keys.followers(user_id), [str(i) for i in candidates])
-        found = [(i, int(score)) for i, score in zip(candidates, scores or ()) if score is not None]
-        return owner, self.accounts.page(AccountSource.given(rows=found), viewer, number, per_page)
