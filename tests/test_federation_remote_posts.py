@@ -187,6 +187,17 @@ def test_a_mention_linked_to_our_actor_links_to_the_profile(repo, zed, alice, al
     assert '<a class="mention" href="/u/alice/">@alice</a>' in shown
 
 
+def test_a_link_to_us_that_a_browser_reads_as_another_host_stays_as_sent(
+    repo, zed, alice, alice_client
+):
+    repo.graph.follow(alice.id, zed.id)
+    content = f'<p><a href="{SITE}//evil.test/x">one</a> <a href="{SITE}/tag/redis/">two</a></p>'
+    post_id = keep(repo, zed, note(15, content=content))
+    shown = card(page(alice_client, "/"), post_id)
+    assert f'<a href="{SITE}//evil.test/x" target="_blank" rel="nofollow noopener">one</a>' in shown
+    assert '<a href="/tag/redis/">two</a>' in shown
+
+
 def test_its_pictures_load_from_their_server_with_their_sizes_and_descriptions(
     repo, zed, alice, alice_client
 ):

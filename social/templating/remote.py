@@ -50,7 +50,9 @@ def remote_html(post) -> Markup:
     return _with_our_links(note.html, post.tags, post.mentions, settings.SITE_URL, script_prefix())
 
 
-@lru_cache(maxsize=10_000)
+# Few: a card is remembered whole (cards.py), so this is asked again only when a card is
+# rendered anew (its age as shown moved), and a note's HTML may be 100 KiB.
+@lru_cache(maxsize=2_048)
 def _with_our_links(
     html: str, tags: tuple[str, ...], mentions: tuple[tuple[str, int], ...], site: str, prefix: str
 ) -> Markup:
@@ -67,9 +69,10 @@ def _with_our_links(
             tag = normal_tag(unescape(_TAG.sub("", inner)).strip().removeprefix("#"))
             if tag in tags:
                 return f'<a class="tag" href="{escape(tag_url(tag))}">{inner}</a>'
-        if not href.startswith(ours):
-            return found.group(0)
         path = href[origin:]
+        # Elsewhere, or a path a browser reads as another host's ("//host", "/\\host").
+        if not href.startswith(ours) or path[1:2] in ("/", "\\"):
+            return found.group(0)
         # A mention linked to the account's actor (Pleroma, Akkoma): its profile instead.
         actor = _ACTOR_PATH.fullmatch(href[len(ours) - 1 :])
         if actor is not None and (name := names.get(actor.group(1))):
