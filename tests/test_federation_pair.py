@@ -249,16 +249,6 @@ def test_a_post_reaches_a_follower_on_the_other_instance(alpha, beta, friends):
     assert post["url"] == f"{alpha.site_url}/p/{status['id']}/"
 
 
-LOCAL_URI = (
-    "The client API's Status `uri` of a post of our own (social/api/entities.py status() and "
-    "reblog()) is the permalink built from the request's host (render.url(url("
-    "'social:post_detail'))), not its ActivityPub id from SITE_URL (documents.post_id), and "
-    "`url` is on the request's host too, not SITE_URL/p/<id>/: a client reaching the site by "
-    "another name (here 127.0.0.1) is given ids no other server knows"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=LOCAL_URI)
 def test_a_post_is_named_by_its_activitypub_id_in_the_api(alpha, friends):
     alice, _bob = friends
     status = alice.client.status_post("What is my name?")
@@ -303,14 +293,6 @@ def test_a_reply_reaches_the_conversation_and_the_author_on_the_other_instance(
     assert post["uri"] == note_id(beta, reply)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A post's @name@domain is no mention: social/text.py's MENTION_RE refuses it (its "
-    "lookahead (?![\\w@]) stops at the second @), so posting's resolve step looks up no "
-    "remote account, the post's `mentions` miss it, its Note has no Mention tag and the "
-    "fan-out (work_handlers/fanout.conversation_inboxes) sends it to no inbox on alpha. "
-    "Needs text.py to take an address and posting to find it by remote_actors.by_acct",
-)
 def test_a_mention_across_tells_the_account_mentioned(alpha, beta, friends):
     alice, bob = friends
     find(bob, alice)  # known on beta (the follow found her already)

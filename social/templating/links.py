@@ -15,7 +15,7 @@ from django.urls import get_script_prefix, reverse
 from markupsafe import Markup, escape
 
 from social.repository.accounts.users import name_has_url
-from social.text import MENTION_RE, TAG_RE, URL_MAX, URL_RE, normal_tag
+from social.text import MENTION_RE, TAG_RE, URL_MAX, URL_RE, mention_key, normal_tag
 
 _local = threading.local()
 
@@ -84,13 +84,14 @@ def post_text(post) -> Markup:
     (rel="nofollow noopener noreferrer": a link someone typed is not the site's word).
 
     Only what the repository found when the post was written is linked (post.mentions,
-    matched ignoring case, and post.tags), so rendering looks nothing up. Every piece of
+    matched ignoring case, an address `@name@domain` in any spelling of its domain, to our
+    page of that remote account; and post.tags), so rendering looks nothing up. Every piece of
     text, a name or tag included, goes through escaping: nothing typed can become markup.
     """
     body = post.body
     if not (post.mentions or post.tags or "://" in body):
         return escape(body)
-    mentioned = {name.lower() for name, _ in post.mentions}
+    mentioned = {key: name for name, _ in post.mentions if (key := mention_key(name))}
     tags = set(post.tags)
     links = [
         (m.start(), m.end(), web_link(m.group(0)))
@@ -98,9 +99,9 @@ def post_text(post) -> Markup:
         if len(m.group(0)) <= URL_MAX
     ]
     links += [
-        (m.start(), m.end(), at_link(m.group(1), profile_url(m.group(1)), "mention"))
+        (m.start(), m.end(), at_link(typed, profile_url(mention_href(typed, name)), "mention"))
         for m in MENTION_RE.finditer(body)
-        if m.group(1).lower() in mentioned
+        if (name := mentioned.get(mention_key(typed := m.group(1)) or "")) is not None
     ]
     links += [
         (m.start(), m.end(), Markup('<a class="tag" href="{}">#{}</a>').format(tag_url(t), t))
@@ -115,6 +116,13 @@ def post_text(post) -> Markup:
         done = end
     parts.append(escape(body[done:]))
     return Markup("").join(parts)
+
+
+def mention_href(typed: str, stored: str) -> str:
+    """The name whose profile a mention links to: a local name as typed (name look-ups
+    ignore case), an address as stored (the account's `name@domain`: typed, its domain may
+    be spelt another way, "Beta.Test" or in Unicode)."""
+    return stored if "@" in typed else typed
 
 
 def web_link(address: str) -> Markup:

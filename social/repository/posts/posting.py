@@ -19,7 +19,7 @@ from typing import Unpack, cast
 from django.utils.translation import gettext_noop
 
 from social import keys
-from social.text import encode_mentions, hashtags, mentioned_names
+from social.text import encode_mentions, hashtags, mentions_of
 
 from ..accounts.users import UserStore
 from ..base import (
@@ -36,6 +36,7 @@ from ..base import (
     s,
 )
 from ..errors import NotAllowed, PostNotFound, PostPending, Refused
+from ..federation.actors import RemoteActorStore, acct_key
 from ..live.bus import DELETE, UPDATE, queue_event
 from ..live.notices import NoticeStore
 from ..live.notification_writes import queue_notification
@@ -142,6 +143,7 @@ class PostStore(RepositoryBase):
         users: UserStore,
         attachments: AttachmentStore | None = None,
         fanouts: FanoutStore | None = None,
+        remote_actors: RemoteActorStore | None = None,
         **config: Unpack[StoreSettings],
     ) -> None:
         super().__init__(client, **config)
@@ -149,6 +151,7 @@ class PostStore(RepositoryBase):
         self.users = users
         self.attachments = attachments or AttachmentStore(client, **config)
         self.fanouts = fanouts or FanoutStore(client, **config)
+        self.remote_actors = remote_actors or RemoteActorStore(client, **config)
 
     def create_post(
         self,
@@ -215,19 +218,26 @@ class PostStore(RepositoryBase):
     ) -> ResolvedPost:
         """Settle what a new post of author's means before anything of it is written (the
         write path's first step, for a local author): its id and reach (fanout.Reach), and
-        what its text means, once (social/text.py): the @names of existing accounts and
-        the #tags. reply_to makes it a reply (PostNotFound if that post is gone or hidden;
+        what its text means, once (social/text.py): the @names of existing accounts, the
+        @name@domain addresses of remote accounts known here (_remote_mentions) and the
+        #tags. reply_to makes it a reply (PostNotFound if that post is gone or hidden;
         a repost's id answers the post it shares, one round trip more; NotAllowed across a
         block with its author, either way). Those who block the author are not told of a
-        mention. media: the picture tokens it will hold (their claim is the caller's);
+        mention, nor is a remote account (its server is: the fan-out delivers the post to
+        it). media: the picture tokens it will hold (their claim is the caller's);
         spoiler_text (a content warning) and sensitive are fields of the hash only when
         set. One round trip (a parent whose author the process does not know, a legacy
-        account's name: one more each).
+        account's name, known remote addresses: one more each).
         """
         ts = now() if at is None else at
-        names = mentioned_names(body)
+        written = mentions_of(body)
+        names = [name for name in written if "@" not in name]
+        # An address's entry in the index of remote accounts (by_acct's first read).
+        entries = {a: key for a in written if "@" in a and (key := acct_key(a)) is not None}
         pipe = self._pipe()
         queue_new_post_id(pipe, author.id)
+        for entry in entries.values():
+            pipe.get(entry)
         for name in names:  # the one name rule (UserStore.user_ids_for_names): exact wins
             pipe.hget(keys.users(), name)
             pipe.hget(keys.usernames_lower(), name.lower())
@@ -241,7 +251,7 @@ class PostStore(RepositoryBase):
             pipe.hmget(keys.post(reply_to), PARENT_FIELDS)
         replies = pipe.execute()
         post_id, reach = new_post_id(replies[:3], self.fanout_read_threshold)
-        found = replies[3:]
+        pointed, found = replies[3 : 3 + len(entries)], replies[3 + len(entries) :]
         parent = found.pop() if reply_to is not None else None
         blocks = frozenset(map(int, found.pop())) if reply_to is not None else frozenset()
         blockers = (
@@ -250,7 +260,9 @@ class PostStore(RepositoryBase):
         fields: dict[str, str] = {}
         if reply_to is not None and parent is not None:
             fields = self._reply(reply_to, parent, blocks, blockers)
-        mentions = self._mentions(names, found)
+        local = self._mentions(names, found)
+        remote = self._remote_mentions(entries, pointed)
+        mentions = {**local, **dict(remote.values())}  # an address as its account's name
         tags = hashtags(body)
         if mentions:
             fields["mentions"] = encode_mentions(mentions)
@@ -260,7 +272,7 @@ class PostStore(RepositoryBase):
             fields["spoiler_text"] = spoiler_text
         if sensitive or (media and spoiler_text):
             fields["sensitive"] = "1"  # Mastodon: a warning makes its pictures sensitive
-        told = {name: uid for name, uid in mentions.items() if uid not in blockers}
+        told = {name: uid for name, uid in local.items() if uid not in blockers}
         return ResolvedPost(post_id, author, body, ts, reach, fields, told, tuple(media))
 
     def _reply(
@@ -294,6 +306,31 @@ class PostStore(RepositoryBase):
         if unknown and top > checked:
             mentions.update(self.users.ids_after_claiming(unknown))
         return mentions
+
+    def _remote_mentions(
+        self, entries: Mapping[str, str], pointed: list
+    ) -> dict[str, tuple[str, int]]:
+        """Return {address: (its account's name@domain, id)} for the remote accounts known
+        here among entries ({address: its index entry}), as RemoteActorStore.by_acct finds
+        one, from resolve_post's replies (pointed: what each entry holds, in order). One
+        round trip when any is known, none otherwise. Nothing is fetched: an address no one
+        here has looked up stays text (Mastodon resolves it while posting; a page here
+        waits on no other server). A suspended or gone account is no mention (its page
+        is hidden)."""
+        ids = {
+            address: user_id
+            for address, raw in zip(entries, pointed)
+            if (user_id := as_int(raw)) is not None
+        }
+        actors = self.remote_actors.get_many(ids.values()) if ids else {}
+        found = {}
+        for address, user_id in ids.items():
+            actor = actors.get(user_id)
+            if actor is None or actor.is_suspended:
+                continue
+            if acct_key(actor.username) == entries[address]:  # an entry may be stale
+                found[address] = (actor.username, user_id)
+        return found
 
     def write_post(self, post: ResolvedPost) -> Delivery:
         """Write a resolved post in one pipeline (the write path's second step, for a local
