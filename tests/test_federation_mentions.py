@@ -23,6 +23,7 @@ from social.text import MENTION_RE, mention_key, mentioned_names, mentions_of
 from tests import test_federation_deliver as deliveries
 from tests.api import Api, all_keys, token_for
 from tests.federation_actors import mastodon_actor
+from tests.test_round_trips import pin
 
 remote = deliveries.remote  # the test's remote inbox (remote.test on loopback)
 REMOTE = deliveries.REMOTE
@@ -132,7 +133,8 @@ def test_known_addresses_cost_one_round_trip_more_whatever_their_number(repo, al
     round_trips.reset()
     post = repo.posts.resolve_post(alice, "hi @zed@remote.test @yan@remote.test @xia@remote.test")
 
-    assert round_trips.count == without + 1
+    # On a cluster: one round trip per primary the pipelines' keys are on.
+    assert round_trips.count == pin(without + 1, 6)
     assert len(post.fields["mentions"].split()) == 3
 
 
