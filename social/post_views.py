@@ -302,11 +302,9 @@ class PostDetailView(ConversationMixin, TemplateView):
             return redirect("social:post_detail", conversation.post.id)
         self.checked_page(conversation.replies)
         back = back_link(request, conversation.post.id, self.request.user.is_authenticated)
-        response = self.render_to_response(
+        return self.render_to_response(
             self.get_context_data(**self.conversation_context(conversation), back=back, **kwargs)
         )
-        response["Vary"] = "Accept"  # the URL answers JSON too (middleware adds its own)
-        return response
 
 
 class ReportPostView(LoginNextMixin, RepositoryMixin, FormView):

@@ -147,9 +147,7 @@ class ProfileView(RepositoryMixin, TemplateView):
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if wants_activity(request):  # another server asks for the account's actor
             return actor_for_name(self.repo, self.kwargs["username"])
-        response = super().get(request, *args, **kwargs)
-        response["Vary"] = "Accept"  # the URL answers JSON too (middleware adds its own)
-        return response
+        return super().get(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
