@@ -187,4 +187,6 @@ def test_the_create_names_the_account_and_reaches_its_inbox(repo, remote, alice,
     assert activity["type"] == "Create"
     assert {"type": "Mention", "href": zed.uri, "name": "@zed@remote.test"} in note["tag"]
     assert zed.uri in note["cc"] and documents.actor_id(zed.id) not in note["cc"]
-    assert "@zed@remote.test</a>" in note["content"]
+    # Linked to its page on its server, as Mastodon links a mention (our page of it in ours).
+    assert f'<a class="mention" href="{zed.profile_url}">@zed@remote.test</a>' in note["content"]
+    assert zed.profile_url == "http://remote.test/@zed"

@@ -301,6 +301,9 @@ def test_a_mention_across_tells_the_account_mentioned(alpha, beta, friends):
 
     told = notified(alice, "mention", bob, "from beta")
     assert [m["acct"] for m in told["status"]["mentions"]] == [alice.user.username]
+    # Beta's HTML links her page on alpha (as Mastodon links a mention), not beta's page
+    # of her.
+    assert f'href="{alpha.site_url}/u/{alice.user.username}/"' in told["status"]["content"]
     post_id = int(told["status"]["id"])
     r = alpha.redis()
     assert r.zscore(keys.mentions(alice.user.id), post_id) is not None

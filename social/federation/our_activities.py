@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from markupsafe import escape
+
 from . import documents as doc
 
 Document = dict[str, Any]
@@ -92,3 +94,13 @@ def with_ids(document: Any, ids: Mapping[str, str]) -> Any:
     if isinstance(document, dict):
         return {name: with_ids(value, ids) for name, value in document.items()}
     return document
+
+
+def with_links(html: str, links: Mapping[str, str]) -> str:
+    """Return html (a Note's content, as the site renders a post) with each link to a key
+    of links made a link to its value (our page of a remote account it mentions -> its
+    page on its server). Whole addresses only: the href must be the key, escaped as
+    templates escape it."""
+    for ours, theirs in links.items():
+        html = html.replace(f'href="{escape(ours)}"', f'href="{escape(theirs)}"')
+    return html

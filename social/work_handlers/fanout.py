@@ -45,6 +45,7 @@ from social.repository import (
 )
 from social.repository.federation.actors import RemoteActor
 from social.repository.federation.deliveries import DeliveryStore
+from social.templating.links import profile_url
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,15 @@ def load_post(repo: Repository, post_id: int) -> Post | None:
 
 def remote_ids(act: Act, accounts: Iterable[int], posts: Iterable[int]) -> dict[str, str]:
     """Our addresses of the remote accounts and posts among these -> their own ids
-    (our_activities.with_ids). Two round trips at most."""
+    (our_activities.with_ids), and our pages of those accounts -> their pages on their
+    servers (our_activities.with_links: a mention in a post's HTML). Two round trips at
+    most."""
     found = act.deliveries.remote_accounts(set(accounts))
     ids = {doc.actor_id(i): actor.uri for i, actor in found.items()}
+    ids.update(
+        {doc.absolute(path): actor.profile_url
+         for actor in found.values() if (path := profile_url(actor.username))}
+    )  # fmt: skip
     ids.update({doc.post_id(i): uri for i, uri in act.deliveries.object_ids(set(posts)).items()})
     return ids
 
@@ -160,6 +167,10 @@ def create(act: Act) -> list[Sending]:
     mentioned = [user_id for _name, user_id in post.mentions]
     ids = remote_ids(act, mentioned, [post.reply_to] if post.reply_to else [])
     activity = ours.with_ids(doc.create(post), ids)
+    # A mention links the account's page on its server, as Mastodon's HTML does (its
+    # client opens a mention in the app by that link; our inbox makes a link to one of
+    # our accounts our own page: templating/remote.py).
+    activity["object"]["content"] = ours.with_links(activity["object"]["content"], ids)
     return [Sending(activity, conversation_inboxes(act, post))]
 
 
