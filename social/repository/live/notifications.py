@@ -146,7 +146,7 @@ class Query:
         return event.kind in self.kinds and self.account_id in (None, event.actor_id)
 
 
-@dataclass(frozen=True)
+@dataclass
 class ActorReads(PageExtras):
     """What a page of notifications reads with its posts: the actors' user hashes, which
     of `followers` the reader follows ("followed"), and the caller's `also`."""

@@ -115,7 +115,7 @@ class PostRow:
     open_reports: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class AccountReads(PageExtras):
     """What the staff's page of an account reads beside its posts (StaffPageStore.account):
     first the user (the author of its posts: no round trip for them), whether they and

@@ -20,7 +20,7 @@ from .sources import ListPolicy, PageExtras, Source
 from .visibility import Viewer
 
 
-@dataclass(frozen=True)
+@dataclass
 class AccountsNamed(PageExtras):
     """What a page of the API reads beside its posts: the accounts they name (by id and
     by name) and the caller's token, when it is remembered (checked with the page)."""

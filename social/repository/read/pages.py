@@ -47,6 +47,7 @@ from .sources import (
     VERSION,
     WITH_HIDDEN,
     HomeFeed,
+    Latest,
     Liked,
     Listed,
     Mentions,
@@ -123,7 +124,7 @@ return out
 """
 
 
-@dataclass(frozen=True)
+@dataclass
 class HomeReads(PageExtras):
     """What the home page reads beside its feed: the reader's counts and notices, and
     people to follow when its first page may well be empty (`suggestions`)."""
@@ -139,7 +140,7 @@ class HomeReads(PageExtras):
             self.suggestions.queue(reads, self.user_id, at=self.at)
 
 
-@dataclass(frozen=True)
+@dataclass
 class SignupReads(PageExtras):
     """What the timeline reads beside its posts: the newest `count` sign-ups and, unless
     the process remembers them (`remembered`: ProcessCache.signups), their ids and which
@@ -181,7 +182,7 @@ class SignupReads(PageExtras):
         return tuple(user for user in found if user is not None)
 
 
-@dataclass(frozen=True)
+@dataclass
 class OwnerReads(PageExtras):
     """What an account's page of posts reads beside them: the owner's user hash."""
 
@@ -195,7 +196,7 @@ class OwnerReads(PageExtras):
         return user_from_hash(self.user_id, decode_hash(got[OWNER]))
 
 
-@dataclass(frozen=True)
+@dataclass
 class ProfileReads(OwnerReads):
     """What a profile reads beside its posts (see PageStore.profile): the owner's hash (the
     author of its new posts: no round trip for them), whether `other` (the reader, unless
@@ -235,7 +236,7 @@ class ProfileReads(OwnerReads):
         return {self.user_id: owner} if owner is not None else {}
 
 
-@dataclass(frozen=True)
+@dataclass
 class MentionsSeen(PageExtras):
     """The mentions page's one write: reading them clears the reader's unread count."""
 
@@ -336,7 +337,7 @@ class PageStore(RepositoryBase):
     def latest(self, count: int = 5) -> Page[Post]:
         """Return the newest visible posts of the global timeline as a visitor sees them
         (the welcome page): one round trip while the process remembers them."""
-        return self.reader.page(Timeline(spare=count), ANONYMOUS, 1, count, shows=PUBLIC).page
+        return self.reader.page(Latest(spare=count), ANONYMOUS, 1, count, shows=PUBLIC).page
 
     # --- Profile ------------------------------------------------------------------------------
 

@@ -9,14 +9,14 @@ A source is a frozen dataclass: hashed by its class and fields, it is the key un
 the process remembers what a page of it showed last (cache.py). What a page of it reads
 beyond its ids is the source's too: a conversation's post and those above it (Thread),
 an owner's counts and the list's length for the pager (OwnPosts' with_counts), ids read
-past a short list's one page to fill in for hidden posts (`spare`). Every read is named by
-a typed handle (base.Reply).
+past a short list's one page to fill in for hidden posts (Source.spare: Latest, Listed).
+Every read is named by a typed handle (base.Reply).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar, TypeVar
 
@@ -118,8 +118,8 @@ WITH_HIDDEN = ListPolicy(staff_sees_hidden=True)
 
 class PageExtras:
     """What a page builder reads beside its posts, on the read path's own pipelines (no
-    round trip of its own), passed beside the source: a subclass overrides what it needs
-    and names each read by a typed handle (base.Reply).
+    round trip of its own), passed beside the source: a subclass (a plain dataclass, made
+    once a page) overrides what it needs and names each read by a typed handle (base.Reply).
 
         repo.reader.page(Liked(uid), viewer, shows=PLAIN, extras=OwnerReads(uid))
     """
@@ -158,13 +158,7 @@ class PageExtras:
 @dataclass(frozen=True)
 class Source:
     """Where a page's post ids come from: a list (or, `zset`, a sorted set read highest
-    score first) at `list_key()`.
-
-    spare: a short list read as one page (the welcome page's few posts, a search's): so
-    many ids more are read past the page and loaded with it, to fill in for hidden posts,
-    and no page follows it."""
-
-    spare: int = field(default=0, kw_only=True)
+    score first) at `list_key()`."""
 
     zset: ClassVar[bool] = False
     reads_ids: ClassVar[bool] = True  # False: the ids are given (Listed)
@@ -175,6 +169,13 @@ class Source:
     # bound it (reader.py's below and above). Not a user's likes (by when liked), a post's
     # replies (oldest first), posts named by id.
     newest_first: ClassVar[bool] = True
+
+    @property
+    def spare(self) -> int:
+        """A short list read as one page (the welcome page's few posts, a search's): so
+        many ids more are read past the page and loaded with it, to fill in for hidden
+        posts, and no page follows it (0: a list of pages)."""
+        return 0
 
     @property
     def remembered(self) -> bool:
@@ -255,6 +256,14 @@ class Timeline(Source):
 
     def list_key(self) -> str:
         return keys.timeline()
+
+
+@dataclass(frozen=True)
+class Latest(Timeline):
+    """The global timeline's newest posts as one short page (the welcome page's), `spare`
+    more read to fill in for hidden ones (Source.spare)."""
+
+    spare: int = 5
 
 
 @dataclass(frozen=True)
@@ -352,6 +361,7 @@ class Listed(Source):
     remembered (the staff's lists are not read often)."""
 
     post_ids: tuple[int, ...]
+    spare: int = 0  # (Source.spare: a search's results)
     reads_ids: ClassVar[bool] = False
     newest_first: ClassVar[bool] = False
 
