@@ -29,8 +29,7 @@ so none a process will read is let go).
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 from social import keys
 
@@ -74,10 +73,9 @@ def queue_profile_change(pipe: Pipe, user_id: int) -> None:
     queue_front_change(pipe)
 
 
-@dataclass(frozen=True, slots=True)
-class VersionsRead:
+class VersionsRead(NamedTuple):
     """One page's read of the versions, and where its process was in the log when it was
-    queued (take_in says what the page read)."""
+    queued (take_in says what the page read). A NamedTuple: one is made a page."""
 
     started: bool
     low: int | None
