@@ -21,8 +21,10 @@ from tests.conftest import login
 # URL: a 404 before any view).
 SWEEP = ["²", "١٢", "01" + "0" * 5000, "9" * 20, "9" * 19, "-1", "1_0", "\x00"]
 DIGITS = ["0", "00", "9" * 19, "9" * 20, "9" * 5000]
-ALLOWED = {200, 301, 302, 400, 403, 404, 405}
-ANSWERS_JSON = ("/oauth/token", "/oauth/revoke", "/.well-known/")
+# 415: a form posted to an inbox, which takes only ActivityStreams JSON.
+ALLOWED = {200, 301, 302, 400, 403, 404, 405, 415}
+# ActivityPub's addresses (/ap/) answer other servers, in JSON, errors too.
+ANSWERS_JSON = ("/oauth/token", "/oauth/revoke", "/.well-known/", "/ap/")
 # The only writes allowed: a web Like or Repost counts the attempt against the person's
 # limit before it looks for the post, as every limited action of the site's forms does.
 COUNTED = {
@@ -90,6 +92,7 @@ def world(repo, alice, bob, sam):
         "queue": "mail",
         "job_id": "0" * 16,
         "face": "4-41",
+        "domain": "remote.example",
     }
 
 
