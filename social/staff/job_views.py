@@ -39,9 +39,7 @@ class JobsView(StaffRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         names = queue_names()
         context["queues"] = self.repo.jobs.stats(names)
-        context["dead"] = {
-            name: self.repo.jobs.dead_letters(name, count=DEAD_SHOWN) for name in names
-        }
+        context["dead"] = self.repo.jobs.dead_letters_of(names, count=DEAD_SHOWN)
         # The servers deliveries fail to, each with when its backoff ends (if it runs).
         backoff = {q.queue: dict(q.backoff) for q in context["queues"]}.get(DELIVER, {})
         context["failing_domains"] = [

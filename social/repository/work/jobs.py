@@ -463,6 +463,15 @@ class JobStore(RepositoryBase):
         raw = cast(list[bytes], self.r.lrange(keys.job_dead(queue), 0, count - 1))
         return [Job.decoded(queue, item) for item in raw]
 
+    def dead_letters_of(self, queues: list[str], *, count: int = 50) -> dict[str, list[Job]]:
+        """Return the newest dead letters of each queue: one pipeline whatever the number of
+        queues (one round trip per node on a cluster)."""
+        pipe = self._pipe()
+        for queue in queues:
+            pipe.lrange(keys.job_dead(queue), 0, count - 1)
+        found = cast(list[list[bytes]], pipe.execute())
+        return {q: [Job.decoded(q, item) for item in raw] for q, raw in zip(queues, found)}
+
     def retry_dead(self, queue: str, job_id: str) -> bool:
         """Send one dead letter back to ready with its attempts reset; False when it is no
         longer among the dead letters (another member of staff was quicker). The queue's
