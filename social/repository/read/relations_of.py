@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import Any, cast
 
 from social import keys
 
@@ -95,8 +95,8 @@ def queue_marks(reads: NamedReads, ids: Sequence[int], viewer: Viewer) -> None:
 
 def reader_relations(
     viewer: Viewer,
-    sets: Mapping[str, object],
-    marks: Mapping[str, object] | None = None,
+    sets: Mapping[str, Any],
+    marks: Mapping[str, Any] | None = None,
     ids: Sequence[int] = (),
     *,
     at: float | None = None,
@@ -107,56 +107,43 @@ def reader_relations(
     expired at `at` (now) are left out. A visitor's are empty."""
     if viewer.id is None:
         return NO_RELATIONS
-    blocks = _ids(sets.get(BLOCKS.name))
-    blocked_by = _ids(sets.get(BLOCKED_BY.name))
-    found = _marked(marks or {}, ids)
+    # Read on every page: written out, not through helpers (bench/instructions.py).
+    blocks = frozenset(map(int, sets.get(BLOCKS.name) or ()))
+    blocked_by = frozenset(map(int, sets.get(BLOCKED_BY.name) or ()))
+    marks = marks or {}
+    liked = marks.get(LIKED.name) or ()
+    reported = marks.get(REPORTED.name) or ()
+    reposted = marks.get(REPOSTED.name) or ()
     return Relations(
-        liked=found[0],
-        reported=found[1],
-        reposted=found[2],
+        liked=frozenset(i for i, score in zip(ids, liked) if score is not None),
+        reported=frozenset(i for i, score in zip(ids, reported) if score is not None),
+        reposted=frozenset(i for i, score in zip(ids, reposted) if score is not None),
         blocked=blocks | blocked_by,
-        muted=_ids(sets.get(MUTES.name)),
+        muted=frozenset(map(int, sets.get(MUTES.name) or ())),
         blocks=blocks,
         blocked_by=blocked_by,
-        filters=active(cast(Scored, sets.get(FILTERS.name) or []), _now(at)),
+        filters=active(sets.get(FILTERS.name) or [], time.time() if at is None else at),
     )
 
 
 def with_marks(
-    relations: Relations, viewer: Viewer, marks: Mapping[str, object], ids: Sequence[int]
+    relations: Relations, viewer: Viewer, marks: Mapping[str, Any], ids: Sequence[int]
 ) -> Relations:
     """relations with the reader's likes, reports and reposts of ids too (read by
     queue_marks on another pipeline: posts a page loaded later)."""
     if viewer.id is None:
         return relations
-    liked, reported, reposted = _marked(marks, ids)
     return replace(
         relations,
-        liked=relations.liked | liked,
-        reported=relations.reported | reported,
-        reposted=relations.reposted | reposted,
+        liked=relations.liked | _scored_ids(marks.get(LIKED.name), ids),
+        reported=relations.reported | _scored_ids(marks.get(REPORTED.name), ids),
+        reposted=relations.reposted | _scored_ids(marks.get(REPOSTED.name), ids),
     )
 
 
-def _marked(
-    marks: Mapping[str, object], ids: Sequence[int]
-) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
-    """The ids liked, reported and reposted, from queue_marks's replies."""
-    return (
-        _scored_ids(marks.get(LIKED.name), ids),
-        _scored_ids(marks.get(REPORTED.name), ids),
-        _scored_ids(marks.get(REPOSTED.name), ids),
-    )
-
-
-def _scored_ids(scores: object, ids: Sequence[int]) -> frozenset[int]:
+def _scored_ids(scores: Scores | None, ids: Sequence[int]) -> frozenset[int]:
     """The ids whose reply in a ZMSCORE (or HMGET) naming them is not nil."""
-    replies = cast("Scores | None", scores) or ()
-    return frozenset(i for i, score in zip(ids, replies) if score is not None)
-
-
-def _ids(members: object) -> frozenset[int]:
-    return frozenset(map(int, cast("Members | None", members) or ()))
+    return frozenset(i for i, score in zip(ids, scores or ()) if score is not None)
 
 
 def _now(at: float | None) -> float:
@@ -187,7 +174,7 @@ def queue_author_sets(reads: NamedReads, author: int, ids: Sequence[int]) -> Non
     reads.zmscore(f"muted_by:{author}", keys.muted_by(author), list(ids))
 
 
-def author_sets(got: Mapping[str, object], author: int, ids: Sequence[int]) -> AuthorSets:
+def author_sets(got: Mapping[str, Any], author: int, ids: Sequence[int]) -> AuthorSets:
     """What queue_author_sets read."""
     return AuthorSets(
         _scored_ids(got.get(f"blocked_by:{author}"), ids),
@@ -234,7 +221,7 @@ class OwnRules:
 NO_RULES = OwnRules([])
 
 
-def rules_read(got: Mapping[str, object], unknown: Sequence[int]) -> dict[int, OwnRules]:
+def rules_read(got: Mapping[str, Any], unknown: Sequence[int]) -> dict[int, OwnRules]:
     """The own rules queue_listeners read, by listener."""
     return {i: OwnRules(cast(Scored, got.get(f"filters:{i}") or [])) for i in unknown}
 
@@ -254,7 +241,7 @@ class Listeners:
     @classmethod
     def read(
         cls,
-        got: Mapping[str, object],
+        got: Mapping[str, Any],
         author: int,
         posts: Sequence[int],
         ids: Sequence[int],
@@ -269,7 +256,7 @@ class Listeners:
         authors = {author: author_sets(got, author, ids)} if ids else {}
         return cls(ids, posts, authors, marks, rules)
 
-    def add_author(self, got: Mapping[str, object], author: int) -> None:
+    def add_author(self, got: Mapping[str, Any], author: int) -> None:
         """Add what queue_author_sets read of another author (a shared post's)."""
         self.authors[author] = author_sets(got, author, self.ids)
 
