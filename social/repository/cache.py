@@ -146,20 +146,29 @@ class RememberedPosts(BoundedCache[int, RememberedPost]):
         self._let_go = 0
 
     def put(self, key: int, value: RememberedPost) -> None:
+        # On every post a page loads: kept short. A post checked again is indexed already:
+        # a post remembered by another author is discarded before it is read again
+        # (loading.py's check), and an id left in the set of an author it no longer names
+        # is harmless (authors_changed looks at the post each id names now).
         if self.size <= 0:
             return
         author = value.post.author_id
+        data = self._data
         with self._lock:
             if value.read_at != self.tick and self._changed_since(value.read_at, author):
                 return
-            old = self._data.get(key)
-            if old is not None and old.post.author_id != author:
-                self._unindex(key, old)
-            self._data[key] = value
-            self._by_author.setdefault(author, set()).add(key)
-            while len(self._data) > self.size:
-                oldest = next(iter(self._data))
-                self._unindex(oldest, self._data.pop(oldest))
+            if key in data:  # checked again, so indexed already (see above)
+                data[key] = value
+                return
+            data[key] = value
+            ids = self._by_author.get(author)
+            if ids is None:
+                self._by_author[author] = {key}
+            else:
+                ids.add(key)
+            while len(data) > self.size:
+                oldest = next(iter(data))
+                self._unindex(oldest, data.pop(oldest))
 
     def discard(self, key: int) -> None:
         with self._lock:
@@ -184,7 +193,9 @@ class RememberedPosts(BoundedCache[int, RememberedPost]):
             data = self._data
             for author in authors:
                 for key in self._by_author.get(author, ()):
-                    data[key] = replace(data[key], version=None)
+                    known = data.get(key)
+                    if known is not None and known.post.author_id == author:
+                        data[key] = replace(known, version=None)
                 self._note(author)
 
     def _note(self, author: int | None) -> None:
