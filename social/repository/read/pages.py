@@ -36,7 +36,6 @@ from ..live.notices import decode_notices
 from ..models import HomePage, Page, Post, PostCounts, Profile, TimelinePage, User
 from .account_lists import MUTUAL_SCAN_LIMIT
 from .reader import PageAt, PageReader
-from .relations_of import listed_accounts
 from .sources import (
     CONVERSATION,
     HOME,
@@ -61,6 +60,7 @@ from .suggestions import Suggestions
 from .visibility import (
     ANONYMOUS,
     Viewer,
+    listable_accounts,
     may_list,
     may_open,
     may_see_account,
@@ -81,7 +81,7 @@ MUTUAL = Reply[Scores]("mutual")  # ... which of them follow the owner
 # "Followed by people you follow" looks at MUTUAL_SCAN_LIMIT members of the smaller of the
 # two sets (a cluster: of the viewer's newest followings; graph.py, whose list of them
 # does the same), and reads the name and status of each it finds: the profile names three
-# and counts those a list of accounts shows the reader (relations_of.listed_accounts).
+# and counts those a list of accounts shows the reader (visibility.listable_accounts).
 MUTUALS_NAMED = 3
 
 # "Followed by people you follow" in one command, on one server (a profile's first
@@ -318,7 +318,7 @@ class PageStore(RepositoryBase):
         where: PageAt | None = None,
     ) -> TimelinePage:
         """Return a page of the global timeline plus the newest sign-ups as a list of
-        accounts shows them to viewer (relations_of.listed_accounts: none suspended, none
+        accounts shows them to viewer (visibility.listable_accounts: none suspended, none
         across a block; read with the posts, or remembered with the names and the
         visibility version)."""
         extras = SignupReads(latest_users * 2, self.cache.signups)
@@ -331,7 +331,7 @@ class PageStore(RepositoryBase):
         if signups is None:
             signups = extras.users(names, read.then)
             self.cache.signups = ((tuple(names), read.got[VERSION]), signups)
-        shown = listed_accounts(viewer, signups, read.relations)[:latest_users]
+        shown = listable_accounts(viewer, signups, read.relations)[:latest_users]
         return TimelinePage(posts=read.page, latest_users=tuple(u.username for u in shown))
 
     def latest(self, count: int = 5) -> Page[Post]:
@@ -417,7 +417,7 @@ class PageStore(RepositoryBase):
             by_id = self._users_by_ids(mutual)
             users = [by_id[m] for m in mutual if m in by_id]
         # Named and counted alike: those a list of accounts shows the reader.
-        mutuals = listed_accounts(viewer, users, read.relations)
+        mutuals = listable_accounts(viewer, users, read.relations)
         return Profile(
             user=owner,
             posts=read.page,

@@ -19,8 +19,7 @@ may_list_account); a write reads it for staff too (interaction_refused keeps a b
 staff account's follows and replies out).
 
 With them, the policy applied to what a page loaded: shown (which posts a list shows),
-post_counts (each post's counts and the reader's relation to it), listed_accounts (which
-accounts a list shows).
+post_counts (each post's counts and the reader's relation to it).
 
 A new per-reader rule (a language filter, a domain block) is a field of Relations and a
 clause in visibility.py, and here its read from each side: nothing else changes.
@@ -36,7 +35,7 @@ from typing import Any, cast
 from social import keys
 
 from ..base import Members, NamedReads, Reply, Scored, Scores
-from ..models import Post, PostCounts, User
+from ..models import Post, PostCounts
 from ..relations.filters import active
 from .sources import ListPolicy
 from .visibility import (
@@ -47,7 +46,6 @@ from .visibility import (
     folded,
     may_act,
     may_list,
-    may_list_account,
     may_list_repost,
 )
 
@@ -395,11 +393,3 @@ def post_counts(
             post.author_id in muted,
         )
     return counts
-
-
-def listed_accounts(
-    viewer: Viewer, users: Iterable[User], relations: Relations, *, own: bool = False
-) -> list[User]:
-    """Those of users a list of accounts shows viewer, in order (may_list_account): the
-    profile's "followed by" names and count, "new here", suggestions."""
-    return [user for user in users if may_list_account(viewer, user, relations, own=own)]

@@ -1,7 +1,7 @@
 """People to follow, shown on an empty home page: the authors of the timeline's newest
 posts as a visitor may see them listed (the read path: reader.py), most posts first, not
 the reader nor whom they follow, each as a list of accounts shows it to the reader
-(relations_of.listed_accounts: not suspended or deleted, not across a block).
+(visibility.listable_accounts: not suspended or deleted, not across a block).
 
 The candidates are the same for everyone, so the process keeps them for
 SUGGESTION_REFRESH seconds (ProcessCache.suggestions). Which of them the reader follows,
@@ -27,9 +27,8 @@ from ..accounts.users import name_has_url
 from ..base import Client, NamedReads, RepositoryBase, StoreSettings
 from ..models import User
 from .reader import PageReader
-from .relations_of import listed_accounts
 from .sources import PLAIN, Listed
-from .visibility import ANONYMOUS, Relations, Viewer
+from .visibility import ANONYMOUS, Relations, Viewer, listable_accounts
 
 # The authors of the newest SUGGESTION_SCAN posts of the timeline, up to SUGGESTION_POOL
 # of them, remembered by the process for SUGGESTION_REFRESH seconds; SUGGESTIONS_SHOWN shown.
@@ -95,7 +94,7 @@ class Suggestions(RepositoryBase):
     def _listed(viewer: Viewer, relations: Relations, users: Sequence[User]) -> list[User]:
         """The first SUGGESTIONS_SHOWN of users (the reader aside) a list shows viewer."""
         others = (user for user in users if user.id != viewer.id)
-        return listed_accounts(viewer, others, relations)[:SUGGESTIONS_SHOWN]
+        return listable_accounts(viewer, others, relations)[:SUGGESTIONS_SHOWN]
 
     def _build(self, post_ids: Sequence[int]) -> tuple[User, ...]:
         """Return the authors of the posts among post_ids that a visitor may see listed,
