@@ -1,6 +1,7 @@
 """Remote actors as Mastodon serves them, for the federation tests: an actor document
 (`mastodon_actor`), its WebFinger answer (`webfinger`), a collection's first document
-(`collection`), and RSA keys made once for the whole run."""
+(`collection`), one of its public notes (`mastodon_note`), and RSA keys made once for the
+whole run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from social.federation.signatures import generate_key_pair
 
 AS = "https://www.w3.org/ns/activitystreams"
+PUBLIC = f"{AS}#Public"
 
 
 @cache
@@ -90,3 +92,37 @@ def collection(url: str, total: int) -> dict[str, Any]:
         "totalItems": total,
         "first": f"{url}?page=1",
     }
+
+
+def mastodon_note(
+    author: str, number: int, *, hashtag: str = "redis", before: str = "", **changes: Any
+) -> dict[str, Any]:
+    """A public Note of the actor author (its id, https://host/users/name) as Mastodon 4
+    writes one: a hashtag in its HTML and its tags; before: HTML put ahead of "about"
+    (a script a sanitiser must drop); changes: fields replaced."""
+    base = author.split("/users/")[0]
+    name = author.rsplit("/", 1)[-1]
+    uri = f"{author}/statuses/{number}"
+    data: dict[str, Any] = {
+        "id": uri,
+        "type": "Note",
+        "summary": None,
+        "inReplyTo": None,
+        "published": "2026-11-27T10:00:00Z",
+        "url": f"{base}/@{name}/{number}",
+        "attributedTo": author,
+        "to": [PUBLIC],
+        "cc": [f"{author}/followers"],
+        "sensitive": False,
+        "content": (
+            f"<p>Note {number} {before}about "
+            f'<a href="{base}/tags/{hashtag.lower()}" class="mention hashtag" rel="tag">'
+            f"#<span>{hashtag}</span></a></p>"
+        ),
+        "attachment": [],
+        "tag": [
+            {"type": "Hashtag", "href": f"{base}/tags/{hashtag.lower()}", "name": f"#{hashtag}"}
+        ],
+    }
+    data.update(changes)
+    return data

@@ -29,6 +29,7 @@ from social.federation.signatures import KeyPair, generate_key_pair, sign_reques
 from social.repository import Repository, User
 from social.repository.federation.actors import RemoteActor
 from social.work.queues import QUEUES
+from tests.federation_actors import mastodon_note
 
 SITE = "http://testserver"
 REMOTE = "http://remote.test"
@@ -154,29 +155,8 @@ def follow_of(target: str, number: int = 1) -> dict:
 
 
 def note(number: int, **changes: Any) -> dict:
-    """A public Note of zed's, as Mastodon writes one."""
-    uri = f"{ZED}/statuses/{number}"
-    data = {
-        "id": uri,
-        "type": "Note",
-        "summary": None,
-        "inReplyTo": None,
-        "published": "2026-11-27T10:00:00Z",
-        "url": f"{REMOTE}/@zed/{number}",
-        "attributedTo": ZED,
-        "to": [PUBLIC],
-        "cc": [f"{ZED}/followers"],
-        "sensitive": False,
-        "content": (
-            f"<p>Note {number} <script>alert(1)</script>about "
-            f'<a href="{REMOTE}/tags/redis" class="mention hashtag" rel="tag">'
-            "#<span>redis</span></a></p>"
-        ),
-        "attachment": [],
-        "tag": [{"type": "Hashtag", "href": f"{REMOTE}/tags/redis", "name": "#redis"}],
-    }
-    data.update(changes)
-    return data
+    """A public Note of zed's, as Mastodon writes one (a script in it the sanitiser drops)."""
+    return mastodon_note(ZED, number, before="<script>alert(1)</script>", **changes)
 
 
 def create(note_data: dict, number: int | None = None) -> dict:

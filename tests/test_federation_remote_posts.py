@@ -25,6 +25,7 @@ from social.repository import Repository
 from social.repository.federation.actors import RemoteActor
 from social.work_handlers import activities
 from tests.api import Api, token_for
+from tests.federation_actors import mastodon_note
 
 SITE = "http://testserver"
 REMOTE = "https://remote.test"
@@ -75,26 +76,7 @@ def mention_link(href: str, name: str) -> str:
 
 def note(number: int, **changes: Any) -> dict:
     """A public Note of zed's, as Mastodon 4 writes one."""
-    uri = f"{ZED}/statuses/{number}"
-    data = {
-        "id": uri,
-        "type": "Note",
-        "summary": None,
-        "inReplyTo": None,
-        "published": "2026-11-27T10:00:00Z",
-        "url": f"{REMOTE}/@zed/{number}",
-        "attributedTo": ZED,
-        "to": [PUBLIC],
-        "cc": [f"{ZED}/followers"],
-        "sensitive": False,
-        "content": f"<p>Note {number} about "
-        f'<a href="{REMOTE}/tags/redis" class="mention hashtag" rel="tag">#<span>Redis</span></a>'
-        "</p>",
-        "attachment": [],
-        "tag": [{"type": "Hashtag", "href": f"{REMOTE}/tags/redis", "name": "#Redis"}],
-    }
-    data.update(changes)
-    return data
+    return mastodon_note(ZED, number, hashtag="Redis", **changes)
 
 
 def keep(repo: Repository, actor: RemoteActor, data: dict) -> int:

@@ -27,9 +27,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from html import escape
 
+from .activities import published
 from .destinations import FetchError, parse_url
 from .names import InvalidAddress, is_remote_name, normalise_domain, url_domain, url_origin
 from .sanitise import plain_text, sanitise
@@ -42,7 +42,6 @@ SUMMARY_HTML_MAX = 10_000  # characters of sanitised bio kept as HTML
 NOTE_TEXT_MAX = 1_000  # characters of the bio's plain text
 COUNT_MAX = 2**53  # a collection's totalItems past this is no count
 LIST_MAX = 10  # entries of an array looked at (publicKey, url, icon)
-PUBLISHED_MAX = 64  # characters of a `published` date
 
 
 class InvalidActor(ValueError):
@@ -129,7 +128,7 @@ def parse_actor(doc: object, *, fetched_from: str, domain: str | None = None) ->
         avatar_url=_image(doc.get("icon")),
         header_url=_image(doc.get("image")),
         locked=doc.get("manuallyApprovesFollowers") is True,
-        published=_published(doc.get("published")),
+        published=published(doc.get("published")),
     )
 
 
@@ -253,17 +252,3 @@ def _summary(value: object) -> tuple[str, str]:
     if len(html) > SUMMARY_HTML_MAX:
         html = f"<p>{escape(text)}</p>" if text else ""
     return html, text
-
-
-def _published(value: object) -> int | None:
-    """Unix seconds of an ISO 8601 `published` date, or None."""
-    if not isinstance(value, str) or len(value) > PUBLISHED_MAX:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return None
-    seconds = int(moment.timestamp())
-    return seconds if 0 < seconds < 2**40 else None
