@@ -792,3 +792,27 @@ def test_nothing_goes_to_a_server_staff_block_or_under_it(repo, remote, sam, ali
     assert outbox.deliver(ACTIVITY, signer=alice.id, inboxes=[INBOX, sub]) == 0
     assert run_deliveries() == 1  # the one queued before: dropped unsent
     assert remote.received == [] and dead_letters(repo) == []
+
+
+def test_the_remote_followers_index_holds_remote_followers_only(repo, r, peers, alice):
+    """Deliveries read an author's remote followers from their own index, never every
+    follower: a remote follow adds to it, a local one does not, an unfollow and the remote
+    account's deletion take it out, and the author's deletion drops the index."""
+    bob, carol = remote_account(repo, "bob"), remote_account(repo, "carol")
+    lou = make_user(repo, "lou")
+    for follower in (bob, carol, lou):
+        repo.graph.follow(follower.id, alice.id)
+    index = keys.remote_followers(alice.id)
+    assert set(r.zrange(index, 0, -1)) == {str(bob.id), str(carol.id)}
+    assert repo.federation_deliveries.follower_inboxes(alice.id) == {bob.delivery_inbox}
+
+    repo.graph.unfollow(carol.id, alice.id)
+    assert r.zrange(index, 0, -1) == [str(bob.id)]
+    repo.accounts.delete_account(repo.users.get_user(bob.id))
+    assert r.zrange(index, 0, -1) == []
+    assert repo.federation_deliveries.follower_inboxes(alice.id) == set()
+
+    repo.graph.follow(remote_account(repo, "dee").id, alice.id)
+    repo.accounts.delete_account(alice)
+    assert not r.exists(index)
+    assert r.zrange(keys.followers(alice.id), 0, -1) == []

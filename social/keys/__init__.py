@@ -76,6 +76,7 @@ from .federation import (
     remote_actor_by_uri,
     remote_domain_accounts,
     remote_domains,
+    remote_followers,
     remote_object,
 )
 from .live import (
@@ -298,6 +299,7 @@ __all__ = [
     "remote_actor_by_uri",
     "remote_domain_accounts",
     "remote_domains",
+    "remote_followers",
     "remote_object",
     "replies",
     "report",

@@ -51,6 +51,13 @@ def remote_domain_accounts(domain: str) -> str:
     return f"ap:domain:{domain}:accounts"
 
 
+def remote_followers(user_id: int) -> str:
+    """Sorted set: the remote accounts following local account user_id, by when (unix s):
+    where the deliveries of its activities go, without reading every follower (bounded as
+    its `followers:<id>`, of which it is a part)."""
+    return f"ap:followers:{int(user_id)}"
+
+
 def remote_domains() -> str:
     """Sorted set, every score 0 (read by lex range): the domains remote accounts are
     known on, each spelled with its labels reversed and a dot after (`test.remote.` for

@@ -64,7 +64,7 @@ class Context:
     @property
     def user(self) -> User:
         """The actor as the write path's steps take an account (they read its id)."""
-        return User(id=self.actor.id, username=self.actor.username)
+        return User(id=self.actor.id, username=self.actor.username, domain=self.actor.domain)
 
     @property
     def object(self) -> Any:

@@ -146,6 +146,8 @@ class AccountStore(RepositoryBase):
                 pipe = self._pipe()
                 for other in ids:
                     pipe.zrem(other_side(int(other)), user_id)
+                    if other_side is keys.followers:  # a remote account's follows
+                        pipe.zrem(keys.remote_followers(int(other)), user_id)
                 pipe.zrem(key, *ids)  # after the other sides: a crash leaves work to redo
                 pipe.execute()
                 if other_side in (keys.followers, keys.following):
@@ -161,6 +163,7 @@ class AccountStore(RepositoryBase):
                 if gone:
                     pipe.hincrby(keys.post(int(post_id)), "likes", -1)
             pipe.execute()
+        self.r.delete(keys.remote_followers(user_id))  # its followers are gone above
         if removed:
             self.r.decrby(keys.follows_total(), removed)
         self.reposts.cut_reposts(user_id)

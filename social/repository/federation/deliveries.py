@@ -114,13 +114,16 @@ class DeliveryStore(RepositoryBase):
 
     def follower_inboxes(self, user_id: int) -> set[str]:
         """Return the inboxes (shared ones preferred) of user_id's remote followers, but
-        those suspended and those user_id blocks. One round trip per FOLLOWER_BATCH
+        those suspended and those user_id blocks: from its remote followers' index (its
+        local followers are never read). One round trip per FOLLOWER_BATCH remote
         followers, and one for the blocks."""
         blocked = {int(x) for x in cast(Members, self.r.zrange(keys.blocks(user_id), 0, -1))}
         inboxes: set[str] = set()
         batch = [
             int(x)
-            for x in cast(Members, self.r.zrange(keys.followers(user_id), 0, FOLLOWER_BATCH - 1))
+            for x in cast(
+                Members, self.r.zrange(keys.remote_followers(user_id), 0, FOLLOWER_BATCH - 1)
+            )
         ]
         start = 0
         while batch:
@@ -128,7 +131,7 @@ class DeliveryStore(RepositoryBase):
             pipe = self._pipe()
             for follower in batch:
                 pipe.hmget(keys.user(follower), AUDIENCE_FIELDS)
-            pipe.zrange(keys.followers(user_id), start, start + FOLLOWER_BATCH - 1)
+            pipe.zrange(keys.remote_followers(user_id), start, start + FOLLOWER_BATCH - 1)
             *rows, following = pipe.execute()
             for follower, values in zip(batch, rows):
                 actor = actor_from_hash(follower, dict(zip(AUDIENCE_FIELDS, map(s, values))))

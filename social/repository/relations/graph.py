@@ -98,11 +98,14 @@ class GraphStore(RepositoryBase):
         pipe.zadd(keys.followers(followee_id), {str(follower_id): ts}, nx=True)
         pipe.zscore(keys.celebrities(), followee_id)
         queue_notification_claim(pipe, followee_id, "follow", follower_id, None, ts)  # told once
-        added, _, read_fanout, tells = pipe.execute()
+        pipe.hget(keys.user(follower_id), "domain")  # a remote follower: deliveries' index
+        added, _, read_fanout, tells, domain = pipe.execute()
         if not added:
             return None
         pipe = self._pipe()
         pipe.incr(keys.follows_total())  # the dashboard's total: only a new edge counts
+        if domain:
+            pipe.zadd(keys.remote_followers(followee_id), {str(follower_id): ts})
         if tells:
             queue_notification(pipe, followee_id, "follow", follower_id, None, ts)
         if read_fanout is not None:  # their posts join the home page when it is read
@@ -141,8 +144,9 @@ class GraphStore(RepositoryBase):
         for followee_id in ids:
             pipe.zrem(keys.following(follower_id), followee_id)
             pipe.zrem(keys.followers(followee_id), follower_id)
+            pipe.zrem(keys.remote_followers(followee_id), follower_id)
         replies = pipe.execute() if ids else []
-        followed = sum(1 for removed in replies[0::2] if removed)
+        followed = sum(1 for removed in replies[0::3] if removed)
         if not followed:
             return 0
         self.r.decrby(keys.follows_total(), followed)
