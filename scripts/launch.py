@@ -15,7 +15,7 @@ environment, is read from var/secret_key (made once, mode 0600). ALLOWED_HOSTS d
 Beside it, the streaming API (social/streaming/): uvicorn serving the ASGI app on
 127.0.0.1:$STREAMING_PORT (default PORT + 1), named to apps and the pages by
 RETWIS_STREAMING_URL; CSRF_TRUSTED_ORIGINS names the site's origin, whose pages it admits.
-And the worker tier: one `manage.py work` process (pictures, mail; social/work/).
+And the worker tier: one `manage.py work` process (pictures, mail, federation; social/work/).
 
 On Ctrl-C, SIGTERM or SIGHUP it stops the servers (Granian's main process and workers, or
 runserver), the worker and the redis-server it started, and exits 0. It never touches a
@@ -342,7 +342,7 @@ def main() -> int:
         )  # fmt: skip
         # The worker tier (social/work/): pictures and mail, off the page workers. SIGTERM
         # lets its running jobs finish; a job cut short runs again (docs/workers.md).
-        say("Worker: manage.py work (pictures, mail)")
+        say("Worker: manage.py work (pictures, mail, federation)")
         worker = subprocess.Popen(
             [*manage, "work", "--stop-timeout", "25"], cwd=ROOT, env=env, start_new_session=True,
             stdin=subprocess.DEVNULL,

@@ -31,11 +31,14 @@ def concurrency_option(text: str) -> dict[str, int]:
 
 
 class Command(BaseCommand):
-    help = "Run background jobs (pictures, mail) until stopped; --once runs what is due."
+    help = (
+        "Run background jobs (pictures, mail, deliveries, the inbox) until stopped; "
+        "--once runs what is due."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--queues", default="", help="comma-separated queues (default: media,mail)"
+            "--queues", default="", help="comma-separated queues (default: every queue)"
         )
         parser.add_argument(
             "--concurrency", default="", help="jobs at once per queue, e.g. media=1,mail=4"
