@@ -816,3 +816,16 @@ def test_the_remote_followers_index_holds_remote_followers_only(repo, r, peers, 
     repo.accounts.delete_account(alice)
     assert not r.exists(index)
     assert r.zrange(keys.followers(alice.id), 0, -1) == []
+
+
+def test_a_purged_account_leaves_no_key_pair_or_sent_activities(repo, r, alice):
+    repo.federation_keys.for_account(alice.id)
+    repo.federation_deliveries.record_sent(alice.id, "like:7", "https://local.test/x")
+    assert r.exists(keys.actor_key(alice.id)) and r.exists(keys.activities_sent(alice.id))
+    repo.accounts.delete_account(alice, at=1_000_000)
+
+    grace = keys.DELETED_ACCOUNT_GRACE_DAYS * 24 * 3600
+    assert repo.accounts.purge_deleted_accounts(at=1_000_000 + grace + 1) == [alice.id]
+
+    assert not r.exists(keys.actor_key(alice.id))
+    assert not r.exists(keys.activities_sent(alice.id))

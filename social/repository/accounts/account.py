@@ -217,6 +217,8 @@ class AccountStore(RepositoryBase):
                 keys.notifications(user_id),
                 keys.notified(user_id),
                 keys.markers(user_id),
+                keys.actor_key(user_id),  # its ActivityPub key pair
+                keys.activities_sent(user_id),  # what it sent that it might undo
             ):
                 pipe.delete(key)
             if name:
